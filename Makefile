@@ -1,0 +1,34 @@
+# The two commands of the README's quick start: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+$(BIN)/gpufleet: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,probes]'
+	touch $@
+
+.PHONY: demo test check lint types layers pytest bench
+demo: $(BIN)/gpufleet
+	$(BIN)/gpufleet demo
+
+test: $(BIN)/gpufleet check pytest
+
+check: lint types layers
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types:
+	$(BIN)/mypy
+
+layers:
+	$(BIN)/lint-imports
+
+pytest:
+	$(BIN)/pytest -q -p no:cacheprovider
+
+bench: $(BIN)/gpufleet
+	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done

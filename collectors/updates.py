@@ -1,0 +1,57 @@
+"""What the SSH transport hands to whoever consumes a fleet: typed node updates.
+
+No UI and no domain imports: the consumer is a plain callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from collectors.protocol import Message
+
+NodeStatus = Literal[
+    "connecting",
+    "streaming",
+    "stale",  # connected, but no sample for 3 intervals
+    "unreachable",
+    "auth-failed",
+    "host-key-mismatch",
+    "agent-error",
+    "protocol-error",
+]
+
+NODE_STATUSES: tuple[NodeStatus, ...] = (
+    "connecting",
+    "streaming",
+    "stale",
+    "unreachable",
+    "auth-failed",
+    "host-key-mismatch",
+    "agent-error",
+    "protocol-error",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStatusChange:
+    """A node's connection status changed (with the reason, in words)."""
+
+    node: str
+    status: NodeStatus
+    reason: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMessage:
+    """One decoded protocol message from a node's agent."""
+
+    node: str
+    message: Message
+    received: float
+
+
+NodeUpdate = NodeStatusChange | NodeMessage
+UpdateSink = Callable[[NodeUpdate], None]

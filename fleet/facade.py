@@ -1,0 +1,102 @@
+"""The one door from the terminal UI into the domain.
+
+``tui/`` imports this module (and ``fleet.model``) and nothing else of the fleet.
+``fleet.runtime.FleetRuntime`` implements :class:`FleetFacade` for a real or
+simulated fleet; tests may pass any object with the same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from fleet.model import (
+    VERDICT_RANK,
+    VERDICTS,
+    EventRecord,
+    FleetSnapshot,
+    GpuSnapshot,
+    NodeSnapshot,
+    PortSnapshot,
+    SlaSummary,
+    UtilizationSummary,
+    Verdict,
+)
+
+__all__ = [
+    "VERDICTS",
+    "VERDICT_RANK",
+    "EventRecord",
+    "ExportRequest",
+    "FleetFacade",
+    "FleetSnapshot",
+    "GpuSeries",
+    "GpuSnapshot",
+    "NodeSnapshot",
+    "PortSnapshot",
+    "SlaSummary",
+    "UtilizationPoint",
+    "UtilizationSummary",
+    "Verdict",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class UtilizationPoint:
+    """Fleet utilization for one minute and its rolling average over the chosen window."""
+
+    ts: float  # minute start, unix seconds UTC
+    util: float  # mean GPU utilization of the fleet in that minute, percent
+    rolling: float  # rolling mean over the window ending at ts, percent
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSeries:
+    """Recent full-resolution values of one GPU for sparklines (oldest first)."""
+
+    util: tuple[float | None, ...]
+    power_w: tuple[float | None, ...]
+    temp_c: tuple[float | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRequest:
+    """What the export dialog asks for (see ``gpufleet export``)."""
+
+    path: Path
+    since: str = "7d"  # "7d", "24h" or an ISO date
+    until: str | None = None
+    level: Literal["gpu", "node", "fleet"] = "node"
+    resolution: Literal["1m", "1h", "1d"] = "1h"
+    format: Literal["parquet", "csv", "json"] = "csv"
+
+
+SnapshotListener = Callable[[FleetSnapshot], None]
+
+
+class FleetFacade(Protocol):
+    """What the dashboard may ask of the fleet."""
+
+    read_only: bool
+
+    def latest(self) -> FleetSnapshot | None:
+        """The newest snapshot, or None before the first tick."""
+        ...
+
+    def subscribe(self, listener: SnapshotListener) -> Callable[[], None]:
+        """Call ``listener`` with every new snapshot (on the event loop); returns unsubscribe."""
+        ...
+
+    def utilization_series(self, window_s: float) -> Sequence[UtilizationPoint]:
+        """Per-minute fleet utilization covering ``window_s`` with its rolling average."""
+        ...
+
+    def gpu_series(self, node: str, gpu: int, points: int = 120) -> GpuSeries:
+        """Recent values of one GPU for the node screen's sparklines."""
+        ...
+
+    async def export(self, request: ExportRequest) -> Path:
+        """Write utilization history as asked and return the path written."""
+        ...

@@ -1,0 +1,1 @@
+"""Health rules: GPU, port and node verdicts (docs/health.md)."""

@@ -1,0 +1,1 @@
+"""History: in-memory ring, minute rollups, parquet partitions (docs/history.md)."""

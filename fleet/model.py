@@ -1,0 +1,198 @@
+"""Frozen snapshot types: what the fleet looks like at one instant.
+
+``FleetState`` builds a new ``FleetSnapshot`` each tick; the dashboard, the
+Prometheus collector, the history recorder and the exporters only ever read
+these. Nothing here holds a connection, a lock or a mutable container.
+A value that could not be read is ``None`` (shown as "N/A").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from collectors.updates import NodeStatus
+
+Verdict = Literal["ok", "warn", "fail", "lost", "unknown"]
+VERDICTS: tuple[Verdict, ...] = ("ok", "warn", "fail", "lost", "unknown")
+# Severity order, used to pick the worst verdict of a set.
+VERDICT_RANK: dict[Verdict, int] = {"ok": 0, "unknown": 1, "warn": 2, "fail": 3, "lost": 4}
+
+NodeState = Literal["up", "broken", "unreachable"]
+ProbeVerdict = Literal["pass", "slow", "straggler", "fail"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSnapshot:
+    """One GPU: identity, latest telemetry, derived rates and its health verdict."""
+
+    index: int
+    uuid: str
+    name: str
+    serial: str | None = None
+    pci_bus_id: str | None = None
+    memory_total_bytes: int | None = None
+    lost: bool = False
+    # Latest fast fields (see collectors.agent.fields.GPU_FIELDS for units).
+    util_gpu: float | None = None
+    util_mem: float | None = None
+    sm_active: float | None = None
+    tensor_active: float | None = None
+    mem_used_bytes: int | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    temp_c: float | None = None
+    sm_clock_mhz: float | None = None
+    clock_reasons: int | None = None
+    pstate: int | None = None
+    # Latest slow fields: cumulative counters and reliability state.
+    ecc_corr_vol: int | None = None
+    ecc_unc_vol: int | None = None
+    ecc_corr_agg: int | None = None
+    ecc_unc_agg: int | None = None
+    retired_sbe: int | None = None
+    retired_dbe: int | None = None
+    retired_pending: bool | None = None
+    remap_corr: int | None = None
+    remap_unc: int | None = None
+    remap_pending: bool | None = None
+    remap_failure: bool | None = None
+    pcie_replay: int | None = None
+    recovery_action: int | None = None
+    nvlink_active: int | None = None
+    nvlink_total: int | None = None
+    # Derived by FleetState from counter deltas (per second over the last slow window).
+    nvlink_crc_rate: float | None = None
+    nvlink_replay_delta: int | None = None
+    nvlink_recovery_delta: int | None = None
+    # Fields that failed on the last sample: ((field, "NVMLError_Xxx"), ...).
+    field_errors: tuple[tuple[str, str], ...] = ()
+    verdict: Verdict = "unknown"
+    reasons: tuple[str, ...] = ()
+    since: float | None = None  # when the current verdict began (unix seconds)
+    probe_verdict: ProbeVerdict | None = None  # latest probe verdict, if this GPU was probed
+
+
+@dataclass(frozen=True, slots=True)
+class PortSnapshot:
+    """One InfiniBand / RoCE / EFA port or Ethernet NIC with rates from counter deltas."""
+
+    name: str
+    kind: str  # ib | roce | efa | eth
+    state: str | None = None  # "ACTIVE", "DOWN", ... ; "up"/"down" for a NIC
+    phys_state: str | None = None  # "LinkUp", "Polling", ...
+    rate_gbps: float | None = None
+    expected_rate_gbps: float | None = None
+    link_downed: int | None = None  # cumulative
+    link_downed_delta: int = 0  # increments seen since the controller started
+    symbol_error_rate: float | None = None  # per second
+    rcv_error_rate: float | None = None
+    xmit_discard_rate: float | None = None
+    rx_bytes_per_s: float | None = None
+    tx_bytes_per_s: float | None = None
+    counters: tuple[tuple[str, int | None], ...] = ()  # latest raw counters by name
+    verdict: Verdict = "unknown"
+    reasons: tuple[str, ...] = ()
+    since: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """An event as the fleet keeps it (XIDs carry their meaning in ``detail``)."""
+
+    t: float
+    node: str
+    kind: str
+    gpu: int | None = None
+    uuid: str | None = None
+    code: int | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSnapshot:
+    """One node: connection status, health state, GPUs, ports and recent events."""
+
+    name: str
+    status: NodeStatus
+    status_reason: str = ""
+    last_seen: float | None = None
+    state: NodeState = "unreachable"
+    broken_reasons: tuple[str, ...] = ()
+    state_since: float | None = None
+    expected_gpus: int = 8
+    gpus: tuple[GpuSnapshot, ...] = ()
+    ports: tuple[PortSnapshot, ...] = ()
+    nics: tuple[PortSnapshot, ...] = ()
+    events: tuple[EventRecord, ...] = ()  # most recent, oldest first, bounded
+    driver: str | None = None
+    cuda: str | None = None
+    agent_version: str | None = None
+    model: str | None = None  # GPU model name of GPU 0
+
+    @property
+    def broken(self) -> bool:
+        """True when the node counts as down for the fleet (broken or unreachable)."""
+        return self.state != "up"
+
+    @property
+    def healthy_gpus(self) -> int:
+        """GPUs whose verdict is ok or warn."""
+        return sum(1 for g in self.gpus if g.verdict in ("ok", "warn"))
+
+
+@dataclass(frozen=True, slots=True)
+class SlaSummary:
+    """Month-to-date SLA figures for the header and the SLA panel."""
+
+    month: str  # "YYYY-MM"
+    availability_pct: float | None
+    slo_pct: float
+    coverage_pct: float
+    down_node_hours: float
+    tier_credit_pct: float
+    credit_owed: float  # in ``currency``, under the configured credit model
+    currency: str
+    credit_model: str
+
+
+@dataclass(frozen=True, slots=True)
+class UtilizationSummary:
+    """Fleet utilization now and its rolling averages (percent, None until known)."""
+
+    now: float | None = None
+    avg_1h: float | None = None
+    avg_24h: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSnapshot:
+    """The whole fleet at ``taken_at``: the one object every reader is handed."""
+
+    taken_at: float
+    nodes: tuple[NodeSnapshot, ...]
+    utilization: UtilizationSummary = UtilizationSummary()
+    sla: SlaSummary | None = None  # None when no contract is configured
+
+    @property
+    def nodes_streaming(self) -> int:
+        return sum(1 for n in self.nodes if n.status == "streaming")
+
+    @property
+    def nodes_broken(self) -> int:
+        return sum(1 for n in self.nodes if n.broken)
+
+    @property
+    def gpus_total(self) -> int:
+        return sum(max(n.expected_gpus, len(n.gpus)) for n in self.nodes)
+
+    @property
+    def gpus_healthy(self) -> int:
+        return sum(n.healthy_gpus for n in self.nodes)
+
+    def node(self, name: str) -> NodeSnapshot | None:
+        """The node called ``name``, or None."""
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        return None

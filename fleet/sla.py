@@ -1,0 +1,1 @@
+"""SLA availability and credits (docs/sla.md)."""

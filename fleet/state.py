@@ -1,0 +1,1 @@
+"""Fleet state: ingests node updates, publishes FleetSnapshots."""

@@ -1,0 +1,45 @@
+"""``gpufleet`` command line: one module per command under ``gpufleet.commands``.
+
+Each command module exposes ``register(subparsers)``, which adds its parser and sets
+``func`` to a callable taking the parsed namespace and returning an exit status.
+Heavy imports (textual, polars, torch) happen inside the command, so ``gpufleet
+--help`` and headless commands stay light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from gpufleet import __version__
+from gpufleet.commands import check, demo, export, probe, serve, sla, watch
+
+COMMANDS = (demo, watch, serve, export, sla, probe, check)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpufleet",
+        description="Terminal fleet monitor for rented GPU clusters.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpufleet {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    first = args_list[0] if args_list else ""
+    if not first or (first.startswith("-") and first not in ("-h", "--help", "--version")):
+        args_list.insert(0, "watch")  # watch is the default command
+    args = parser.parse_args(args_list)
+    status: int = args.func(args)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,16 @@
+"""`gpufleet watch`: not built yet."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("watch", help="(not built yet)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    print("gpufleet watch: not built yet", flush=True)
+    return 2

@@ -1,0 +1,1 @@
+"""Terminal UI: screens and widgets rendering FleetSnapshots."""
