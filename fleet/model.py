@@ -166,6 +166,16 @@ class UtilizationSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeTransition:
+    """A node entered ``state`` at ``at`` (the previous interval of that node ends there)."""
+
+    node: str
+    state: NodeState
+    at: float
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class FleetSnapshot:
     """The whole fleet at ``taken_at``: the one object every reader is handed."""
 
@@ -173,6 +183,9 @@ class FleetSnapshot:
     nodes: tuple[NodeSnapshot, ...]
     utilization: UtilizationSummary = UtilizationSummary()
     sla: SlaSummary | None = None  # None when no contract is configured
+    # What happened since the previous snapshot, for the history recorder and exporters.
+    transitions: tuple[NodeTransition, ...] = ()
+    new_events: tuple[EventRecord, ...] = ()
 
     @property
     def nodes_streaming(self) -> int:
