@@ -1,0 +1,117 @@
+"""Opening one node's SSH connection with verified host keys (shared with the probe runner)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import asyncssh
+
+from collectors.ssh.options import SshOptions
+from collectors.ssh.target import KnownHostsDefault, NodeTarget
+
+DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
+
+
+class HostKeyMismatchError(Exception):
+    """The node's host key is not trusted; the message names the host and fingerprint."""
+
+
+async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHClientConnection:
+    """Open an authenticated SSH connection to ``target``.
+
+    Raises:
+        HostKeyMismatchError: the host key is unknown (strict policy) or has changed.
+        asyncssh.PermissionDenied: authentication failed.
+        asyncssh.Error, OSError, TimeoutError: the node could not be reached.
+    """
+    kwargs = _target_kwargs(target, options)
+    record_to = _accept_new_path(target)
+    if record_to is not None:
+        kwargs["known_hosts"] = None  # unknown host under accept-new: record what it presents
+    try:
+        conn = await asyncssh.connect(target.host, options=options.connection_options, **kwargs)
+    except asyncssh.HostKeyNotVerifiable:
+        raise HostKeyMismatchError(await _describe_untrusted(target, options)) from None
+    if record_to is not None:
+        _record_host_key(record_to, target, conn)
+    return conn
+
+
+def _target_kwargs(target: NodeTarget, options: SshOptions) -> dict[str, object]:
+    kwargs: dict[str, object] = {}
+    if target.port is not None:
+        kwargs["port"] = target.port
+    if target.user is not None:
+        kwargs["username"] = target.user
+    if target.identity_files:
+        kwargs["client_keys"] = options.client_keys(target.identity_files)
+    if target.jump_host is not None:
+        kwargs["tunnel"] = target.jump_host
+    known = target.known_hosts
+    if known is None or isinstance(known, str):
+        kwargs["known_hosts"] = known
+    elif isinstance(known, tuple):
+        kwargs["known_hosts"] = (list(known), [], [])
+    return kwargs
+
+
+def _known_hosts_file(target: NodeTarget) -> str | None:
+    if isinstance(target.known_hosts, KnownHostsDefault):
+        return os.path.expanduser(DEFAULT_KNOWN_HOSTS)
+    if isinstance(target.known_hosts, str):
+        return os.path.expanduser(target.known_hosts)
+    return None
+
+
+def _accept_new_path(target: NodeTarget) -> str | None:
+    """The known_hosts file to record into, when accept-new applies to this node now."""
+    if target.host_key_policy != "accept-new":
+        return None
+    path = _known_hosts_file(target)
+    if path is None:
+        return None
+    if not os.path.exists(path):
+        return path
+    host_keys, ca_keys, *_ = asyncssh.read_known_hosts(path).match(target.host, "", target.port)
+    # A host with any recorded key stays strict: accept-new never overrides a change.
+    return None if host_keys or ca_keys else path
+
+
+def _host_pattern(target: NodeTarget) -> str:
+    if target.port in (None, 22):
+        return target.host
+    return f"[{target.host}]:{target.port}"
+
+
+def _record_host_key(path: str, target: NodeTarget, conn: asyncssh.SSHClientConnection) -> None:
+    key = conn.get_server_host_key()
+    if key is None:
+        return
+    line = key.export_public_key("openssh").decode("ascii").split()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="ascii") as known:
+        known.write(f"{_host_pattern(target)} {line[0]} {line[1]}\n")
+
+
+async def _describe_untrusted(target: NodeTarget, options: SshOptions) -> str:
+    where = f"{target.name} ({target.address})"
+    try:
+        key = await asyncio.wait_for(
+            asyncssh.get_server_host_key(
+                target.host,
+                target.port if target.port is not None else (),
+                tunnel=target.jump_host if target.jump_host is not None else (),
+                options=options.connection_options,
+            ),
+            options.connect_timeout,
+        )
+    except (OSError, asyncssh.Error, TimeoutError):
+        key = None
+    offered = (
+        "fingerprint unavailable"
+        if key is None
+        else (f"server offers {key.get_algorithm()} {key.get_fingerprint()}")
+    )
+    return f"host key of {where} is not trusted by known_hosts: {offered}"

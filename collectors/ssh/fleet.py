@@ -1,0 +1,113 @@
+"""The fleet transport: one supervised task per node, updates into one sink."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from collectors.ssh.node import NodeSession
+from collectors.ssh.options import SshOptions
+from collectors.ssh.target import NodeTarget
+from collectors.updates import NodeStatusChange, UpdateSink
+
+log = logging.getLogger(__name__)
+
+
+class SshFleet:
+    """Streams every node's agent over SSH and reports updates to ``sink``.
+
+    ``sink`` is called on the event loop's thread, once per decoded message and
+    once per status change; it should be quick (it runs inside the read path).
+    """
+
+    def __init__(
+        self,
+        targets: Sequence[NodeTarget],
+        sink: UpdateSink,
+        options: SshOptions | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        names = [target.name for target in targets]
+        if len(set(names)) != len(names):
+            raise ValueError("node names must be unique")
+        self._targets = list(targets)
+        self._sink = sink
+        self._options = options or SshOptions()
+        self._clock = clock
+        self._sessions: dict[str, NodeSession] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Start one task per node (and the stale-sample watchdog); returns at once."""
+        if self._tasks:
+            raise RuntimeError("SshFleet already started")
+        bundle = self._options.agent_bundle
+        if bundle is None:
+            bundle = await asyncio.to_thread(_build_agent_bundle)
+        connects = asyncio.Semaphore(self._options.max_concurrent_connects)
+        for target in self._targets:
+            session = NodeSession(target, self._sink, self._options, bundle, connects, self._clock)
+            self._sessions[target.name] = session
+            task = asyncio.create_task(session.run(), name=f"ssh-node:{target.name}")
+            task.add_done_callback(self._task_ended)
+            self._tasks.append(task)
+        watchdog = asyncio.create_task(self._watch_stale(), name="ssh-stale-watchdog")
+        watchdog.add_done_callback(self._task_ended)
+        self._tasks.append(watchdog)
+
+    async def stop(self) -> None:
+        """Close every channel and connection; no task is left running afterwards."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def statuses(self) -> Mapping[str, NodeStatusChange]:
+        """The latest status change of every node that has one."""
+        return {
+            name: session.status
+            for name, session in self._sessions.items()
+            if session.status is not None
+        }
+
+    @property
+    def tried_all(self) -> bool:
+        """Whether every node has streamed or failed at least once (readiness)."""
+        return bool(self._sessions) and all(
+            session.tried or session.last_sample is not None for session in self._sessions.values()
+        )
+
+    async def __aenter__(self) -> SshFleet:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    async def _watch_stale(self) -> None:
+        # One timer for the fleet instead of a read timeout per node and line.
+        shortest = min((t.interval for t in self._targets), default=1.0)
+        period = max(0.05, shortest / 2)
+        stale_after = self._options.stale_after_intervals
+        while True:
+            await asyncio.sleep(period)
+            now = self._clock()
+            for session in self._sessions.values():
+                session.check_stale(now, stale_after)
+
+    def _task_ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        # Node tasks catch everything; reaching here is a bug and must not be silent.
+        log.error("task %s ended unexpectedly", task.get_name(), exc_info=exc)
+
+
+def _build_agent_bundle() -> tuple[str, bytes]:
+    # Imported here: zipping takes a moment and only a real agent run needs it.
+    from collectors.bundle import agent_zipapp_bytes
+
+    name, content = agent_zipapp_bytes()
+    return name, content

@@ -1,0 +1,172 @@
+"""One node's supervised life: connect, upload, run the agent, stream, retry."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import shlex
+from collections.abc import Callable
+
+import asyncssh
+
+from collectors.protocol import Error, Hello, ProtocolError, Sample, decode_line
+from collectors.ssh.connect import connect_node
+from collectors.ssh.errors import classify
+from collectors.ssh.options import SshOptions
+from collectors.ssh.stream import AgentChannel
+from collectors.ssh.target import NodeTarget
+from collectors.ssh.upload import ensure_uploaded
+from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange, UpdateSink
+
+log = logging.getLogger(__name__)
+
+_CLOSE_TIMEOUT = 2.0
+
+
+def agent_command(target: NodeTarget, remote_path: str) -> str:
+    """The remote command line that runs the agent, every piece shell-quoted."""
+    argv = [
+        target.python,
+        remote_path,
+        "--interval",
+        repr(float(target.interval)),
+        "--slow-interval",
+        repr(float(target.slow_interval)),
+        *target.agent_args,
+    ]
+    return " ".join(shlex.quote(arg) for arg in argv)
+
+
+class NodeSession:
+    """Holds one node's connection and agent channel, and its current status.
+
+    ``run`` never returns on its own: every failure becomes a status with a
+    reason and a retry after a backoff; only cancellation ends it.
+    """
+
+    def __init__(
+        self,
+        target: NodeTarget,
+        sink: UpdateSink,
+        options: SshOptions,
+        bundle: tuple[str, bytes],
+        connects: asyncio.Semaphore,
+        clock: Callable[[], float],
+    ) -> None:
+        self.target = target
+        self._sink = sink
+        self._options = options
+        self._bundle = bundle
+        self._connects = connects
+        self._clock = clock
+        self._jitter = random.Random()
+        self.status: NodeStatusChange | None = None
+        self.tried = False
+        self.streaming_since: float | None = None
+        self.last_sample: float | None = None
+        self._channel: AgentChannel | None = None
+        self._sink_failed = False
+
+    async def run(self) -> None:
+        """Connect and stream until cancelled, retrying with backoff."""
+        failures = 0
+        self._set("connecting", f"connecting to {self.target.address}")
+        while True:
+            try:
+                await self._connected_session()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                status, reason, expected = classify(exc)
+                if not expected:
+                    log.exception("node %s: unexpected error", self.target.name)
+                self._set(status, reason)
+            self.tried = True
+            failures = 1 if self.last_sample is not None else failures + 1
+            self.last_sample = None
+            await asyncio.sleep(self._options.backoff(failures, self._jitter.random()))
+
+    async def _connected_session(self) -> None:
+        async with self._connects:
+            conn = await connect_node(self.target, self._options)
+        try:
+            name, content = self._bundle
+            path = await ensure_uploaded(conn, name, content, self.target.remote_cache_dir)
+            await self._agent_runs(conn, agent_command(self.target, path))
+        finally:
+            conn.close()
+            with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
+                await asyncio.wait_for(conn.wait_closed(), _CLOSE_TIMEOUT)
+
+    async def _agent_runs(self, conn: asyncssh.SSHClientConnection, command: str) -> None:
+        """Run the agent on ``conn`` again and again while the connection holds."""
+        failures = 0
+        while True:
+            ended = await self._agent_once(conn, command)
+            status, reason, expected = classify(ended)
+            if status == "unreachable" or status == "protocol-error" or not expected:
+                raise ended  # the connection is suspect: reconnect from scratch
+            self.tried = True
+            self._set(status, f"{reason}; restarting")
+            failures = 1 if self.last_sample is not None else failures + 1
+            self.last_sample = None
+            await asyncio.sleep(self._options.backoff(failures, self._jitter.random()))
+
+    async def _agent_once(self, conn: asyncssh.SSHClientConnection, command: str) -> BaseException:
+        session = AgentChannel(self._on_line)
+        chan, _ = await conn.create_session(lambda: session, command, encoding=None)
+        self._channel = session
+        self.streaming_since = self._clock()
+        try:
+            return await session.ended
+        finally:
+            self._channel = None
+            self.streaming_since = None
+            chan.close()
+
+    def _on_line(self, line: bytes) -> None:
+        try:
+            message = decode_line(line)
+        except ProtocolError as exc:
+            if self._channel is not None:
+                self._channel.fail(exc)
+            return
+        now = self._clock()
+        if isinstance(message, Sample):
+            self.last_sample = now
+            if self.status is None or self.status.status != "streaming":
+                self._set("streaming", f"samples flowing from {self.target.address}")
+        elif isinstance(message, Hello):
+            self.last_sample = now
+            self._set("streaming", f"agent {message.agent} started on {message.host}")
+        elif isinstance(message, Error) and message.fatal:
+            self._set("agent-error", f"agent error {message.code}: {message.message}")
+        self._deliver(NodeMessage(self.target.name, message, now))
+
+    def check_stale(self, now: float, stale_after: float) -> None:
+        """Mark the node ``stale`` when its channel is open but samples stopped."""
+        if self.streaming_since is None or self.status is None:
+            return
+        if self.status.status not in ("streaming", "connecting"):
+            return
+        last = max(self.last_sample or 0.0, self.streaming_since)
+        if now - last > stale_after * self.target.interval:
+            self._set("stale", f"no sample for {now - last:.1f} s")
+
+    def _set(self, status: NodeStatus, reason: str) -> None:
+        current = self.status
+        if current is not None and current.status == status and current.reason == reason:
+            return
+        self.status = NodeStatusChange(self.target.name, status, reason, self._clock())
+        self._deliver(self.status)
+
+    def _deliver(self, update: NodeStatusChange | NodeMessage) -> None:
+        try:
+            self._sink(update)
+        except Exception:
+            # The consumer's bug must not look like a node fault; log it once per node.
+            if not self._sink_failed:
+                self._sink_failed = True
+                log.exception("node %s: the update sink raised", self.target.name)
