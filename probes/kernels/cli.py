@@ -8,6 +8,7 @@ controller can end it and every NCCL rank it started with one ``kill -- -PGID``.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -106,10 +107,18 @@ def _prepare(args: argparse.Namespace, emitter: Emitter, finish: Finish) -> Opti
     deadline = Deadline(args.timeout - min(5.0, 0.1 * args.timeout))
     ctx = ProbeContext(torch, devices, emitter, deadline, entry=_entry_command())
     _start_watchdog(args.timeout, ctx, finish)
-    emitter.send("hello", v=PROTOCOL_VERSION, pid=os.getpid(), pgid=os.getpgid(0),
-                 python=sys.version.split()[0], torch=torch.__version__, cuda=torch.version.cuda,
-                 simulated=faults is not None, suite=args.suite,
-                 gpus=[d.describe() for d in devices])
+    emitter.send(
+        "hello",
+        v=PROTOCOL_VERSION,
+        pid=os.getpid(),
+        pgid=os.getpgid(0),
+        python=sys.version.split()[0],
+        torch=torch.__version__,
+        cuda=torch.version.cuda,
+        simulated=faults is not None,
+        suite=args.suite,
+        gpus=[d.describe() for d in devices],
+    )
     return ctx
 
 
@@ -122,10 +131,9 @@ def _missing_torch() -> bool:
 
 
 def _lead_process_group() -> None:
-    try:
+    # EPERM means a session leader, hence already the leader of its own group.
+    with contextlib.suppress(OSError):
         os.setpgid(0, 0)
-    except OSError:
-        pass  # already a session leader, hence already the leader of its own group
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

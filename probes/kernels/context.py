@@ -1,5 +1,6 @@
 """What every kernel gets: devices, the emitter, the deadline and the progress counter."""
 
+import contextlib
 import subprocess
 import time
 from typing import Any, List, Optional
@@ -44,17 +45,23 @@ class Children:
             if process.poll() is None:
                 process.kill()
         for process in self.processes:
-            try:
+            # A rank stuck in D state stays; the controller kills the whole group as well.
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass  # unkillable (D state); the controller kills the process group too
 
 
 class ProbeContext:
     """Shared state of one suite run on one node."""
 
-    def __init__(self, torch: Any, devices: List[ProbeDevice], emitter: Emitter,
-                 deadline: Deadline, steps: int = 0, entry: Optional[List[str]] = None) -> None:
+    def __init__(
+        self,
+        torch: Any,
+        devices: List[ProbeDevice],
+        emitter: Emitter,
+        deadline: Deadline,
+        steps: int = 0,
+        entry: Optional[List[str]] = None,
+    ) -> None:
         self.torch = torch
         self.devices = devices
         self.emit = emitter

@@ -32,8 +32,15 @@ class ProbeDevice:
         stream: the CUDA stream used for this device (None on CPU).
     """
 
-    def __init__(self, index: int, torch_device: Any, name: str, slow_factor: float = 1.0,
-                 sdc: bool = False, stream: Any = None) -> None:
+    def __init__(
+        self,
+        index: int,
+        torch_device: Any,
+        name: str,
+        slow_factor: float = 1.0,
+        sdc: bool = False,
+        stream: Any = None,
+    ) -> None:
         self.index = index
         self.torch_device = torch_device
         self.name = name
@@ -76,8 +83,9 @@ def simulated_faults(environ: Optional[Dict[str, str]] = None) -> Optional[Dict[
     return faults
 
 
-def discover(torch: Any, selection: Optional[List[int]], allow_cpu: bool,
-             faults: Optional[Dict[str, Any]]) -> List[ProbeDevice]:
+def discover(
+    torch: Any, selection: Optional[List[int]], allow_cpu: bool, faults: Optional[Dict[str, Any]]
+) -> List[ProbeDevice]:
     """The devices to probe, in index order.
 
     Raises:

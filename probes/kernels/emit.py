@@ -1,5 +1,6 @@
 """JSON lines on stdout: the only channel from the probe back to the controller."""
 
+import contextlib
 import json
 import math
 import os
@@ -23,18 +24,17 @@ class Emitter:
         """Write ``{"type": kind, **fields}`` as one line."""
         message = dict(type=kind, **fields)
         data = (json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n").encode()
-        with self._lock:
-            try:
-                os.write(self._fd, data)
-            except OSError:
-                # The controller went away (channel closed); nothing left to tell it.
-                pass
+        # OSError: the controller went away (channel closed); nothing left to tell it.
+        with self._lock, contextlib.suppress(OSError):
+            os.write(self._fd, data)
 
     def progress(self, probe: str, gpu: int, step: int, steps: int, message: str = "") -> None:
         """Report that ``step`` of ``steps`` planned measurements is done."""
         self.send("progress", probe=probe, gpu=gpu, step=step, steps=steps, message=message)
 
-    def result(self, probe: str, metric: str, gpu: int, value: float, unit: str, **extra: Any) -> None:
+    def result(
+        self, probe: str, metric: str, gpu: int, value: float, unit: str, **extra: Any
+    ) -> None:
         """Report one figure for one GPU; a non-finite value is sent as null."""
         shown = value if math.isfinite(value) else None
         self.send("result", probe=probe, metric=metric, gpu=gpu, value=shown, unit=unit, **extra)

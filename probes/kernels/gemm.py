@@ -46,8 +46,16 @@ def _measure(ctx: ProbeContext, metric: str, dtype: Any) -> None:
         torch.backends.cuda.matmul.allow_tf32 = previous_tf32
         free_device_memory(torch, ctx.devices)  # the operands died with _rates' frame
     for device in ctx.devices:
-        ctx.emit.result(PROBE, metric, device.index, rates[device.index] / 1e12, "TFLOPS",
-                        n=n, dtype=str(dtype).replace("torch.", ""), name=device.name)
+        ctx.emit.result(
+            PROBE,
+            metric,
+            device.index,
+            rates[device.index] / 1e12,
+            "TFLOPS",
+            n=n,
+            dtype=str(dtype).replace("torch.", ""),
+            name=device.name,
+        )
 
 
 def _rates(ctx: ProbeContext, dtype: Any) -> Dict[int, float]:
@@ -72,4 +80,3 @@ def _matmul(torch: Any, device: Any, n: int, dtype: Any) -> Callable[[], Any]:
         return torch.matmul(a, b, out=out)
 
     return kernel
-

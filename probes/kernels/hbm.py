@@ -28,8 +28,15 @@ def run(ctx: ProbeContext) -> None:
     finally:
         free_device_memory(ctx.torch, ctx.devices)
     for device in ctx.devices:
-        ctx.emit.result(PROBE, "d2d", device.index, rates[device.index] / 1e9, "GB/s",
-                        bytes=nbytes, name=device.name)
+        ctx.emit.result(
+            PROBE,
+            "d2d",
+            device.index,
+            rates[device.index] / 1e9,
+            "GB/s",
+            bytes=nbytes,
+            name=device.name,
+        )
 
 
 def _rates(ctx: ProbeContext) -> Dict[int, float]:

@@ -45,7 +45,9 @@ def run(ctx: ProbeContext) -> None:
         ctx.children.kill_all()
 
 
-def _worker_spec(ctx: ProbeContext, rank: int, index: int, device: str, port: int) -> Dict[str, Any]:
+def _worker_spec(
+    ctx: ProbeContext, rank: int, index: int, device: str, port: int
+) -> Dict[str, Any]:
     return {
         "rank": rank,
         "world": len(ctx.devices),
@@ -71,8 +73,12 @@ def _wait(ctx: ProbeContext) -> None:
         ctx.advance(PROBE, ctx.devices[rank].index, "rank %d finished" % rank)
     if failed:
         gpus = [ctx.devices[rank].index for rank in failed]
-        ctx.emit.error("nccl_failed", "all-reduce worker failed on GPU " + ",".join(map(str, gpus)),
-                       probe=PROBE, gpus=gpus)
+        ctx.emit.error(
+            "nccl_failed",
+            "all-reduce worker failed on GPU " + ",".join(map(str, gpus)),
+            probe=PROBE,
+            gpus=gpus,
+        )
 
 
 def _free_port() -> int:
@@ -91,8 +97,11 @@ def worker(spec: Dict[str, Any], emitter: Emitter) -> int:
     else:
         torch.cuda.set_device(torch.device(spec["device"]))
     dist.init_process_group(
-        spec["backend"], init_method="tcp://127.0.0.1:%d" % spec["port"], rank=spec["rank"],
-        world_size=spec["world"], timeout=datetime.timedelta(seconds=spec["timeout"]),
+        spec["backend"],
+        init_method="tcp://127.0.0.1:%d" % spec["port"],
+        rank=spec["rank"],
+        world_size=spec["world"],
+        timeout=datetime.timedelta(seconds=spec["timeout"]),
     )
     try:
         seconds = _all_reduce_seconds(torch, dist, spec)
@@ -100,8 +109,16 @@ def worker(spec: Dict[str, Any], emitter: Emitter) -> int:
         dist.destroy_process_group()
     world = spec["world"]
     busbw = spec["bytes"] / seconds * 2.0 * (world - 1) / world / 1e9
-    emitter.result(PROBE, "allreduce_busbw", spec["gpu"], busbw, "GB/s", bytes=spec["bytes"],
-                   ranks=world, backend=spec["backend"])
+    emitter.result(
+        PROBE,
+        "allreduce_busbw",
+        spec["gpu"],
+        busbw,
+        "GB/s",
+        bytes=spec["bytes"],
+        ranks=world,
+        backend=spec["backend"],
+    )
     return 0
 
 
@@ -127,4 +144,3 @@ def _all_reduce_seconds(torch: Any, dist: Any, spec: Dict[str, Any]) -> float:
 def _sync(torch: Any, device: Any) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-

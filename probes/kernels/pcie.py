@@ -32,8 +32,16 @@ def run(ctx: ProbeContext) -> None:
             free_device_memory(ctx.torch, ctx.devices)
         extra = {} if ctx.on_gpu else {"stand_in": STAND_IN}
         for device in ctx.devices:
-            ctx.emit.result(PROBE, direction, device.index, rates[device.index] / 1e9, "GB/s",
-                            bytes=_shape(ctx)[0], name=device.name, **extra)
+            ctx.emit.result(
+                PROBE,
+                direction,
+                device.index,
+                rates[device.index] / 1e9,
+                "GB/s",
+                bytes=_shape(ctx)[0],
+                name=device.name,
+                **extra,
+            )
 
 
 def _rates(ctx: ProbeContext, direction: str) -> Dict[int, float]:
@@ -51,8 +59,9 @@ def _shape(ctx: ProbeContext) -> Tuple[int, int, int]:
     return CPU_BYTES, CPU_REPEATS, CPU_TRIALS
 
 
-def _transfer(torch: Any, device: Any, nbytes: int, direction: str,
-              on_gpu: bool) -> Callable[[], Any]:
+def _transfer(
+    torch: Any, device: Any, nbytes: int, direction: str, on_gpu: bool
+) -> Callable[[], Any]:
     host = torch.ones(nbytes, dtype=torch.uint8, pin_memory=on_gpu)
     on_device = torch.empty(nbytes, dtype=torch.uint8, device=device)
     src, dst = (host, on_device) if direction == "h2d" else (on_device, host)

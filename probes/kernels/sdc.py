@@ -93,9 +93,19 @@ def _report(ctx: ProbeContext, n: int, errors: Dict[int, float], outputs: Dict[i
         differing = _differing_peers(ctx.torch, device.index, outputs)
         ok = error <= TOLERANCE
         detail = "matches the float64 reference" if ok else "result differs from the reference"
-        ctx.emit.result(PROBE, "max_rel_err", device.index, error, "rel", ok=ok, n=n,
-                        tolerance=TOLERANCE, differing_peers=differing, detail=detail,
-                        name=device.name)
+        ctx.emit.result(
+            PROBE,
+            "max_rel_err",
+            device.index,
+            error,
+            "rel",
+            ok=ok,
+            n=n,
+            tolerance=TOLERANCE,
+            differing_peers=differing,
+            detail=detail,
+            name=device.name,
+        )
 
 
 def _differing_peers(torch: Any, index: int, outputs: Dict[int, Any]) -> List[int]:

@@ -32,7 +32,8 @@ def run_suite(ctx: ProbeContext, suite: str) -> List[str]:
             ctx.emit.error("timeout", str(exc), probe=name)
             incomplete.append(name)
         except Exception as exc:  # a probe's failure is a finding, never a crash of the suite
-            ctx.emit.error("probe_failed", "%s: %s: %s" % (name, type(exc).__name__, exc),
-                           probe=name)
+            ctx.emit.error(
+                "probe_failed", "%s: %s: %s" % (name, type(exc).__name__, exc), probe=name
+            )
             incomplete.append(name)
     return incomplete

@@ -7,13 +7,15 @@ from .context import ProbeContext, ProbeTimeout
 from .devices import ProbeDevice
 
 
-def timed_seconds(torch: Any, device: ProbeDevice, kernel: Callable[[], Any], repeats: int) -> float:
+def timed_seconds(
+    torch: Any, device: ProbeDevice, kernel: Callable[[], Any], repeats: int
+) -> float:
     """Seconds ``repeats`` calls of ``kernel`` take on ``device``, after one warm-up call.
 
     A simulated slow GPU runs the kernel ``slow_factor`` times as often; the caller
     still credits ``repeats`` calls' worth of work, so it really measures slower.
     """
-    calls = max(1, int(round(repeats * device.slow_factor)))
+    calls = max(1, round(repeats * device.slow_factor))
     if device.is_cuda:
         return _cuda_seconds(torch, device, kernel, calls)
     kernel()  # warm-up: first-call allocation and dispatch costs stay out of the figure
@@ -38,8 +40,14 @@ def _cuda_seconds(torch: Any, device: ProbeDevice, kernel: Callable[[], Any], ca
         return float(start.elapsed_time(end)) / 1000.0
 
 
-def best_rates(ctx: ProbeContext, probe: str, trials: int, work: float,
-               kernels: Dict[int, Callable[[], Any]], repeats: int) -> Dict[int, float]:
+def best_rates(
+    ctx: ProbeContext,
+    probe: str,
+    trials: int,
+    work: float,
+    kernels: Dict[int, Callable[[], Any]],
+    repeats: int,
+) -> Dict[int, float]:
     """Best rate (``work`` units per second per call) of each device over ``trials`` rounds.
 
     Trials go round-robin over the devices, so that a burst of load on the machine
