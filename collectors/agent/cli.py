@@ -1,0 +1,75 @@
+"""Command line of the node agent (``python3 -m collectors.agent`` and the zipapp)."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+from typing import List, Optional
+
+from collectors.agent import AGENT_VERSION
+
+
+def positive(text: str) -> float:
+    """An argparse type: a number of seconds greater than zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected seconds, got %r" % text) from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError("expected a positive number of seconds, got %r" % text)
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The agent's options; ``--help`` needs nothing but the standard library."""
+    parser = argparse.ArgumentParser(
+        prog="gpufleet-agent",
+        description=(
+            "gpufleet node agent %s: streams NVML and InfiniBand/Ethernet telemetry as "
+            "protocol v1 JSON lines on stdout until SIGTERM, SIGINT or stdout closes."
+            % AGENT_VERSION
+        ),
+    )
+    parser.add_argument("--interval", type=positive, default=1.0, help="seconds between samples")
+    parser.add_argument(
+        "--slow-interval",
+        type=positive,
+        default=10.0,
+        help="seconds between reads of ECC, retired pages, row remap, NVLink and hw_counters",
+    )
+    parser.add_argument("--sysfs-root", default=None, help="sysfs mount point (default /sys)")
+    parser.add_argument("--host", default=None, help="node name in hello (default: hostname)")
+    sim = parser.add_argument_group("simulated node (no GPU needed)")
+    sim.add_argument(
+        "--sim",
+        default=None,
+        metavar="SCENARIO",
+        help="run on the simulated NVML node: a scenario TOML path, 'default' or 'none'",
+    )
+    sim.add_argument("--sim-node", default="node-001", help="node name in the scenario")
+    sim.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated workload")
+    sim.add_argument("--sim-gpus", type=int, default=8, help="GPUs on the simulated node")
+    parser.add_argument(
+        "--max-samples", type=int, default=None, help=argparse.SUPPRESS
+    )  # tests and benchmarks: stop after N samples
+    return parser
+
+
+class Options:
+    """Parsed agent options, with the defaults resolved."""
+
+    def __init__(self, namespace: argparse.Namespace) -> None:
+        self.interval: float = namespace.interval
+        self.slow_interval: float = max(namespace.slow_interval, namespace.interval)
+        self.sysfs_root: Optional[str] = namespace.sysfs_root
+        self.host: str = namespace.host or socket.gethostname()
+        self.sim: Optional[str] = namespace.sim
+        self.sim_node: str = namespace.sim_node
+        self.sim_seed: int = namespace.sim_seed
+        self.sim_gpus: int = namespace.sim_gpus
+        self.max_samples: Optional[int] = namespace.max_samples
+
+
+def parse_args(argv: Optional[List[str]] = None) -> Options:
+    """Parse the command line; exits with a usage message on bad input."""
+    return Options(build_parser().parse_args(argv))

@@ -1,0 +1,183 @@
+"""Wiring of the node agent: options, NVML (real or simulated), hello, loop, bye."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import signal
+import sys
+import threading
+from typing import Any, List, Optional
+
+import pynvml
+
+from collectors.agent import AGENT_VERSION, wire
+from collectors.agent.cli import Options, parse_args
+from collectors.agent.events import EventWatcher
+from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, NIC_FIELDS, PORT_FIELDS
+from collectors.agent.gpus import Gpu, open_gpus, system_versions
+from collectors.agent.loop import Agent, RealClock
+from collectors.agent.nvmlcall import error_name
+from collectors.agent.sampler import NodeSampler
+from collectors.agent.sysfs import discover_nics, discover_ports
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of ``python3 -m collectors.agent`` and the zipapp; returns the exit code."""
+    options = parse_args(argv)
+    clock = RealClock()
+    _handle_signals(clock)
+    sim = _start_sim(options) if options.sim else None
+    writer = wire.Writer(sys.stdout.buffer)
+    try:
+        return run(options, writer, clock)
+    finally:
+        if sim is not None:
+            sim.close()
+        if writer.closed:
+            # Python flushes stdout again at exit; with the reader gone that would print
+            # a BrokenPipeError and exit 120. Point fd 1 at /dev/null first.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+
+
+def _handle_signals(clock: RealClock) -> None:
+    def stop(signum: int, frame: Any) -> None:
+        clock.stop(signal.Signals(signum).name)
+
+    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
+
+
+def _start_sim(options: Options) -> Any:
+    """Install the simulated NVML node (imported lazily: real nodes never load it)."""
+    from pathlib import Path
+
+    from collectors import sim
+
+    choice = options.sim or "none"
+    if choice == "none":
+        scenario = None
+    elif choice == "default":
+        scenario = sim.load_scenario(sim.default_scenario_path())
+    else:
+        scenario = sim.load_scenario(Path(choice))
+    node = sim.install(
+        options.sim_node,
+        scenario,
+        seed=options.sim_seed,
+        gpus=options.sim_gpus,
+        sysfs_root=Path(options.sysfs_root) if options.sysfs_root else None,
+    )
+    if options.sysfs_root is None:
+        options.sysfs_root = str(node.sysfs_root)
+    return node
+
+
+def run(
+    options: Options, writer: wire.Writer, clock: RealClock, inline_events: bool = False
+) -> int:
+    """Send hello, sample until stopped, send bye; returns the exit code.
+
+    With ``inline_events`` NVML events are drained after each sample instead of by a
+    thread (tests that drive the clock themselves).
+    """
+    try:
+        return _run(options, writer, clock, inline_events)
+    except wire.StreamClosed:
+        clock.stop("stdout closed")
+        return 0
+
+
+def _run(options: Options, writer: wire.Writer, clock: RealClock, inline_events: bool) -> int:
+    nvml_error = _init_nvml()
+    gpus: List[Gpu] = []
+    if nvml_error is None:
+        try:
+            gpus = open_gpus()
+        except pynvml.NVMLError as exc:
+            nvml_error = exc
+    root = options.sysfs_root or "/sys"
+    sampler = NodeSampler(gpus, discover_ports(root), discover_nics(root))
+    writer.send(_hello(options, sampler, clock, nvml_error is None))
+    if nvml_error is not None:
+        writer.send(wire.error(clock.time(), error_name(nvml_error), _nvml_hint(nvml_error)))
+
+    def emit(message: wire.Message) -> None:
+        try:
+            writer.send(message)
+        except wire.StreamClosed:
+            clock.stop("stdout closed")
+
+    events = EventWatcher(gpus, emit, clock.time) if gpus else None
+    thread = events.start(clock.stop_event) if events and not inline_events else None
+    agent = Agent(
+        writer,
+        sampler,
+        clock,
+        options.interval,
+        options.slow_interval,
+        events=events if inline_events else None,
+        max_samples=options.max_samples,
+    )
+    try:
+        reason = agent.run()
+    finally:
+        clock.stop("exiting")
+        _close(events, thread, gpus, nvml_error is None)
+    writer.send(wire.bye(clock.time(), reason))
+    return 0
+
+
+def _init_nvml() -> Optional[BaseException]:
+    """Initialise NVML once; the error when there is none (no driver, no library)."""
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        return exc
+    return None
+
+
+def _nvml_hint(exc: BaseException) -> str:
+    return "NVML unavailable (%s): no GPU data from this node; ports still stream" % exc
+
+
+def _hello(options: Options, sampler: NodeSampler, clock: RealClock, nvml: bool) -> wire.Message:
+    versions = system_versions() if nvml else {"driver": None, "cuda": None, "nvml": None}
+    return wire.hello(
+        clock.time(),
+        agent=AGENT_VERSION,
+        host=options.host,
+        interval=options.interval,
+        slow_interval=options.slow_interval,
+        gpu_fields=list(GPU_FIELDS),
+        gpu_slow_fields=list(GPU_SLOW_FIELDS),
+        port_fields=list(PORT_FIELDS),
+        nic_fields=list(NIC_FIELDS),
+        gpus=[gpu.info for gpu in sampler.gpus],
+        ports=[port.info() for port in sampler.ports],
+        nics=[nic.info() for nic in sampler.nics],
+        python=platform.python_version(),
+        unsupported=sampler.unsupported(),
+        **versions,
+    )
+
+
+def _close(
+    events: Optional[EventWatcher],
+    thread: Optional[threading.Thread],
+    gpus: List[Gpu],
+    nvml: bool,
+) -> None:
+    if thread is not None:
+        # The watcher wakes at least every wait slice (0.5 s) to see the stop flag.
+        thread.join(timeout=2.0)
+    if events is not None and (thread is None or not thread.is_alive()):
+        events.close()
+    for gpu in gpus:
+        gpu.gpm.close()
+    if nvml:
+        with contextlib.suppress(pynvml.NVMLError):
+            pynvml.nvmlShutdown()

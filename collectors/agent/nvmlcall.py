@@ -1,0 +1,85 @@
+"""Small helpers around pynvml: error names, batched field values, fallback probing.
+
+A "reader" is a callable ``handle -> tuple of values``. A field may have several
+candidate readers (a batched field value first, then the classic call); at start
+the agent keeps the first that the driver supports, so the hot path never retries
+calls that cannot work.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+import pynvml
+
+FieldId = Union[int, Tuple[int, int]]  # a field id, or (field id, scope id) e.g. a link
+
+# The driver cannot do this at all (old GPU, old driver, no such field or link):
+# reported once in hello.unsupported instead of on every tick.
+UNSUPPORTED_CODES = (
+    pynvml.NVML_ERROR_NOT_SUPPORTED,
+    pynvml.NVML_ERROR_FUNCTION_NOT_FOUND,
+    pynvml.NVML_ERROR_INVALID_ARGUMENT,
+)
+
+# ctypes union member for each NVML_VALUE_TYPE_*.
+_VALUE_MEMBERS = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")
+
+
+def error_name(exc: BaseException) -> str:
+    """``NVMLError_NotSupported`` for an NVML error, the class name for anything else."""
+    if isinstance(exc, pynvml.NVMLError):
+        return type(exc).__name__ if type(exc) is not pynvml.NVMLError else code_name(exc.value)
+    return type(exc).__name__
+
+
+def code_name(code: int) -> str:
+    """The exception class name pynvml uses for an NVML return code."""
+    cls = pynvml.NVMLError._valClassMapping.get(code)
+    return cls.__name__ if cls is not None else "NVMLError_" + str(code)
+
+
+def is_gpu_lost(exc: BaseException) -> bool:
+    """True for NVMLError_GpuIsLost: the GPU fell off the bus."""
+    return isinstance(exc, pynvml.NVMLError) and exc.value == pynvml.NVML_ERROR_GPU_IS_LOST
+
+
+def is_unsupported(exc: BaseException) -> bool:
+    """True when the error means the call can never work on this GPU and driver."""
+    return isinstance(exc, pynvml.NVMLError) and exc.value in UNSUPPORTED_CODES
+
+
+def field_value(entry: Any) -> Any:
+    """The value of one ``c_nvmlFieldValue_t`` by its declared type."""
+    member = _VALUE_MEMBERS[entry.valueType] if 0 <= entry.valueType < 7 else "ullVal"
+    return getattr(entry.value, member)
+
+
+class FieldBatch:
+    """Field ids read together in one ``nvmlDeviceGetFieldValues`` call.
+
+    NVML fills fields that share a driver call from one call and reports a return
+    code per field, so one failed field never hides the others.
+    """
+
+    def __init__(self, ids: Sequence[FieldId]) -> None:
+        self.ids = list(ids)
+
+    def read(self, handle: Any) -> List[Tuple[int, Any]]:
+        """``(nvmlReturn, value)`` per id; raises only when the call as a whole fails."""
+        if not self.ids:
+            return []
+        values = pynvml.nvmlDeviceGetFieldValues(handle, self.ids)
+        out = []
+        for entry in values:
+            code = entry.nvmlReturn
+            out.append((code, field_value(entry) if code == pynvml.NVML_SUCCESS else None))
+        return out
+
+
+def call_or_none(fn: Callable[..., Any], *args: Any) -> Optional[Any]:
+    """Call an NVML function and return None instead of raising (static info only)."""
+    try:
+        return fn(*args)
+    except pynvml.NVMLError:
+        return None

@@ -1,0 +1,181 @@
+"""InfiniBand / RoCE / EFA ports and Ethernet NICs, read from sysfs.
+
+The root is configurable so tests and the simulated node point it at a fake tree.
+Every read tolerates a missing or unparsable file: that value is null, the agent
+goes on. Counters are sent raw; the controller handles clamping and resets.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional
+
+from collectors.agent.fields import NIC_FIELDS, PORT_FIELDS
+
+# PORT_FIELDS without the three parsed attributes: the rest are files under counters/.
+_PORT_COUNTERS = PORT_FIELDS[3:]
+# NIC_FIELDS after up/speed/carrier_changes live under statistics/.
+_NIC_STATISTICS = NIC_FIELDS[3:]
+
+
+def read_text(path: str) -> Optional[str]:
+    """The stripped content of a sysfs file, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(256).decode("ascii", "replace").strip()
+    except OSError:
+        # Missing file, vanished device, or EINVAL (e.g. speed of a down link).
+        return None
+
+
+def read_int(path: str) -> Optional[int]:
+    """A sysfs integer (decimal, or hex with 0x), or None."""
+    text = read_text(path)
+    if not text:
+        return None
+    try:
+        return int(text, 0) if text.startswith("0x") else int(text)
+    except ValueError:
+        return None
+
+
+def parse_code(text: Optional[str]) -> Optional[int]:
+    """``"4: ACTIVE"`` -> 4 (IB ``state`` and ``phys_state`` files)."""
+    if not text:
+        return None
+    head = text.split(":", 1)[0].strip()
+    return int(head) if head.isdigit() else None
+
+
+def parse_rate(text: Optional[str]) -> Optional[float]:
+    """``"400 Gb/sec (4X NDR)"`` -> 400.0; ``"2.5 Gb/sec (1X SDR)"`` -> 2.5."""
+    if not text:
+        return None
+    try:
+        return float(text.split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+class IbPort:
+    """One HCA port: ``<root>/class/infiniband/<dev>/ports/<n>``."""
+
+    def __init__(self, device: str, number: str, path: str) -> None:
+        self.name = device + "/" + number
+        self.path = path
+        self.link_layer = read_text(os.path.join(path, "link_layer"))
+        self.kind = _port_kind(device, self.link_layer)
+        self.netdev = _port_netdev(path)
+        self._counter_paths = [os.path.join(path, "counters", c) for c in _PORT_COUNTERS]
+        self._hw_dir = os.path.join(path, "hw_counters")
+
+    def info(self) -> Dict[str, Any]:
+        """The ``PortInfo`` entry of ``hello``."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "link_layer": self.link_layer,
+            "netdev": self.netdev,
+        }
+
+    def read(self) -> List[Any]:
+        """Values in PORT_FIELDS order."""
+        path = self.path
+        values: List[Any] = [
+            parse_code(read_text(os.path.join(path, "state"))),
+            parse_code(read_text(os.path.join(path, "phys_state"))),
+            parse_rate(read_text(os.path.join(path, "rate"))),
+        ]
+        values.extend(read_int(counter) for counter in self._counter_paths)
+        return values
+
+    def read_hw(self) -> Dict[str, int]:
+        """Driver hw_counters (mlx5, EFA) by name; listed on every slow tick."""
+        try:
+            names = sorted(os.listdir(self._hw_dir))
+        except OSError:
+            return {}
+        counters = {}
+        for name in names:
+            value = read_int(os.path.join(self._hw_dir, name))
+            if value is not None:
+                counters[name] = value
+        return counters
+
+
+def _port_kind(device: str, link_layer: Optional[str]) -> str:
+    if device.startswith("efa"):
+        return "efa"
+    if link_layer == "Ethernet":
+        return "roce"
+    return "ib"
+
+
+def _port_netdev(path: str) -> Optional[str]:
+    """The Ethernet device behind a RoCE port, if sysfs says."""
+    ndev = read_text(os.path.join(path, "gid_attrs", "ndevs", "0"))
+    if ndev:
+        return ndev
+    try:
+        names = sorted(os.listdir(os.path.join(path, "..", "..", "device", "net")))
+    except OSError:
+        return None
+    return names[0] if names else None
+
+
+class Nic:
+    """One Ethernet interface: ``<root>/class/net/<if>``."""
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name = name
+        self.path = path
+        stats = os.path.join(path, "statistics")
+        self._stat_paths = [os.path.join(stats, s) for s in _NIC_STATISTICS]
+
+    def info(self) -> Dict[str, Any]:
+        """The ``PortInfo`` entry of ``hello`` (kind ``eth``)."""
+        return {"name": self.name, "kind": "eth", "link_layer": "Ethernet", "netdev": self.name}
+
+    def read(self) -> List[Any]:
+        """Values in NIC_FIELDS order."""
+        operstate = read_text(os.path.join(self.path, "operstate"))
+        speed = read_int(os.path.join(self.path, "speed"))
+        values: List[Any] = [
+            None if operstate is None else int(operstate == "up"),
+            speed if speed is not None and speed >= 0 else None,
+            read_int(os.path.join(self.path, "carrier_changes")),
+        ]
+        values.extend(read_int(stat) for stat in self._stat_paths)
+        return values
+
+
+def _listdir(path: str) -> List[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def discover_ports(sysfs_root: str) -> List[IbPort]:
+    """Every HCA port under ``<root>/class/infiniband``, in a stable order."""
+    base = os.path.join(sysfs_root, "class", "infiniband")
+    ports = []
+    for device in _listdir(base):
+        ports_dir = os.path.join(base, device, "ports")
+        for number in _listdir(ports_dir):
+            ports.append(IbPort(device, number, os.path.join(ports_dir, number)))
+    return ports
+
+
+def discover_nics(sysfs_root: str) -> List[Nic]:
+    """Ethernet interfaces under ``<root>/class/net``, without loopback or virtual ones."""
+    base = os.path.join(sysfs_root, "class", "net")
+    nics = []
+    for name in _listdir(base):
+        path = os.path.join(base, name)
+        # On a real node class/net/<if> links into /sys/devices; veth, docker0 and
+        # bridges live under devices/virtual and say nothing about the fabric.
+        if name == "lo" or "/devices/virtual/" in os.path.realpath(path):
+            continue
+        nics.append(Nic(name, path))
+    return nics
