@@ -1,1 +1,0 @@
-"""Health rules: GPU, port and node verdicts (docs/health.md)."""

@@ -1,0 +1,76 @@
+"""What the health rules read: per-GPU and per-port facts kept current by FleetState.
+
+The state updates these in place as samples arrive (no allocation per sample);
+the rules in :mod:`fleet.health.gpu` and :mod:`fleet.health.port` only read them.
+Tests build them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from fleet.model import Verdict
+
+
+class Judgement(NamedTuple):
+    """A verdict, the reasons for it, and the earliest time it may change on its own."""
+
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    until: float  # a hold expires then: judge again even if no data arrives (inf: never)
+
+
+@dataclass(slots=True)
+class XidMark:
+    """XIDs of one code seen on one GPU identity."""
+
+    code: int
+    first_at: float  # controller time of the first occurrence
+    last_at: float  # controller time of the latest occurrence
+    count: int = 1
+
+
+@dataclass(slots=True)
+class GpuFacts:
+    """The health-relevant readings of one GPU identity (one UUID)."""
+
+    sampled: bool = False  # at least one sample carried this GPU
+    lost: bool = False
+    lost_reason: str = ""
+    clock_reasons: int | None = None
+    ecc_unc_vol: int | None = None
+    retired_pages: int | None = None  # SBE + DBE cause
+    retired_pending: bool | None = None
+    remap_unc: int | None = None
+    remap_pending: bool | None = None
+    remap_failure: bool | None = None
+    recovery_action: int | None = None
+    nvlink_active: int | None = None
+    nvlink_total: int | None = None
+    # Per-link CRC rates (flit + data) over the last slow window; empty when unknown.
+    nvlink_crc_link_rates: tuple[float, ...] = ()
+    nvlink_crc_rate: float | None = None  # all links together
+    # Last NVLink replay / recovery increment: when, and what it was ("replay +3").
+    nvlink_error_at: float | None = None
+    nvlink_error_note: str = ""
+    xids: dict[int, XidMark] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class PortFacts:
+    """The health-relevant readings of one InfiniBand / RoCE / EFA port or NIC."""
+
+    name: str
+    kind: str
+    sampled: bool = False
+    state: str | None = None  # "ACTIVE", "DOWN", ...; "up"/"down" for a NIC
+    phys_state: str | None = None  # "LinkUp", "Polling", ...
+    rate_gbps: float | None = None
+    symbol_error_rate: float | None = None
+    symbol_error_saturated: bool = False
+    symbol_error_at: float | None = None  # last time symbol_error grew
+    rcv_error_rate: float | None = None
+    xmit_discard_rate: float | None = None
+    # Fatal counters (e.g. link_downed): name -> (time of the last increment, increments).
+    fatal: dict[str, tuple[float, int]] = field(default_factory=dict)

@@ -1,1 +1,0 @@
-"""Fleet state: ingests node updates, publishes FleetSnapshots."""

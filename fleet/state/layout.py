@@ -1,0 +1,70 @@
+"""Where each field sits in a session's sample arrays (from the node's ``hello``).
+
+The agent declares its field orders in ``hello``; a controller never guesses. A field
+the agent does not send maps to ``None`` and reads as a missing value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from collectors.protocol import Hello, Value
+
+Row = Sequence[Value]
+
+
+def pick(row: Row | None, index: int | None) -> Value:
+    """``row[index]``, or None when the row or the field is missing."""
+    if row is None or index is None or index >= len(row):
+        return None
+    return row[index]
+
+
+def pick_int(row: Row | None, index: int | None) -> int | None:
+    """The field as an int (agents may send 3.0 for 3), or None."""
+    value = pick(row, index)
+    return None if value is None else int(value)
+
+
+def pick_flag(row: Row | None, index: int | None) -> bool | None:
+    """The field as a flag (0/1), or None."""
+    value = pick(row, index)
+    return None if value is None else bool(value)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldIndex:
+    """Name -> position of one declared field list."""
+
+    names: tuple[str, ...]
+    positions: dict[str, int]
+
+    @classmethod
+    def of(cls, names: Sequence[str]) -> FieldIndex:
+        return cls(tuple(names), {name: i for i, name in enumerate(names)})
+
+    def __getitem__(self, name: str) -> int | None:
+        return self.positions.get(name)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The field orders of one agent session."""
+
+    gpu: FieldIndex
+    slow: FieldIndex
+    port: FieldIndex
+    nic: FieldIndex
+
+    @classmethod
+    def from_hello(cls, hello: Hello) -> Layout:
+        return cls(
+            FieldIndex.of(hello.gpu_fields),
+            FieldIndex.of(hello.gpu_slow_fields),
+            FieldIndex.of(hello.port_fields),
+            FieldIndex.of(hello.nic_fields),
+        )

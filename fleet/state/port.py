@@ -1,0 +1,140 @@
+"""One InfiniBand / RoCE / EFA port or Ethernet NIC as the fleet state tracks it."""
+
+from __future__ import annotations
+
+import math
+
+from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES, PORT_COUNTER_BITS
+from collectors.protocol import PortInfo
+from fleet.config.health_section import HealthSection
+from fleet.counters import Counter, ceiling
+from fleet.health import Judgement, PortFacts
+from fleet.model import PortSnapshot, Verdict
+from fleet.state.layout import FieldIndex, Row, pick, pick_int
+
+# PMA data counters count octets divided by 4 (kernel sysfs ABI): bytes = value x 4.
+IB_DATA_UNIT = 4
+_IB_RATE_COUNTERS = ("symbol_error", "port_rcv_errors", "port_xmit_discards")
+_IB_DATA = ("port_xmit_data", "port_rcv_data")
+_NIC_COUNTERS = ("rx_bytes", "tx_bytes", "rx_errors")
+
+
+def _state_name(code: int | None, names: dict[int, str]) -> str | None:
+    return None if code is None else names.get(code, str(code))
+
+
+class PortTrack:
+    """Latest readings, counter baselines and the verdict of one port or NIC."""
+
+    __slots__ = (
+        "counters",
+        "dirty",
+        "facts",
+        "hw",
+        "index",
+        "info",
+        "judgement",
+        "row",
+        "since",
+        "snap",
+        "tracked",
+    )
+
+    def __init__(self, info: PortInfo, index: FieldIndex, cfg: HealthSection) -> None:
+        self.info = info
+        self.facts = PortFacts(info.name, info.kind)
+        self.row: Row | None = None
+        self.hw: dict[str, int] = {}
+        self.counters: dict[str, Counter] = {}
+        self.index = index
+        self.tracked: list[tuple[str, int, Counter]] = []
+        self.relayout(index, cfg)
+        self.judgement = Judgement("unknown", (), math.inf)
+        self.since: float | None = None
+        self.dirty = True
+        self.snap: PortSnapshot | None = None
+
+    @property
+    def is_nic(self) -> bool:
+        return self.info.kind == "eth"
+
+    def relayout(self, index: FieldIndex, cfg: HealthSection) -> None:
+        """A new session may declare other fields: keep baselines of counters that remain."""
+        self.index = index
+        names = _NIC_COUNTERS if self.is_nic else self._ib_tracked(cfg)
+        self.tracked = []
+        for name in names:
+            position = index[name]
+            if position is None:
+                continue
+            counter = self.counters.get(name)
+            if counter is None:
+                counter = Counter(top=ceiling(PORT_COUNTER_BITS.get(name)))
+                self.counters[name] = counter
+            self.tracked.append((name, position, counter))
+
+    @staticmethod
+    def _ib_tracked(cfg: HealthSection) -> tuple[str, ...]:
+        fatal = tuple(n for n in cfg.port_fatal_counters if n not in _IB_RATE_COUNTERS)
+        return _IB_RATE_COUNTERS + _IB_DATA + fatal
+
+    def apply(self, row: Row, t: float, received: float, cfg: HealthSection) -> None:
+        """Take one tick's counters for this port."""
+        self.row = row
+        for _, position, counter in self.tracked:
+            counter.update(row[position] if position < len(row) else None, t)
+        if self.is_nic:
+            self._apply_nic(row)
+        else:
+            self._apply_ib(row, received, cfg)
+        self.facts.sampled = True
+        self.dirty = True
+
+    def _apply_ib(self, row: Row, received: float, cfg: HealthSection) -> None:
+        facts, index = self.facts, self.index
+        facts.state = _state_name(pick_int(row, index["state"]), IB_PORT_STATES)
+        facts.phys_state = _state_name(pick_int(row, index["phys_state"]), IB_PHYS_STATES)
+        rate = pick(row, index["rate_gbps"])
+        facts.rate_gbps = None if rate is None else float(rate)
+        symbol = self.counters.get("symbol_error")
+        if symbol is not None:
+            facts.symbol_error_rate = symbol.rate
+            facts.symbol_error_saturated = symbol.saturated
+            if symbol.delta:
+                facts.symbol_error_at = received
+        facts.rcv_error_rate = self.rate("port_rcv_errors")
+        facts.xmit_discard_rate = self.rate("port_xmit_discards")
+        for name in cfg.port_fatal_counters:
+            self._note_fatal(name, received, cfg.port_fatal_hold_s)
+
+    def _note_fatal(self, name: str, received: float, hold: float) -> None:
+        counter = self.counters.get(name)
+        if counter is None or not counter.delta:
+            return
+        previous = self.facts.fatal.get(name)
+        # Increments within a running hold add up; after it expired the count restarts.
+        held = previous is not None and previous[0] + hold > received
+        total = counter.delta + (previous[1] if held and previous else 0)
+        self.facts.fatal[name] = (received, total)
+
+    def _apply_nic(self, row: Row) -> None:
+        up = pick(row, self.index["up"])
+        self.facts.state = None if up is None else ("up" if up else "down")
+        speed = pick(row, self.index["speed_mbps"])
+        # Linux reports -1 (or an unknown value) for a link without carrier.
+        self.facts.rate_gbps = float(speed) / 1000 if speed is not None and speed > 0 else None
+        self.facts.rcv_error_rate = self.rate("rx_errors")
+
+    def rate(self, name: str, unit: int = 1) -> float | None:
+        """Per-second rate of a tracked counter (times ``unit``), None when unknown."""
+        counter = self.counters.get(name)
+        if counter is None or counter.rate is None:
+            return None
+        return counter.rate * unit
+
+    def judge(self, judgement: Judgement, now: float) -> None:
+        """Store a new judgement; ``since`` moves only when the verdict changes."""
+        previous: Verdict = self.judgement.verdict
+        if judgement.verdict != previous or self.since is None:
+            self.since = now
+        self.judgement = judgement
