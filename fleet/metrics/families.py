@@ -1,0 +1,261 @@
+"""The building blocks of the metric catalog, shared by both exposition paths.
+
+A :class:`Family` is one metric family (name, help, type, label names). A *series
+spec* says how one entity (a GPU, a port, a node) contributes samples to a family.
+Each spec answers twice, from the same definition, so the two paths cannot drift:
+
+* ``series(entity)`` yields ``(extra label values, value)`` pairs: the plain path
+  that :class:`fleet.metrics.collector.FleetCollector` feeds to prometheus_client;
+* ``compile(head)`` returns a small cache object for one entity, and ``render``
+  uses it to append finished text lines: the fast path of
+  :mod:`fleet.metrics.text`.
+
+A missing value (``None``) or a NaN omits the sample; booleans are 1 and 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, Literal
+
+Number = float | int | bool
+Series = tuple[tuple[str, ...], float]
+
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n"})
+
+
+def escape_label_value(value: str) -> str:
+    """Escape a label value for the text format (backslash, double quote, newline)."""
+    return value.translate(_ESCAPES)
+
+
+def escape_help(text: str) -> str:
+    """Escape a HELP text (backslash and newline only, as the text format 0.0.4 says)."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def label_pairs(names: tuple[str, ...], values: tuple[str, ...]) -> str:
+    """``a="x",b="y"`` with the values escaped."""
+    return ",".join(f'{n}="{escape_label_value(v)}"' for n, v in zip(names, values, strict=True))
+
+
+def format_value(value: Number) -> str | None:
+    """The text form of a sample value, or None when the sample is to be omitted."""
+    if value.__class__ is bool:
+        return "1" if value else "0"
+    if value.__class__ is int:
+        return str(value)
+    number = float(value)
+    if math.isnan(number):
+        return None
+    if math.isinf(number):
+        return "+Inf" if number > 0 else "-Inf"
+    return repr(number)
+
+
+def plain_value(value: Number | None) -> float | None:
+    """The float a sample carries on the prometheus_client path, or None to omit it."""
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One metric family as exposed: ``name`` includes ``_total`` for counters."""
+
+    name: str
+    help: str
+    type: Literal["gauge", "counter"]
+    labels: tuple[str, ...]
+
+    def header(self) -> str:
+        """The ``# HELP`` and ``# TYPE`` lines."""
+        return f"# HELP {self.name} {escape_help(self.help)}\n# TYPE {self.name} {self.type}\n"
+
+
+def _line_head(family: Family, head: str, extra: tuple[str, ...]) -> str:
+    """``name{base labels,extra labels} `` for one series: everything but the value."""
+    names = family.labels[len(family.labels) - len(extra) :]
+    extra_text = label_pairs(names, extra)
+    joined = ",".join(part for part in (head, extra_text) if part)
+    return f"{family.name}{{{joined}}} " if joined else f"{family.name} "
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One series per entity, read from attribute ``attr`` (times ``scale``).
+
+    Columns are not rendered one by one: :mod:`fleet.metrics.text` reads every column
+    of an entity kind in one ``attrgetter`` call, the hot loop of a large scrape.
+    """
+
+    family: Family
+    attr: str
+    extra: tuple[str, ...] = ()
+    scale: float | None = None
+
+    def series(self, entity: Any) -> Iterator[Series]:
+        value = plain_value(getattr(entity, self.attr))
+        if value is not None:
+            yield self.extra, value * self.scale if self.scale is not None else value
+
+    def compile(self, head: str) -> str:
+        return _line_head(self.family, head, self.extra)
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """One series per entity computed by ``get`` (for the few per-node figures)."""
+
+    family: Family
+    get: Callable[[Any], Number | None]
+
+    def series(self, entity: Any) -> Iterator[Series]:
+        value = plain_value(self.get(entity))
+        if value is not None:
+            yield (), value
+
+    def compile(self, head: str) -> str:
+        return _line_head(self.family, head, ())
+
+    def render(self, entity: Any, cache: str, out: list[str]) -> None:
+        value = self.get(entity)
+        text = None if value is None else format_value(value)
+        if text is not None:
+            out.append(f"{cache}{text}\n")
+
+
+@dataclass(frozen=True, slots=True)
+class OneHot:
+    """A state as one series per possible state: 1 for the current one, 0 for the rest.
+
+    The last label of the family carries the state. When the attribute is None the
+    entity has no such state (a GPU never probed) and emits nothing.
+    """
+
+    family: Family
+    attr: str
+    states: tuple[str, ...]
+
+    def series(self, entity: Any) -> Iterator[Series]:
+        current = getattr(entity, self.attr)
+        if current is None:
+            return
+        for state in self.states:
+            yield (state,), 1.0 if state == current else 0.0
+
+    def compile(self, head: str) -> dict[str | None, str]:
+        # The whole block depends only on the current state: cache it per state seen.
+        return {None: head}
+
+    def render(self, entity: Any, cache: dict[str | None, str], out: list[str]) -> None:
+        current = getattr(entity, self.attr)
+        if current is None:
+            return
+        block = cache.get(current)
+        if block is None:
+            head = cache[None]
+            block = "".join(
+                f"{_line_head(self.family, head, (s,))}{1 if s == current else 0}\n"
+                for s in self.states
+            )
+            cache[current] = block
+        out.append(block)
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """One series valued 1 per set bit of a bitmask that has a name (the rest are absent)."""
+
+    family: Family
+    attr: str
+    bits: tuple[tuple[int, str], ...]
+
+    def active(self, mask: int) -> Iterator[str]:
+        return (name for bit, name in self.bits if mask & bit)
+
+    def series(self, entity: Any) -> Iterator[Series]:
+        mask = getattr(entity, self.attr)
+        if mask is not None:
+            for name in self.active(mask):
+                yield (name,), 1.0
+
+    def compile(self, head: str) -> dict[int | None, str]:
+        return {None: head}
+
+    def render(self, entity: Any, cache: dict[int | None, str], out: list[str]) -> None:
+        mask = getattr(entity, self.attr)
+        if mask is None:
+            return
+        block = cache.get(mask)
+        if block is None:
+            head = cache[None]
+            block = "".join(
+                f"{_line_head(self.family, head, (name,))}1\n" for name in self.active(mask)
+            )
+            cache[mask] = block
+        out.append(block)
+
+
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """Series whose last label values come from the entity: ``get`` yields (labels, value).
+
+    Used for raw port counters (one series per counter name) and info-style series
+    (the port's state strings as labels, value 1).
+    """
+
+    family: Family
+    get: Callable[[Any], tuple[tuple[tuple[str, ...], Number | None], ...]]
+
+    def series(self, entity: Any) -> Iterator[Series]:
+        for extra, raw in self.get(entity):
+            value = plain_value(raw)
+            if value is not None:
+                yield extra, value
+
+    def compile(self, head: str) -> dict[tuple[str, ...] | None, str]:
+        return {None: head}
+
+    def render(self, entity: Any, cache: dict[tuple[str, ...] | None, str], out: list[str]) -> None:
+        for extra, raw in self.get(entity):
+            text = None if raw is None else format_value(raw)
+            if text is None:
+                continue
+            line_head = cache.get(extra)
+            if line_head is None:
+                line_head = cache[extra] = _line_head(self.family, cache[None], extra)
+            out.append(f"{line_head}{text}\n")
+
+
+Rendered = Derived | OneHot | Flags | Labelled
+Spec = Column | Rendered
+
+
+@dataclass(frozen=True, slots=True)
+class EntityKind:
+    """The series specs of one kind of entity (GPU, port, node) and its base labels."""
+
+    base_labels: tuple[str, ...]
+    specs: tuple[Spec, ...]
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(s for s in self.specs if isinstance(s, Column))
+
+    @property
+    def rendered(self) -> tuple[Rendered, ...]:
+        return tuple(s for s in self.specs if not isinstance(s, Column))
+
+    def column_getter(self) -> Callable[[Any], tuple[Any, ...]]:
+        """One C-level call that reads every column attribute of an entity, as a tuple."""
+        attrs = [c.attr for c in self.columns]
+        if len(attrs) == 1:
+            one = attrgetter(attrs[0])
+            return lambda entity: (one(entity),)
+        return attrgetter(*attrs)

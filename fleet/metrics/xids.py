@@ -1,0 +1,58 @@
+"""A running count of XID events, since snapshots carry only the recent ones.
+
+Each ``FleetSnapshot.new_events`` holds what happened since the previous snapshot,
+so the tally must see every snapshot, not just the ones a scrape happens to
+read: subscribe :meth:`XidTally.observe` to the runtime. Observing the same
+snapshot twice (the subscription and a scrape) or an older one counts nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from fleet.model import EventRecord, FleetSnapshot
+
+XidKey = tuple[str, str, str, str, str]
+"""(node, gpu index, uuid, model, xid code) as label values; unknown parts are ""."""
+
+
+class XidTally:
+    """XID counts by node, GPU and code since this exporter started."""
+
+    def __init__(self) -> None:
+        self._counts: dict[XidKey, int] = {}
+        self._last: FleetSnapshot | None = None
+        self._last_t = float("-inf")
+        # Scrapes may run in a worker thread while the loop's listener observes.
+        self._lock = threading.Lock()
+
+    def observe(self, snapshot: FleetSnapshot | None) -> None:
+        """Count the XID events of ``snapshot`` unless it was already seen (or is older)."""
+        if snapshot is None:
+            return
+        with self._lock:
+            if snapshot is self._last or snapshot.taken_at < self._last_t:
+                return
+            self._last, self._last_t = snapshot, snapshot.taken_at
+            for event in snapshot.new_events:
+                if event.kind == "xid" and event.code is not None:
+                    key = _key(snapshot, event)
+                    self._counts[key] = self._counts.get(key, 0) + 1
+
+    def counts(self) -> list[tuple[XidKey, int]]:
+        """Every (labels, count) so far, in a stable order."""
+        with self._lock:
+            return sorted(self._counts.items())
+
+
+def _key(snapshot: FleetSnapshot, event: EventRecord) -> XidKey:
+    uuid, model = event.uuid or "", ""
+    node = snapshot.node(event.node)
+    if node is not None:
+        model = node.model or ""
+        for gpu in node.gpus:
+            if gpu.index == event.gpu:
+                uuid, model = uuid or gpu.uuid, gpu.name
+                break
+    gpu_label = "" if event.gpu is None else str(event.gpu)
+    return (event.node, gpu_label, uuid, model, str(event.code))
