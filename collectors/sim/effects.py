@@ -1,0 +1,232 @@
+"""What a node's faults do to its GPUs and ports at a given time.
+
+Every effect is a pure function of the scenario and the elapsed time, so a test with
+an injected clock can jump to any instant and read the state it would have seen. A
+fault holds from ``at`` until its ``until`` or the first ``recover`` that clears it.
+Counters are cumulative: what a fault added stays added after it ends, except the
+volatile ECC counts, which a recovery (a GPU reset or reboot) clears.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from collectors.sim.params import NVLINKS
+from collectors.sim.scenario import Fault, Scenario, fault_end
+
+EVENT_DBE = 0x2
+EVENT_XID = 0x8
+CLOCK_HW_SLOWDOWN = 0x8
+CLOCK_HW_THERMAL = 0x40
+
+
+@dataclass(frozen=True, slots=True)
+class SimEvent:
+    """An NVML event the node emits at ``at`` seconds."""
+
+    at: float
+    gpu: int
+    event_type: int
+    data: int
+
+
+@dataclass(slots=True)
+class GpuFaultState:
+    """The fault-driven part of one GPU's state at one instant."""
+
+    lost: bool = False
+    ecc_unc_vol: int = 0
+    ecc_unc_agg: int = 0
+    remap_corr: int = 0
+    remap_unc: int = 0
+    remap_pending: int = 0
+    remap_failure: int = 0
+    recovery_action: int = 0
+    links_up: list[bool] = field(default_factory=lambda: [True] * NVLINKS)
+    replay: list[int] = field(default_factory=lambda: [0] * NVLINKS)
+    recovery: list[int] = field(default_factory=lambda: [0] * NVLINKS)
+    crc_flit: list[int] = field(default_factory=lambda: [0] * NVLINKS)
+    crc_data: list[int] = field(default_factory=lambda: [0] * NVLINKS)
+    thermal: tuple[int, float] | None = None  # (temperature C, clock factor)
+    slow_factor: float = 1.0
+    generation: int = 0  # bumps when a recover swaps the board (new UUID)
+
+
+@dataclass(slots=True)
+class PortFaultState:
+    """The fault-driven part of one HCA port's state at one instant."""
+
+    state: int = 4  # ACTIVE
+    phys_state: int = 5  # LinkUp
+    rate: str | None = None  # None: the nominal rate
+    link_downed: int = 0
+    link_error_recovery: int = 0
+    symbol_error: int = 0
+    port_rcv_errors: int = 0
+
+
+class NodeFaults:
+    """The faults of one node, with their end times resolved once."""
+
+    def __init__(self, scenario: Scenario, node: str, gpus: int) -> None:
+        self.node = node
+        self.gpus = gpus
+        self._faults = [(f, fault_end(scenario, f)) for f in scenario.faults_for(node)]
+        self.events = tuple(sorted(self._events(), key=lambda e: (e.at, e.gpu, e.event_type)))
+
+    def of_kind(self, kind: str) -> list[tuple[Fault, float]]:
+        """(fault, end) pairs of one kind."""
+        return [(f, end) for f, end in self._faults if f.kind == kind]
+
+    def missing_gpus(self, t: float) -> frozenset[int]:
+        """Physical indices hidden by ``gpu_missing`` at ``t``."""
+        return frozenset(
+            self.gpus - 1 if f.gpu is None else f.gpu
+            for f, end in self.of_kind("gpu_missing")
+            if f.at <= t < end
+        )
+
+    def gpu_state(self, gpu: int, t: float) -> GpuFaultState:
+        """The fault state of physical GPU ``gpu`` at ``t``."""
+        state = GpuFaultState()
+        for fault, end in self._faults:
+            if fault.at <= t and fault.covers_gpu(gpu) and fault.kind in _GPU_EFFECTS:
+                _GPU_EFFECTS[fault.kind](state, fault, t, t < end, end)
+        state.generation = sum(
+            1
+            for f, _ in self.of_kind("recover")
+            if f.params.get("new_uuid") and f.at <= t and f.covers_gpu(gpu)
+        )
+        return state
+
+    def port_state(self, port: int, t: float) -> PortFaultState:
+        """The fault state of HCA ``port`` at ``t``."""
+        state = PortFaultState()
+        for fault, end in self._faults:
+            if fault.port == port and fault.at <= t and fault.kind in _PORT_EFFECTS:
+                _PORT_EFFECTS[fault.kind](state, fault, t, t < end, end)
+        return state
+
+    def _events(self) -> list[SimEvent]:
+        events = []
+        for fault, _ in self._faults:
+            gpus = range(self.gpus) if fault.gpu is None else (fault.gpu,)
+            for gpu in gpus:
+                for event_type, data in _fault_events(fault):
+                    events.append(SimEvent(fault.at, gpu, event_type, data))
+        return events
+
+
+def _fault_events(fault: Fault) -> list[tuple[int, int]]:
+    xids = {"xid79": 79, "row_remap_pending": 63, "row_remap_failure": 64, "nvlink_down": 74}
+    if fault.kind == "ecc_dbe":
+        return [(EVENT_DBE, 0), (EVENT_XID, int(fault.params["xid"]))]
+    if fault.kind in xids:
+        return [(EVENT_XID, xids[fault.kind])]
+    return []
+
+
+def _held(fault: Fault, t: float, end: float) -> float:
+    """Seconds the fault has held by time ``t``."""
+    return max(0.0, min(t, end) - fault.at)
+
+
+def _xid79(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    state.lost = state.lost or active
+
+
+def _ecc_dbe(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    count = int(fault.params["count"])
+    state.ecc_unc_agg += count
+    if active:
+        state.ecc_unc_vol += count
+        state.remap_pending = 1
+        state.recovery_action = max(state.recovery_action, int(fault.params["recovery_action"]))
+    else:
+        state.remap_unc += count  # the reset applied the pending remap
+
+
+def _remap_pending(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    if active:
+        state.remap_pending = 1
+    elif fault.params["cause"] == "uncorrectable":
+        state.remap_unc += 1
+    else:
+        state.remap_corr += 1
+
+
+def _remap_failure(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    if active:
+        state.remap_failure = 1
+        state.recovery_action = max(state.recovery_action, 1)
+
+
+def _crc_storm(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    link = int(fault.params["link"])
+    held = _held(fault, t, end)
+    rate = float(fault.params["rate"])
+    state.crc_flit[link] += math.floor(rate * held)
+    state.crc_data[link] += math.floor(rate * held / 4)
+    state.replay[link] += math.floor(held / float(fault.params["replay_every"]))
+
+
+def _nvlink_down(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    link = int(fault.params["link"])
+    state.recovery[link] += 1
+    if active:
+        state.links_up[link] = False
+
+
+def _thermal(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    if active:
+        state.thermal = (int(fault.params["temp"]), float(fault.params["clock_factor"]))
+
+
+def _slow(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    if active:
+        state.slow_factor = max(state.slow_factor, float(fault.params["factor"]))
+
+
+def _link_down(state: PortFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    held = _held(fault, t, end)
+    if not fault.params["flap"]:
+        downs = 1
+        down = active
+    else:
+        period = float(fault.params["down_s"]) + float(fault.params["up_s"])
+        # Down periods start at at, at + period, ...; count those begun before the end.
+        downs = math.floor(held / period) + (1 if held % period > 0 or active else 0)
+        down = active and (t - fault.at) % period < float(fault.params["down_s"])
+    state.link_downed += downs
+    state.link_error_recovery += downs  # each downing followed a failed retrain
+    if down:
+        state.state, state.phys_state = 1, 2  # DOWN, Polling
+
+
+def _symbol_errors(state: PortFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    errors = math.floor(float(fault.params["rate"]) * _held(fault, t, end))
+    state.symbol_error += errors
+    state.port_rcv_errors += errors // 10
+
+
+def _degraded(state: PortFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    if active:
+        state.rate = str(fault.params["rate"])
+
+
+_GPU_EFFECTS = {
+    "xid79": _xid79,
+    "ecc_dbe": _ecc_dbe,
+    "row_remap_pending": _remap_pending,
+    "row_remap_failure": _remap_failure,
+    "nvlink_crc_storm": _crc_storm,
+    "nvlink_down": _nvlink_down,
+    "thermal_slowdown": _thermal,
+    "slow_gpu": _slow,
+}
+_PORT_EFFECTS = {
+    "ib_link_down": _link_down,
+    "ib_symbol_errors": _symbol_errors,
+    "ib_degraded_rate": _degraded,
+}

@@ -1,0 +1,61 @@
+"""One simulated node's GPUs: workload readings with fault effects applied."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from collectors.sim.effects import CLOCK_HW_SLOWDOWN, CLOCK_HW_THERMAL, GpuFaultState, NodeFaults
+from collectors.sim.identity import GpuIdentity, gpu_identity
+from collectors.sim.scenario import Scenario
+from collectors.sim.workload import GpuReading, NodeWorkload
+
+
+@dataclass(frozen=True, slots=True)
+class GpuView:
+    """Everything the fake library needs about one GPU at one instant."""
+
+    index: int  # physical index on the board
+    identity: GpuIdentity
+    reading: GpuReading
+    faults: GpuFaultState
+
+
+class NodeModel:
+    """The GPUs of one simulated node as functions of elapsed time."""
+
+    def __init__(self, node: str, scenario: Scenario, seed: int, gpus: int) -> None:
+        self.node = node
+        self.seed = seed
+        self.gpus = gpus
+        self.workload = NodeWorkload(seed, node, gpus)
+        self.faults = NodeFaults(scenario, node, gpus)
+
+    def visible(self, t: float) -> list[int]:
+        """Physical indices NVML enumerates at ``t`` (a missing GPU is skipped)."""
+        missing = self.faults.missing_gpus(t)
+        return [i for i in range(self.gpus) if i not in missing]
+
+    def view(self, gpu: int, t: float) -> GpuView:
+        """The state of physical GPU ``gpu`` at ``t``."""
+        faults = self.faults.gpu_state(gpu, t)
+        reading = _with_faults(self.workload.reading(gpu, t), faults)
+        return GpuView(
+            gpu, gpu_identity(self.seed, self.node, gpu, faults.generation), reading, faults
+        )
+
+
+def _with_faults(reading: GpuReading, faults: GpuFaultState) -> GpuReading:
+    if faults.thermal is not None:
+        temp, factor = faults.thermal
+        reading = dataclasses.replace(
+            reading,
+            temp_c=max(reading.temp_c, temp),
+            sm_clock=round(reading.sm_clock * factor),
+            reasons=reading.reasons | CLOCK_HW_THERMAL | CLOCK_HW_SLOWDOWN,
+            power_mw=round(reading.power_mw * (0.4 + 0.6 * factor)),
+        )
+    if faults.slow_factor > 1 and reading.util_gpu > 0:
+        # A slow GPU still looks busy; it draws a little less because it does less work.
+        reading = dataclasses.replace(reading, power_mw=round(reading.power_mw * 0.85))
+    return reading

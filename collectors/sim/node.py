@@ -1,0 +1,150 @@
+"""Installing a simulated node into the real ``pynvml`` module, and its ticker thread."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pynvml
+
+from collectors.sim.library import FakeNvmlLibrary
+from collectors.sim.model import NodeModel
+from collectors.sim.scenario import Scenario, ScenarioError, fault_end
+from collectors.sim.sysfs import SysfsWriter
+
+REFRESH_S = 0.25
+
+
+def _default_crash(exit_code: int) -> None:
+    # An abrupt death: no cleanup, no "bye", buffered output lost, as with SIGKILL.
+    os._exit(exit_code)
+
+
+class SimNode:
+    """A simulated node installed in this process.
+
+    Attributes:
+        name: The node's name (``node-001``).
+        sysfs_root: Root of the fake sysfs tree (holds ``class/infiniband``, ``class/net``).
+        library: The fake library now set as ``pynvml.nvmlLib``.
+    """
+
+    def __init__(
+        self,
+        model: NodeModel,
+        scenario: Scenario,
+        sysfs_root: Path,
+        clock: Callable[[], float],
+        refresh_s: float | None,
+        on_crash: Callable[[int], None],
+    ) -> None:
+        self.name = model.node
+        self.sysfs_root = sysfs_root
+        self.model = model
+        self.scenario = scenario
+        self.library = FakeNvmlLibrary(model, clock, time.time() - clock())
+        self._clock = clock
+        self._writer = SysfsWriter(sysfs_root, model.seed, model.faults)
+        self._write_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._on_crash = on_crash
+        crashes = model.faults.of_kind("agent_crash")
+        start = clock()
+        # A crash already behind us (an agent restarted after it) does not fire again.
+        self._crash = next(((f.at, f) for f, _ in crashes if f.at >= start), None)
+        self.tick()
+        self._thread: threading.Thread | None = None
+        if refresh_s is not None:
+            self._thread = threading.Thread(
+                target=self._run, args=(refresh_s,), name=f"sim-{self.name}", daemon=True
+            )
+            self._thread.start()
+
+    def elapsed(self) -> float:
+        """Seconds since the node's start, from its clock."""
+        return self._clock()
+
+    def tick(self) -> float:
+        """Bring sysfs to the current simulated time and wake event waiters.
+
+        The ticker thread calls this every ``refresh_s``; a test with an injected clock
+        calls it after moving the clock. Returns the simulated time it used.
+        """
+        t = self._clock()
+        with self._write_lock:
+            self._writer.write(t)
+        self.library.notify_events()
+        if self._crash is not None and t >= self._crash[0]:
+            fault = self._crash[1]
+            self._crash = None
+            self._on_crash(int(fault.params["exit_code"]))
+        return t
+
+    def unreachable(self) -> bool:
+        """True while the scenario makes this node unreachable."""
+        return self.scenario.unreachable(self.name, self.elapsed())
+
+    def close(self) -> None:
+        """Stop the ticker thread; ``pynvml.nvmlLib`` is left as it is."""
+        self._stop.set()
+        self.library.notify_events()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _run(self, refresh_s: float) -> None:
+        while not self._stop.wait(refresh_s):
+            self.tick()
+
+
+def install(
+    node: str,
+    scenario: Scenario | None = None,
+    *,
+    seed: int = 0,
+    gpus: int = 8,
+    sysfs_root: Path | None = None,
+    clock: Callable[[], float] | None = None,
+    refresh_s: float | None = REFRESH_S,
+    on_crash: Callable[[int], None] = _default_crash,
+) -> SimNode:
+    """Make this process's ``pynvml`` talk to a simulated node.
+
+    Args:
+        node: Node name, ``node-001`` style; its faults are taken from ``scenario``.
+        scenario: Timed faults; None for a healthy node.
+        seed: Seed of the workloads and identities.
+        gpus: GPUs on the board.
+        sysfs_root: Where to write the fake sysfs tree; a new temp dir when None.
+        clock: Seconds since the node's start; real time since this call when None.
+        refresh_s: Period of the ticker thread; None for no thread (call ``tick()``).
+        on_crash: What an ``agent_crash`` fault does; by default ``os._exit(code)``.
+
+    Returns:
+        The installed node. Its library is ``pynvml.nvmlLib`` until another install.
+
+    Raises:
+        ScenarioError: the scenario names a GPU this node does not have.
+    """
+    scenario = scenario or Scenario()
+    if gpus < 1:
+        raise ScenarioError(f"gpus must be >= 1, got {gpus}")
+    scenario.validate(gpus=gpus)
+    if clock is None:
+        origin = time.monotonic()
+
+        def clock() -> float:
+            return time.monotonic() - origin
+
+    root = Path(sysfs_root) if sysfs_root is not None else Path(tempfile.mkdtemp(prefix="sim-"))
+    sim = SimNode(NodeModel(node, scenario, seed, gpus), scenario, root, clock, refresh_s, on_crash)
+    with pynvml.libLoadLock:
+        pynvml.nvmlLib = sim.library
+        pynvml._nvmlGetFunctionPointer_cache.clear()
+    return sim
+
+
+__all__ = ["SimNode", "fault_end", "install"]
