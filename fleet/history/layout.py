@@ -1,0 +1,192 @@
+"""The on-disk contract: tables, day partitions, schemas, atomic writes, tolerant reads.
+
+Every table lives in ``<data_dir>/<table>/date=YYYY-MM-DD/*.parquet`` (UTC days). A
+file is written to a hidden temporary name in the same folder, fsynced and renamed
+over its final name, so a reader (or a crash) only ever sees complete files. Readers
+take ``*.parquet`` and nothing else, so temporaries are never read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+log = logging.getLogger(__name__)
+
+GPU_MINUTES = "gpu_minutes"
+NODE_STATES = "node_states"
+EVENTS = "events"
+COVERAGE = "coverage"
+TABLES = (GPU_MINUTES, NODE_STATES, EVENTS, COVERAGE)
+LOCK_FILE = "recorder.lock"
+TMP_PREFIX = ".tmp-"
+
+TS = pl.Datetime("ms", "UTC")
+SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    GPU_MINUTES: {
+        "ts": TS,
+        "node": pl.String(),
+        "gpu": pl.UInt16(),
+        "uuid": pl.String(),
+        "util_mean": pl.Float32(),
+        "util_max": pl.UInt8(),
+        "sm_active_mean": pl.Float32(),
+        "mem_used_mean_bytes": pl.UInt64(),
+        "power_mean_w": pl.Float32(),
+        "power_max_w": pl.Float32(),
+        "temp_max_c": pl.UInt8(),
+        "verdict": pl.String(),
+        "samples": pl.UInt16(),
+    },
+    NODE_STATES: {
+        "node": pl.String(),
+        "state": pl.String(),
+        "start": TS,
+        "end": TS,
+        "reasons": pl.List(pl.String()),
+    },
+    EVENTS: {
+        "ts": TS,
+        "node": pl.String(),
+        "gpu": pl.UInt16(),
+        "uuid": pl.String(),
+        "kind": pl.String(),
+        "code": pl.Int64(),
+        "detail": pl.String(),
+    },
+    COVERAGE: {"start": TS, "end": TS},
+}
+
+_DAY_DIR = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
+
+
+def empty_frame(table: str) -> pl.DataFrame:
+    """A frame with ``table``'s schema and no rows."""
+    return pl.DataFrame(schema=SCHEMAS[table])
+
+
+def day_of_ms(ms: int) -> date:
+    """The UTC day holding the instant ``ms`` (milliseconds since the epoch)."""
+    return datetime.fromtimestamp(ms / 1000, UTC).date()
+
+
+def day_start_ms(day: date) -> int:
+    """Milliseconds since the epoch at 00:00 UTC of ``day``."""
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) * 1000
+
+
+def partition_dir(data_dir: Path, table: str, day: date) -> Path:
+    """``<data_dir>/<table>/date=YYYY-MM-DD``."""
+    return data_dir / table / f"date={day.isoformat()}"
+
+
+def partition_days(data_dir: Path, table: str) -> list[date]:
+    """The days that have a partition folder for ``table``, oldest first."""
+    root = data_dir / table
+    if not root.is_dir():
+        return []
+    days = []
+    for child in root.iterdir():
+        match = _DAY_DIR.match(child.name)
+        if match and child.is_dir():
+            days.append(date.fromisoformat(match.group(1)))
+    return sorted(days)
+
+
+def days_between(first: date, last: date) -> Iterator[date]:
+    """Every day from ``first`` to ``last`` inclusive."""
+    day = first
+    while day <= last:
+        yield day
+        day += timedelta(days=1)
+
+
+def partition_files(data_dir: Path, table: str, days: list[date] | None = None) -> list[Path]:
+    """Complete parquet files of ``table`` (of ``days`` when given), in time order."""
+    wanted = partition_days(data_dir, table) if days is None else days
+    files: list[Path] = []
+    for day in wanted:
+        folder = partition_dir(data_dir, table, day)
+        if folder.is_dir():
+            files.extend(sorted(folder.glob("[!.]*.parquet")))
+    return files
+
+
+def read_file(path: Path, table: str) -> pl.DataFrame | None:
+    """Read one partition file in the table's schema; None (and a warning) if unreadable."""
+    try:
+        frame = pl.read_parquet(path, missing_columns="insert")
+        return frame.select(
+            pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype).alias(name)
+            for name, dtype in SCHEMAS[table].items()
+        )
+    except Exception as exc:  # polars raises several types for damaged files
+        log.warning("skipping unreadable history file %s: %s", path, exc)
+        return None
+
+
+def read_table(data_dir: Path, table: str, days: list[date] | None = None) -> pl.DataFrame:
+    """Every readable row of ``table`` (of ``days`` when given); damaged files are skipped."""
+    frames = [
+        frame
+        for path in partition_files(data_dir, table, days)
+        if (frame := read_file(path, table)) is not None
+    ]
+    return pl.concat(frames) if frames else empty_frame(table)
+
+
+def write_atomic(path: Path, frame: pl.DataFrame) -> None:
+    """Write ``frame`` to ``path``: temporary file, fsync, rename, fsync of the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}")
+    try:
+        with open(tmp, "wb") as handle:
+            frame.write_parquet(handle, compression="zstd", statistics=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    # The rename is durable only once the folder's entry is on disk.
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_temporaries(data_dir: Path) -> int:
+    """Delete temporaries a killed writer left behind; returns how many were removed."""
+    removed = 0
+    for table in TABLES:
+        for tmp in (data_dir / table).glob(f"date=*/{TMP_PREFIX}*"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed += 1
+    return removed
+
+
+def delete_partitions_before(
+    data_dir: Path, table: str, first_kept: date, keep: frozenset[date] = frozenset()
+) -> list[date]:
+    """Delete ``table``'s day partitions older than ``first_kept`` (except ``keep``)."""
+    deleted = []
+    for day in partition_days(data_dir, table):
+        if day < first_kept and day not in keep:
+            shutil.rmtree(partition_dir(data_dir, table, day), ignore_errors=True)
+            deleted.append(day)
+    return deleted

@@ -1,0 +1,246 @@
+"""``HistoryRecorder``: the fleet's memory, in RAM (ring, minute series) and on disk.
+
+Once per tick :meth:`HistoryRecorder.record` adds one columnar frame to the ring and
+folds it into the minute's sums; a minute boundary turns the sums into
+``gpu_minutes`` rows. Node transitions, events and coverage are written every
+``flush_interval_s``. With no data directory, or when another process holds the
+directory's lock, everything works in memory and nothing is written.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+from fleet.config.history_section import HistorySection
+from fleet.facade import GpuSeries, UtilizationPoint
+from fleet.history import events as event_rows
+from fleet.history.coverage import CoverageBook
+from fleet.history.layout import (
+    EVENTS,
+    GPU_MINUTES,
+    NODE_STATES,
+    TABLES,
+    day_of_ms,
+    delete_partitions_before,
+    remove_temporaries,
+)
+from fleet.history.lock import RecorderLock
+from fleet.history.reader import load_coverage, load_intervals, load_state_files, recent_days
+from fleet.history.ring import U8_NULL, GpuRegistry, SampleRing, TickFrame, tick_frame
+from fleet.history.rollup import MinuteAccumulator
+from fleet.history.series import MINUTE_MS, FleetMinuteSeries
+from fleet.history.states import KEEP_CLOSED_DAYS, NodeStateBook, StateInterval
+from fleet.history.store import HistoryStore
+from fleet.model import EventRecord, FleetSnapshot, UtilizationSummary
+
+log = logging.getLogger(__name__)
+
+
+def session_name(started: float) -> str:
+    """A file-name-safe, sortable, unique name for one recording session."""
+    stamp = datetime.fromtimestamp(started, UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}Z-{secrets.token_hex(3)}"
+
+
+class HistoryRecorder:
+    """Records snapshots into a ring, minute rollups and (when it may) the data directory."""
+
+    def __init__(
+        self,
+        data_dir: Path | None,
+        config: HistorySection,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.data_dir = data_dir
+        self.config = config
+        self._clock = clock
+        self.session = session_name(clock())
+        self.recording = False
+        self.lock_holder_message = ""
+        self.registry = GpuRegistry()
+        self.ring = SampleRing(config.ring_minutes)
+        self.series = FleetMinuteSeries(config.series_days * 86400)
+        self.states = NodeStateBook(session_file=f"{self.session}.parquet")
+        self.coverage = CoverageBook(f"{self.session}.parquet", config.coverage_gap_s)
+        self._minute = MinuteAccumulator()
+        self._events: list[EventRecord] = []
+        self._latest_util: float | None = None
+        self._last_t: float | None = None  # time of the latest snapshot
+        self._last_persist = float("-inf")
+        self._day: date | None = None
+        self._lock: RecorderLock | None = None
+        self._store: HistoryStore | None = None
+        self._closed = False
+        if data_dir is not None:
+            self._open(data_dir, clock())
+
+    # -- opening and resuming -------------------------------------------------------------
+
+    def _open(self, data_dir: Path, now: float) -> None:
+        today = day_of_ms(round(now * 1000))
+        self.series.load(data_dir, recent_days(today, self.config.series_days))
+        lock = RecorderLock(data_dir)
+        if not lock.acquire():
+            holder = lock.holder() or "another process"
+            self.lock_holder_message = (
+                f"another gpufleet is recording into {data_dir} ({holder}); "
+                "this one shows history but does not record"
+            )
+            log.warning("%s", self.lock_holder_message)
+            return
+        self._lock, self.recording = lock, True
+        remove_temporaries(data_dir)
+        self._store = HistoryStore(data_dir, self.session)
+        self._resume(data_dir, today)
+        self._day = today
+        self._apply_retention(today)
+
+    def _resume(self, data_dir: Path, today: date) -> None:
+        first = today - timedelta(days=KEEP_CLOSED_DAYS)
+        self.coverage.earlier = load_coverage(data_dir, first, today + timedelta(days=1))
+        self.states.resume_end_ms = self.coverage.last_end_ms()
+        for relpath, rows in load_state_files(data_dir).items():
+            self.states.adopt(relpath, rows)
+        self.states.forget_before(first)
+
+    def _apply_retention(self, today: date) -> None:
+        assert self.data_dir is not None
+        first_kept = today - timedelta(days=self.config.retention_days)
+        keep = frozenset(self.states.open_days())
+        for table in TABLES:
+            deleted = delete_partitions_before(
+                self.data_dir, table, first_kept, keep if table == NODE_STATES else frozenset()
+            )
+            if deleted:
+                log.info("history retention: deleted %d day(s) of %s", len(deleted), table)
+
+    # -- recording ------------------------------------------------------------------------
+
+    def record(self, snapshot: FleetSnapshot) -> None:
+        """Take in one tick's snapshot (call once per tick, in time order)."""
+        t_ms = round(snapshot.taken_at * 1000)
+        tick = TickFrame(
+            snapshot.taken_at, self.registry.layout_of(snapshot.nodes), tick_frame(snapshot.nodes)
+        )
+        minute_ms = t_ms - t_ms % MINUTE_MS
+        if self._minute.minute_ms is not None and minute_ms > self._minute.minute_ms:
+            self._close_minute()
+        if self._minute.minute_ms is None:
+            self._minute.minute_ms = minute_ms
+        self._minute.add(tick)
+        self.ring.append(tick)
+        util = tick.frame["util"].to_numpy()
+        known = util[util != U8_NULL]
+        self._latest_util = float(known.mean()) if known.size else None
+        self.states.apply(snapshot)
+        self._events.extend(snapshot.new_events)
+        self.coverage.extend(t_ms)
+        self._last_t = snapshot.taken_at
+        if snapshot.taken_at - self._last_persist >= self.config.flush_interval_s:
+            self._persist(snapshot.taken_at)
+
+    def _close_minute(self) -> None:
+        minute_ms = self._minute.minute_ms
+        rows = self._minute.take(self.registry.identities)
+        self._minute.minute_ms = None
+        if minute_ms is None or rows.is_empty():
+            return
+        self.series.add_frame(rows)
+        if self._store is not None:
+            self._store.append(GPU_MINUTES, rows, minute_ms)
+            self._store.write_dirty()
+            self._store.forget_before(minute_ms)
+
+    def _persist(self, now: float) -> None:
+        self._last_persist = now
+        events, self._events = self._events, []
+        state_files = self.states.take_dirty()
+        coverage_files = self.coverage.take_dirty()
+        if self._store is None:
+            return  # in memory only: the books are the history
+        for hour_ms, frame in event_rows.by_hour(events):
+            self._store.append(EVENTS, frame, hour_ms)
+        for relpath, frame in (state_files | coverage_files).items():
+            self._store.write(relpath, frame)
+        self._store.write_dirty()
+        today = day_of_ms(round(now * 1000))
+        if self._day is not None and today != self._day:
+            self._day = today
+            self._store.wait()  # retention must not race a write into an old partition
+            self._apply_retention(today)
+            self.states.forget_before(today - timedelta(days=KEEP_CLOSED_DAYS))
+
+    def flush(self) -> None:
+        """Write everything recorded so far (except the minute in progress) and wait for it."""
+        if self._closed:
+            return
+        if self._last_t is not None:
+            self._persist(self._last_t)
+        if self._store is not None:
+            self._store.wait()
+
+    def close(self) -> None:
+        """Roll up the minute in progress, write everything, release the directory."""
+        if self._closed:
+            return
+        self._close_minute()
+        self.flush()
+        self._closed = True
+        if self._store is not None:
+            self._store.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def utilization_series(self, window_s: float, now: float) -> list[UtilizationPoint]:
+        """Per-minute fleet utilization in ``(now - window_s, now]`` with its rolling mean.
+
+        ``rolling`` at a minute is the sample-weighted mean over ``window_s`` ending there;
+        the minute in progress is the last point.
+        """
+        return self.series.points(window_s, now, self._minute.partial())
+
+    def gpu_series(self, node: str, gpu: int, points: int) -> GpuSeries:
+        """The last ``points`` full-resolution values of one GPU (oldest first)."""
+        key = self.registry.key(node, gpu)
+        if key is None:
+            return GpuSeries(util=(), power_w=(), temp_c=())
+        return GpuSeries(
+            util=self.ring.series(key, "util", points),
+            power_w=self.ring.series(key, "power_w", points),
+            temp_c=self.ring.series(key, "temp_c", points),
+        )
+
+    def utilization_summary(self, now: float) -> UtilizationSummary:
+        """Fleet utilization of the latest tick and its 1-hour and 24-hour averages."""
+        partial = self._minute.partial()
+        return UtilizationSummary(
+            now=self._latest_util,
+            avg_1h=self.series.average(now - 3600, now, partial),
+            avg_24h=self.series.average(now - 86400, now, partial),
+        )
+
+    def sla_inputs(
+        self, first: date, last: date
+    ) -> tuple[list[tuple[int, int]], list[StateInterval]]:
+        """Coverage spans and state intervals for an SLA period from ``first`` to ``last``.
+
+        From memory while this recorder records (or has no directory); from disk when
+        another process records, since its books are the ones that are complete.
+        """
+        if self.data_dir is None or self.recording:
+            return self.coverage.all_spans(), self.states.intervals()
+        spans = load_coverage(self.data_dir, first, last)
+        return spans, load_intervals(self.data_dir, last)
+
+    def ring_bytes_per_sample(self) -> float:
+        """Memory held per full-resolution GPU-sample in the ring."""
+        samples = self.ring.samples()
+        return self.ring.nbytes() / samples if samples else 0.0

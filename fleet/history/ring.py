@@ -1,0 +1,165 @@
+"""Full-resolution samples: one narrow columnar frame per tick in a bounded ring.
+
+A tick's GPU values are pulled out of the snapshot one column at a time into numpy
+arrays of the narrowest dtype that holds them, and wrapped in one polars frame; the
+GPUs' identities live once in a shared :class:`Layout`, not in every row. A value
+that could not be read is kept as a sentinel (255 for uint8 columns, NaN for floats,
+``MEM_NULL`` for memory) so a tick costs no validity bookkeeping.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from fleet.model import VERDICT_RANK, VERDICTS, GpuSnapshot, NodeSnapshot
+
+U8_NULL = 255
+MEM_NULL = np.iinfo(np.uint32).max
+MIB = 1 << 20
+# A verdict is stored as its severity rank, so the worst verdict of a set is the maximum.
+VERDICT_OF_RANK: dict[int, str] = {VERDICT_RANK[v]: v for v in VERDICTS}
+
+
+@dataclass(frozen=True, slots=True)
+class GpuIdentity:
+    """Who a GPU row belongs to."""
+
+    node: str
+    gpu: int
+    uuid: str
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The GPUs of a tick in row order, as keys into the :class:`GpuRegistry`."""
+
+    signature: tuple[tuple[str, int], ...]
+    keys: np.ndarray
+    contiguous: bool  # keys are exactly 0..n-1, so accumulators can use a slice
+
+    def row_of(self, key: int) -> int | None:
+        """The row of GPU ``key`` in frames of this layout, or None."""
+        if self.contiguous:
+            return key if key < len(self.keys) else None
+        hits = np.flatnonzero(self.keys == key)
+        return int(hits[0]) if hits.size else None
+
+
+class GpuRegistry:
+    """Stable small integer keys for (node, GPU index), assigned on first sight."""
+
+    def __init__(self) -> None:
+        self.identities: list[GpuIdentity] = []
+        self._keys: dict[tuple[str, int], int] = {}
+        self._layout: Layout | None = None
+
+    def key(self, node: str, gpu: int) -> int | None:
+        """The key of ``node``'s GPU ``gpu``, or None if never seen."""
+        return self._keys.get((node, gpu))
+
+    def layout_of(self, nodes: Sequence[NodeSnapshot]) -> Layout:
+        """The layout of a tick; reused while the fleet's shape does not change."""
+        signature = tuple((n.name, len(n.gpus)) for n in nodes)
+        if self._layout is not None and self._layout.signature == signature:
+            return self._layout
+        keys = np.fromiter(
+            (self._key_for(n.name, g) for n in nodes for g in n.gpus), dtype=np.uint32
+        )
+        contiguous = bool(np.array_equal(keys, np.arange(len(keys), dtype=np.uint32)))
+        self._layout = Layout(signature, keys, contiguous)
+        return self._layout
+
+    def _key_for(self, node: str, gpu: GpuSnapshot) -> int:
+        slot = (node, gpu.index)
+        key = self._keys.get(slot)
+        if key is None:
+            key = self._keys[slot] = len(self.identities)
+            self.identities.append(GpuIdentity(node, gpu.index, gpu.uuid))
+        elif self.identities[key].uuid != gpu.uuid:  # the GPU in that slot was swapped
+            self.identities[key] = GpuIdentity(node, gpu.index, gpu.uuid)
+        return key
+
+
+def _floats(values: list[float | int | None]) -> np.ndarray:
+    # numpy turns None into NaN for a float array, which is exactly the sentinel we want.
+    return np.array(values, dtype=np.float64)
+
+
+def _u8(values: np.ndarray) -> np.ndarray:
+    out = np.full(values.shape, U8_NULL, dtype=np.uint8)
+    known = ~np.isnan(values)
+    out[known] = np.clip(np.rint(values[known]), 0, U8_NULL - 1)
+    return out
+
+
+def tick_frame(nodes: Sequence[NodeSnapshot]) -> pl.DataFrame:
+    """One frame with a row per GPU of ``nodes`` (in node, then GPU order), narrow dtypes."""
+    gpus = [g for n in nodes for g in n.gpus]
+    mem = _floats([g.mem_used_bytes for g in gpus]) / MIB
+    mem_mib = np.full(mem.shape, MEM_NULL, dtype=np.uint32)
+    known = ~np.isnan(mem)
+    mem_mib[known] = np.rint(mem[known])
+    return pl.DataFrame(
+        {
+            "util": _u8(_floats([g.util_gpu for g in gpus])),
+            "sm_active": _floats([g.sm_active for g in gpus]).astype(np.float32),
+            "mem_mib": mem_mib,
+            "power_w": _floats([g.power_w for g in gpus]).astype(np.float32),
+            "temp_c": _u8(_floats([g.temp_c for g in gpus])),
+            "verdict": np.array([VERDICT_RANK[g.verdict] for g in gpus], dtype=np.uint8),
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TickFrame:
+    """The samples of one tick: when, whose rows, and the values."""
+
+    t: float
+    layout: Layout
+    frame: pl.DataFrame
+
+
+class SampleRing:
+    """The last ``minutes`` of tick frames, oldest first."""
+
+    def __init__(self, minutes: float) -> None:
+        self.span_s = minutes * 60.0
+        self.ticks: deque[TickFrame] = deque()
+
+    def append(self, tick: TickFrame) -> None:
+        """Add a tick and drop the ones older than the ring's span."""
+        self.ticks.append(tick)
+        horizon = tick.t - self.span_s
+        while self.ticks and self.ticks[0].t < horizon:
+            self.ticks.popleft()
+
+    def nbytes(self) -> int:
+        """Memory held by the sample values (the frames' buffers)."""
+        return sum(int(t.frame.estimated_size()) for t in self.ticks)
+
+    def samples(self) -> int:
+        """GPU-samples held."""
+        return sum(t.frame.height for t in self.ticks)
+
+    def series(self, key: int, column: str, points: int) -> tuple[float | None, ...]:
+        """The last ``points`` values of GPU ``key``'s ``column`` (sentinels become None)."""
+        values: list[float | None] = []
+        for tick in list(self.ticks)[-points:]:
+            row = tick.layout.row_of(key)
+            values.append(None if row is None else _plain(tick.frame[column][row], column))
+        return tuple(values)
+
+
+def _plain(value: float | int, column: str) -> float | None:
+    if column in ("util", "temp_c") and value == U8_NULL:
+        return None
+    if column == "mem_mib" and value == MEM_NULL:
+        return None
+    as_float = float(value)
+    return None if as_float != as_float else as_float  # NaN is the float sentinel
