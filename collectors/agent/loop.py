@@ -12,9 +12,33 @@ import threading
 import time
 from typing import Optional
 
+try:  # typing.Protocol is 3.8+, but keep the agent importable by any python3 for --help
+    from typing import Protocol
+except ImportError:  # pragma: no cover
+    Protocol = object  # type: ignore[assignment]
+
 from collectors.agent import wire
 from collectors.agent.events import EventWatcher
 from collectors.agent.sampler import NodeSampler
+
+
+class Clock(Protocol):
+    """What the loop needs of time: the real clock, or one a test moves."""
+
+    stop_event: threading.Event
+    reason: str
+
+    def time(self) -> float:
+        """Seconds since the epoch (timestamps)."""
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never jumps (the schedule)."""
+
+    def wait_until(self, deadline: float) -> bool:
+        """Wait until ``deadline`` (monotonic); True when stopped."""
+
+    def stop(self, reason: str) -> None:
+        """End the loop at its next wait."""
 
 
 class RealClock:
@@ -53,7 +77,7 @@ class Agent:
         self,
         writer: wire.Writer,
         sampler: NodeSampler,
-        clock: RealClock,
+        clock: Clock,
         interval: float,
         slow_interval: float,
         events: Optional[EventWatcher] = None,

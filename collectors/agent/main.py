@@ -17,7 +17,7 @@ from collectors.agent.cli import Options, parse_args
 from collectors.agent.events import EventWatcher
 from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, NIC_FIELDS, PORT_FIELDS
 from collectors.agent.gpus import Gpu, open_gpus, system_versions
-from collectors.agent.loop import Agent, RealClock
+from collectors.agent.loop import Agent, Clock, RealClock
 from collectors.agent.nvmlcall import error_name
 from collectors.agent.sampler import NodeSampler
 from collectors.agent.sysfs import discover_nics, discover_ports
@@ -42,7 +42,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
 
 
-def _handle_signals(clock: RealClock) -> None:
+def _handle_signals(clock: Clock) -> None:
     def stop(signum: int, frame: Any) -> None:
         clock.stop(signal.Signals(signum).name)
 
@@ -76,9 +76,7 @@ def _start_sim(options: Options) -> Any:
     return node
 
 
-def run(
-    options: Options, writer: wire.Writer, clock: RealClock, inline_events: bool = False
-) -> int:
+def run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool = False) -> int:
     """Send hello, sample until stopped, send bye; returns the exit code.
 
     With ``inline_events`` NVML events are drained after each sample instead of by a
@@ -91,7 +89,7 @@ def run(
         return 0
 
 
-def _run(options: Options, writer: wire.Writer, clock: RealClock, inline_events: bool) -> int:
+def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool) -> int:
     nvml_error = _init_nvml()
     gpus: List[Gpu] = []
     if nvml_error is None:
@@ -144,7 +142,7 @@ def _nvml_hint(exc: BaseException) -> str:
     return "NVML unavailable (%s): no GPU data from this node; ports still stream" % exc
 
 
-def _hello(options: Options, sampler: NodeSampler, clock: RealClock, nvml: bool) -> wire.Message:
+def _hello(options: Options, sampler: NodeSampler, clock: Clock, nvml: bool) -> wire.Message:
     versions = system_versions() if nvml else {"driver": None, "cuda": None, "nvml": None}
     return wire.hello(
         clock.time(),

@@ -1,0 +1,149 @@
+"""Run the real agent in-process against the simulated NVML node on a clock the test moves.
+
+The sim's clock is the agent's clock: each wait of the agent jumps simulated time to
+the next sample and ticks the node (sysfs rewritten, event waiters woken), so a
+minute of node life takes a fraction of a second and nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from collectors import sim
+from collectors.agent.cli import parse_args
+from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, PORT_FIELDS
+from collectors.agent.main import run
+from collectors.agent.wire import Writer
+from collectors.protocol import Bye, Error, Event, Hello, Message, Sample, decode_line
+
+WALL_START = 1_800_000_000.0
+
+
+class SimClock:
+    """The agent's clock and the sim's clock in one; waits return at once."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.stop_event = threading.Event()
+        self.reason = ""
+        self.node: sim.SimNode | None = None
+
+    def time(self) -> float:
+        return WALL_START + self.t
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def elapsed(self) -> float:
+        return self.t
+
+    def wait_until(self, deadline: float) -> bool:
+        self.t = max(self.t, deadline)
+        if self.node is not None:
+            self.node.tick()
+        return self.stop_event.is_set()
+
+    def stop(self, reason: str) -> None:
+        self.reason = self.reason or reason
+        self.stop_event.set()
+
+
+@dataclass
+class Run:
+    """What a controller would have received from one agent session."""
+
+    lines: list[bytes]
+    messages: list[Message] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.messages = [decode_line(line) for line in self.lines]
+
+    @property
+    def hello(self) -> Hello:
+        first = self.messages[0]
+        assert isinstance(first, Hello)
+        return first
+
+    @property
+    def samples(self) -> list[Sample]:
+        return [m for m in self.messages if isinstance(m, Sample)]
+
+    @property
+    def events(self) -> list[Event]:
+        return [m for m in self.messages if isinstance(m, Event)]
+
+    @property
+    def errors(self) -> list[Error]:
+        return [m for m in self.messages if isinstance(m, Error)]
+
+    @property
+    def bye(self) -> Bye:
+        last = self.messages[-1]
+        assert isinstance(last, Bye)
+        return last
+
+    def gpu(self, sample: Sample, index: int, name: str) -> object:
+        row = sample.gpus[index]
+        return None if row is None else row[GPU_FIELDS.index(name)]
+
+    def slow(self, sample: Sample, index: int, name: str) -> object:
+        assert sample.slow is not None, "not a slow sample"
+        row = sample.slow[index]
+        return None if row is None else row[GPU_SLOW_FIELDS.index(name)]
+
+    def port(self, sample: Sample, index: int, name: str) -> object:
+        return sample.ports[index][PORT_FIELDS.index(name)]
+
+
+def run_agent(
+    tmp_path: Path,
+    scenario: str = "",
+    *,
+    node: str = "node-001",
+    samples: int = 10,
+    interval: float = 1.0,
+    slow_interval: float = 5.0,
+    gpus: int = 8,
+) -> Run:
+    """Run the agent for ``samples`` samples on a simulated node and decode its output."""
+    clock = SimClock()
+    installed = sim.install(
+        node,
+        sim.parse_scenario(scenario, "test") if scenario else None,
+        gpus=gpus,
+        sysfs_root=tmp_path / "sys",
+        clock=clock.elapsed,
+        refresh_s=None,
+    )
+    clock.node = installed
+    options = parse_args(
+        [
+            "--interval", str(interval),
+            "--slow-interval", str(slow_interval),
+            "--sysfs-root", str(installed.sysfs_root),
+            "--host", node,
+            "--max-samples", str(samples),
+        ]
+    )  # fmt: skip
+    stream = io.BytesIO()
+    try:
+        code = run(options, Writer(stream), clock, inline_events=True)
+    finally:
+        installed.close()
+    assert code == 0
+    return Run(stream.getvalue().splitlines())
+
+
+@pytest.fixture
+def agent_run(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """``agent_run(scenario_toml, **kw) -> Run`` bound to this test's temp dir."""
+
+    def start(scenario: str = "", **kwargs: object) -> Run:
+        return run_agent(tmp_path, scenario, **kwargs)  # type: ignore[arg-type]
+
+    return start
