@@ -1,0 +1,223 @@
+"""What a loopback node does with an exec request: canned lines or a local process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import os
+import posixpath
+import shlex
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import asyncssh
+
+from collectors.loopback.canned import SampleMaker, hello_line
+from collectors.loopback.node import LoopbackNode
+from collectors.loopback.simulation import Simulation
+from collectors.protocol import MAX_LINE_BYTES
+
+NodeMode = Literal["agent", "canned"]
+_TERMINATE_GRACE = 3.0
+
+
+def is_agent_command(argv: list[str]) -> bool:
+    """Whether the command runs the agent zipapp (``<python> .../agent-<sha>.pyz ...``)."""
+    return len(argv) >= 2 and fnmatch.fnmatch(posixpath.basename(argv[1]), "agent-*.pyz")
+
+
+def _option(argv: list[str], name: str, default: float) -> float:
+    try:
+        return float(argv[argv.index(name) + 1])
+    except (ValueError, IndexError):
+        return default
+
+
+class ExecHandler:
+    """Answers exec requests for every node of a loopback fleet.
+
+    In ``canned`` mode the agent is not started: lines are made in this process at
+    the requested interval (cheap enough for 1,000 nodes). In ``agent`` mode the
+    command runs as a local process in the node's home directory, the agent with the
+    simulator flags appended and any other command (a probe) with the scenario's
+    probe faults in its environment.
+    """
+
+    def __init__(self, mode: NodeMode, gpus: int, simulation: Simulation | None) -> None:
+        self._mode = mode
+        self._gpus = gpus
+        self._simulation = simulation
+        self._running: set[asyncio.Task[Any]] = set()
+
+    async def close(self) -> None:
+        """Cancel every answer still running (their channels are gone or going)."""
+        tasks, self._running = self._running, set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def factory(
+        self, node: LoopbackNode
+    ) -> Callable[[asyncssh.SSHServerProcess[bytes]], Awaitable[None]]:
+        """The ``process_factory`` of ``node``'s listener."""
+
+        async def handle(process: asyncssh.SSHServerProcess[bytes]) -> None:
+            node.execs += 1
+            task = asyncio.current_task()
+            assert task is not None
+            self._running.add(task)
+            try:
+                # The client may go away mid-answer: there is nobody left to tell.
+                with contextlib.suppress(asyncssh.Error, OSError):
+                    await self._handle(node, process)
+            finally:
+                self._running.discard(task)
+
+        return handle
+
+    async def _handle(self, node: LoopbackNode, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        argv = shlex.split(process.command or "")
+        if not argv:
+            process.stderr.write(b"loopback nodes have no interactive shell\n")
+            process.exit(1)
+        elif is_agent_command(argv) and self._mode == "canned":
+            await CannedAgent(node, process, self._gpus, argv).run()
+        elif is_agent_command(argv):
+            argv = self._localise(node, argv)
+            extra = self._simulation.agent_args(node.name) if self._simulation else []
+            await run_local(node, process, [*argv, *extra], env={})
+        elif self._mode == "agent":
+            env = self._simulation.probe_env(node.name) if self._simulation else {}
+            await run_local(node, process, argv, env=env)
+        else:
+            process.stderr.write(b"canned loopback nodes run only the agent\n")
+            process.exit(127)
+
+    @staticmethod
+    def _localise(node: LoopbackNode, argv: list[str]) -> list[str]:
+        # SFTP is jailed in the node's home: an absolute remote path lives under it.
+        script = argv[1]
+        if script.startswith("/"):
+            script = str(node.home / script.lstrip("/"))
+        return [argv[0], script, *argv[2:]]
+
+
+async def run_local(
+    node: LoopbackNode,
+    process: asyncssh.SSHServerProcess[bytes],
+    argv: list[str],
+    env: dict[str, str],
+) -> None:
+    """Run ``argv`` in the node's home, piping its output to the channel.
+
+    The process gets SIGTERM (then SIGKILL) when the channel closes first.
+    """
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=node.home,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "HOME": str(node.home), **env},
+        )
+    except OSError as exc:
+        process.stderr.write(f"{argv[0]}: {exc.strerror}\n".encode())
+        process.exit(127)
+        return
+    assert proc.stdout is not None and proc.stderr is not None
+    pumps: asyncio.Future[object] = asyncio.ensure_future(
+        _pump_all(proc.stdout, proc.stderr, process)
+    )
+    closed: asyncio.Future[object] = asyncio.ensure_future(process.wait_closed())
+    try:
+        done, _ = await asyncio.wait({pumps, closed}, return_when=asyncio.FIRST_COMPLETED)
+        if pumps in done:
+            process.exit(await proc.wait())
+    finally:
+        closed.cancel()
+        await _terminate(proc)
+        pumps.cancel()
+        with contextlib.suppress(asyncio.CancelledError, OSError, asyncssh.Error):
+            await pumps
+
+
+async def _pump_all(
+    stdout: asyncio.StreamReader,
+    stderr: asyncio.StreamReader,
+    process: asyncssh.SSHServerProcess[bytes],
+) -> None:
+    await asyncio.gather(_pump(stdout, process.stdout), _pump(stderr, process.stderr))
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncssh.SSHWriter[bytes]) -> None:
+    while chunk := await reader.read(65536):
+        writer.write(chunk)
+
+
+async def _terminate(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), _TERMINATE_GRACE)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
+class CannedAgent:
+    """A stand-in agent that writes made-up lines, misbehaving as the node is told to."""
+
+    def __init__(
+        self,
+        node: LoopbackNode,
+        process: asyncssh.SSHServerProcess[bytes],
+        gpus: int,
+        argv: list[str],
+    ) -> None:
+        self._node = node
+        self._process = process
+        self._gpus = gpus
+        self._interval = _option(argv, "--interval", 1.0)
+
+    async def run(self) -> None:
+        """Write hello and samples until the channel closes or the behaviour ends it."""
+        behaviour = self._node.behaviour
+        out = self._process.stdout
+        if behaviour.kind == "slow":
+            await asyncio.sleep(behaviour.delay)
+        if behaviour.kind == "silent":
+            await self._process.wait_closed()
+            return
+        out.write(hello_line(self._node.name, self._gpus, time.time(), self._interval))
+        maker = SampleMaker(self._gpus)
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
+        while True:
+            if maker.seq >= behaviour.after_lines and self._misbehave():
+                return
+            if self._process.is_closing():
+                return
+            out.write(maker.line(time.time()))
+            next_at += self._interval
+            await asyncio.sleep(max(0.0, next_at - loop.time()))
+
+    def _misbehave(self) -> bool:
+        kind = self._node.behaviour.kind
+        if kind == "drop":
+            self._node.drop_connections()
+        elif kind == "garbage":
+            self._process.stdout.write(b"Traceback (most recent call last): not protocol\n")
+        elif kind == "long-line":
+            self._process.stdout.write(b"x" * (MAX_LINE_BYTES + 1024))
+        elif kind == "exit":
+            self._process.stderr.write(b"simulated agent crash\n")
+            self._process.exit(3)
+        else:
+            return False
+        return kind != "garbage" and kind != "long-line"

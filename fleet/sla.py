@@ -1,1 +1,0 @@
-"""SLA availability and credits (docs/sla.md)."""
