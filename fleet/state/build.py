@@ -23,6 +23,8 @@ _SLOW_INTS = (
     "nvlink_active",
     "nvlink_total",
 )
+# Port and NIC fields that are states or rates, not counters.
+_NOT_COUNTERS = frozenset(("state", "phys_state", "rate_gbps", "up", "speed_mbps"))
 _SLOW_FLAGS = ("retired_pending", "remap_pending", "remap_failure")
 
 
@@ -69,6 +71,7 @@ def port_snapshot(track: PortTrack, expected_rate: float | None) -> PortSnapshot
     counters = tuple(
         (name, None if value is None else int(value))
         for name, value in zip(names, row or (), strict=False)
+        if name not in _NOT_COUNTERS
     ) + tuple(track.hw.items())
     if track.is_nic:
         rx, tx = track.rate("rx_bytes"), track.rate("tx_bytes")

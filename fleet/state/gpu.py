@@ -14,7 +14,6 @@ from fleet.model import GpuSnapshot, Verdict
 from fleet.state.layout import FieldIndex, Row, pick, pick_flag, pick_int
 from fleet.xid import describe
 
-_MIB = 1 << 20
 _LINK_CRC = (NVLINK_FIELDS.index("crc_flit"), NVLINK_FIELDS.index("crc_data"))
 
 
@@ -22,6 +21,28 @@ def _crc_sum(flit: Value, data: Value) -> int | None:
     if flit is None and data is None:
         return None
     return int(flit or 0) + int(data or 0)
+
+
+def _reset_between(before: Row, after: Row, index: FieldIndex) -> bool:
+    """Do two slow rows show that the GPU was reset (or its driver reloaded) in between?
+
+    Volatile ECC counts go down only at a reset or driver load; a reset applies pending
+    remaps and performs the requested recovery action; links retrain after a reset.
+    """
+    for name in ("ecc_unc_vol", "ecc_corr_vol"):
+        old, new = pick_int(before, index[name]), pick_int(after, index[name])
+        if old is not None and new is not None and new < old:
+            return True
+    for name in ("remap_pending", "recovery_action"):
+        old, new = pick_int(before, index[name]), pick_int(after, index[name])
+        if old and new == 0:
+            return True
+    total = pick_int(after, index["nvlink_total"])
+    old_active = pick_int(before, index["nvlink_active"])
+    new_active = pick_int(after, index["nvlink_active"])
+    return bool(
+        total and old_active is not None and old_active < total and new_active == total
+    )
 
 
 class GpuTrack:
@@ -70,11 +91,14 @@ class GpuTrack:
         self.session_started = at
         self.dirty = True
 
-    def apply_fast(self, row: Row | None, lost: bool, clock_index: int | None) -> None:
+    def apply_fast(
+        self, row: Row | None, lost: bool, clock_index: int | None, received: float
+    ) -> None:
         """Take one tick's fast row (None for a lost GPU)."""
         facts = self.facts
         self.fast = row
         self.errors = ()
+        was_lost = facts.lost and facts.sampled
         facts.sampled = True
         facts.lost = lost
         if lost:
@@ -82,23 +106,33 @@ class GpuTrack:
         else:
             facts.clock_reasons = pick_int(row, clock_index)
             if self.session_started is not None:
-                self._clear_reset_xids(self.session_started)
+                # A new agent session with this GPU answering: it was reset or rebooted
+                # (or only the agent restarted: persistent causes re-assert from readings).
+                self.reset_seen(self.session_started, inclusive=True)
+                self.session_started = None
+            elif was_lost:
+                self.reset_seen(received)  # only a reset brings back a GPU that fell off
         self.dirty = True
 
-    def _clear_reset_xids(self, session_start: float) -> None:
-        # A new agent session with this GPU answering means it was reset or rebooted
-        # (or the agent alone restarted: persistent causes then re-assert from readings).
+    def reset_seen(self, at: float, inclusive: bool = False) -> None:
+        """Evidence that the GPU was reset at ``at``: hardware XIDs and NVLink holds end."""
         self.facts.xids = {
             code: mark
             for code, mark in self.facts.xids.items()
-            if describe(code).xid_class != "hardware" or mark.last_at > session_start
+            if describe(code).xid_class != "hardware"
+            or mark.last_at > at
+            or (mark.last_at == at and not inclusive)
         }
-        self.session_started = None
+        error_at = self.facts.nvlink_error_at
+        if error_at is not None and error_at < at:
+            self.facts.nvlink_error_at = None
 
     def apply_slow(self, row: Row | None, t: float, received: float, index: FieldIndex) -> None:
         """Take one slow tick: reliability state and NVLink counters."""
         if row is None:
             return
+        if self.slow is not None and _reset_between(self.slow, row, index):
+            self.reset_seen(received)
         self.slow = row
         facts = self.facts
         facts.ecc_unc_vol = pick_int(row, index["ecc_unc_vol"])

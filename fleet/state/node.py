@@ -122,7 +122,7 @@ class NodeTrack:
         n_rows = len(rows)
         for i, track in enumerate(self.gpus):
             row = rows[i] if i < n_rows else None
-            track.apply_fast(row, row is None or i in lost, clock)
+            track.apply_fast(row, row is None or i in lost, clock, received)
         for key, fields in sample.errs.items():
             track_at = self._gpu_at(key)
             if track_at is not None:
