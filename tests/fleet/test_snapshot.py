@@ -1,0 +1,142 @@
+"""Snapshots: reuse of unchanged objects, transitions and events reported exactly once."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fleet.config.health_section import HealthSection
+from fleet.state import FleetState, NodeSpec
+from tests.fleet.feed import NodeFeed, start
+
+
+def two_nodes() -> tuple[FleetState, NodeFeed, NodeFeed]:
+    a, b = NodeFeed("gpu-001"), NodeFeed("gpu-002")
+    state = FleetState([NodeSpec(a.name), NodeSpec(b.name)], HealthSection())
+    start(state, a)
+    start(state, b)
+    return state, a, b
+
+
+def test_unchanged_nodes_reuse_their_snapshot_objects() -> None:
+    state, a, _b = two_nodes()
+    first = state.snapshot(a.t)
+    state.ingest(a.sample())
+    second = state.snapshot(a.t)
+    assert second.nodes[1] is first.nodes[1]  # gpu-002 sent nothing
+    assert second.nodes[0] is not first.nodes[0]
+    third = state.snapshot(a.t + 0.5)
+    assert third.nodes is second.nodes  # nothing changed at all
+
+
+def test_first_snapshot_reports_every_nodes_initial_state_once() -> None:
+    state, a, _ = two_nodes()
+    first = state.snapshot(a.t)
+    assert [(t.node, t.state) for t in first.transitions] == [("gpu-001", "up"), ("gpu-002", "up")]
+    assert state.snapshot(a.t).transitions == ()
+
+
+def test_a_transition_carries_its_evidence_and_appears_once() -> None:
+    state, a, _ = two_nodes()
+    state.snapshot(a.t)
+    state.ingest(a.event("xid", gpu=1, code=79))
+    a.lost.add(1)
+    state.ingest(a.sample())
+    broken = state.snapshot(a.t)
+    assert len(broken.transitions) == 1
+    transition = broken.transitions[0]
+    assert (transition.node, transition.state, transition.at) == ("gpu-001", "broken", a.t)
+    assert "GPU 1: GPU lost (NVMLError_GpuIsLost); XID 79: GPU has fallen off the bus" in (
+        transition.reasons
+    )
+    state.ingest(a.sample())
+    again = state.snapshot(a.t)
+    assert again.transitions == ()
+    node = again.node("gpu-001")
+    assert node is not None and node.state_since == transition.at
+
+
+def test_new_events_appear_exactly_once_and_stay_in_node_history() -> None:
+    state, a, _ = two_nodes()
+    state.ingest(a.event("xid", gpu=2, code=31))
+    state.ingest(a.error("NVMLError_Unknown", "temperature read failed"))
+    snap = state.snapshot(a.t)
+    assert [(e.kind, e.code, e.detail) for e in snap.new_events] == [
+        ("xid", 31, "XID 31: GPU memory page fault"),
+        ("agent_error", None, "NVMLError_Unknown: temperature read failed"),
+    ]
+    assert snap.new_events[0].uuid == "GPU-gpu-001-2"
+    assert state.snapshot(a.t).new_events == ()
+    node = state.snapshot(a.t).node("gpu-001")
+    assert node is not None and len(node.events) == 2
+
+
+def test_event_history_is_bounded() -> None:
+    feed = NodeFeed()
+    state = FleetState([NodeSpec(feed.name)], HealthSection(), event_history=3)
+    start(state, feed)
+    for code in (13, 31, 43, 45, 68):
+        state.ingest(feed.event("xid", gpu=0, code=code))
+    node = state.snapshot(feed.t).node(feed.name)
+    assert node is not None and [e.code for e in node.events] == [43, 45, 68]
+
+
+def test_unchanged_gpus_keep_their_objects_while_a_hold_is_running() -> None:
+    state, a, _ = two_nodes()
+    state.ingest(a.event("xid", gpu=0, code=13))
+    first = state.snapshot(a.t).nodes[0]
+    # No new data, but a hold is pending: the node is not rebuilt before the hold ends.
+    assert state.snapshot(a.t + 1.0).nodes[0] is first
+
+
+def test_unknown_node_is_adopted() -> None:
+    state, a, _ = two_nodes()
+    stranger = NodeFeed("gpu-999")
+    start(state, stranger)
+    names = [n.name for n in state.snapshot(a.t).nodes]
+    assert names == ["gpu-001", "gpu-002", "gpu-999"]
+
+
+def test_sample_before_hello_is_ignored_for_that_node_only() -> None:
+    state, a, _b = two_nodes()
+    fresh = NodeFeed("gpu-003")
+    state.ingest(fresh.sample())
+    snap = state.snapshot(a.t)
+    node = snap.node("gpu-003")
+    assert node is not None and node.state == "unreachable"
+    assert snap.node("gpu-001") is not None and snap.nodes[0].state == "up"
+
+
+def test_utilization_now_is_the_mean_over_gpus() -> None:
+    state, a, _b = two_nodes()
+    for f in a.fast:
+        f["util_gpu"] = 100
+    state.ingest(a.sample())
+    assert state.snapshot(a.t).utilization.now == 75.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 1_000), st.integers(0, 70_000), st.floats(0.1, 20.0, allow_nan=False)
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_published_rates_are_never_negative(steps: list[tuple[int, int, float]]) -> None:
+    feed = NodeFeed(gpus=1, ports=1)
+    state = FleetState([NodeSpec(feed.name, expected_gpus=1)], HealthSection())
+    start(state, feed, samples=1)
+    for crc, symbols, advance in steps:
+        feed.links[0][0][3] = crc
+        feed.slow[0]["nvlink_crc_flit"] = crc
+        feed.ports[0]["symbol_error"] = min(symbols, 65_535)
+        feed.ports[0]["port_xmit_data"] = symbols * 7
+        state.ingest(feed.sample(advance=advance))
+        node = state.snapshot(feed.t).nodes[0]
+        port, gpu = node.ports[0], node.gpus[0]
+        for rate in (port.symbol_error_rate, port.tx_bytes_per_s, gpu.nvlink_crc_rate):
+            assert rate is None or rate >= 0
+        assert port.link_downed_delta >= 0
