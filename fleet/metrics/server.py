@@ -1,0 +1,227 @@
+"""A small asyncio HTTP/1.1 server for ``/metrics``, ``/-/ready`` and ``/-/healthy``.
+
+Why not prometheus_client's ``start_http_server``: it runs a thread-per-request
+``ThreadingHTTPServer`` that renders through ``generate_latest`` (the slow path),
+and it cannot be stopped and awaited with the rest of an asyncio program. This
+server lives on the runtime's event loop, binds port 0 for tests, closes every
+client connection on :meth:`MetricsServer.stop`, and renders (and gzips) in a
+worker thread so a large scrape does not stall the SSH streams. It speaks just
+enough HTTP for Prometheus, curl and a browser: GET and HEAD, keep-alive, no
+request bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import logging
+from collections.abc import Callable, Sequence
+
+from fleet.metrics.addr import DEFAULT_METRICS_ADDR, parse_addr
+from fleet.metrics.text import CONTENT_TYPE
+
+log = logging.getLogger(__name__)
+
+HEADER_LIMIT = 16 * 1024  # bytes of request line and headers; a scraper sends a few hundred
+IDLE_TIMEOUT_S = 75.0  # keep-alive connections idle longer than this are closed
+GZIP_LEVEL = 1  # level 6 costs ~5x the time for ~20% smaller bodies on exposition text
+TEXT = "text/plain; charset=utf-8"
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}
+REASONS |= {431: "Request Header Fields Too Large", 500: "Internal Server Error"}
+REASONS |= {503: "Service Unavailable"}
+
+
+class _Request:
+    __slots__ = ("headers", "method", "path", "version")
+
+    def __init__(self, method: str, path: str, version: str, headers: dict[str, str]) -> None:
+        self.method, self.path, self.version, self.headers = method, path, version, headers
+
+    @property
+    def keep_alive(self) -> bool:
+        connection = self.headers.get("connection", "").lower()
+        if self.version == "HTTP/1.0":
+            return connection == "keep-alive"
+        return connection != "close"
+
+    @property
+    def wants_gzip(self) -> bool:
+        accepted = self.headers.get("accept-encoding", "")
+        return any(part.split(";")[0].strip().lower() == "gzip" for part in accepted.split(","))
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class MetricsServer:
+    """Serves the exposition that ``render`` returns, on ``addr``.
+
+    Args:
+        addr: ``host:port`` to listen on; loopback by default, port 0 for any free port.
+        render: builds the ``/metrics`` body (called in a worker thread).
+        ready: whether ``/-/ready`` answers 200 (every node tried) or 503.
+        gzip: compress ``/metrics`` when the client's Accept-Encoding allows gzip.
+        on_stop: called once when the server stops (e.g. to unsubscribe from a runtime).
+    """
+
+    def __init__(
+        self,
+        addr: str = DEFAULT_METRICS_ADDR,
+        *,
+        render: Callable[[], bytes],
+        ready: Callable[[], bool] = lambda: True,
+        gzip: bool = True,
+        on_stop: Sequence[Callable[[], None]] = (),
+    ) -> None:
+        self.host, self.port = parse_addr(addr)
+        self._render = render
+        self._ready = ready
+        self._gzip = gzip
+        self._on_stop = tuple(on_stop)
+        self._server: asyncio.Server | None = None
+        self._clients: set[asyncio.Task[None]] = set()
+
+    @property
+    def bound_port(self) -> int:
+        """The port actually listened on (the chosen one when ``addr`` said port 0)."""
+        if self._server is None or not self._server.sockets:
+            raise RuntimeError("the metrics server is not started")
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the running server (IPv6 hosts in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.bound_port}"
+
+    async def start(self) -> None:
+        """Listen. Raises OSError when the address is taken or not local."""
+        self._server = await asyncio.start_server(
+            self._serve_client, self.host, self.port, limit=HEADER_LIMIT
+        )
+        log.info("metrics endpoint listening url=%s/metrics", self.url)
+
+    async def stop(self) -> None:
+        """Stop listening, close every client connection and run the ``on_stop`` hooks."""
+        if self._server is None:
+            return
+        self._server.close()
+        clients = tuple(self._clients)
+        for task in clients:
+            task.cancel()
+        await asyncio.gather(*clients, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+        for hook in self._on_stop:
+            hook()
+
+    async def _serve_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._clients.add(task)
+        try:
+            await self._serve_requests(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass  # the client went away or idled out: nothing to answer
+        finally:
+            self._clients.discard(task)
+            writer.close()
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                await writer.wait_closed()
+
+    async def _serve_requests(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        while True:
+            try:
+                async with asyncio.timeout(IDLE_TIMEOUT_S):
+                    head = await reader.readuntil(b"\r\n\r\n")
+                request = _parse(head)
+            except asyncio.LimitOverrunError:
+                await _respond(writer, 431, b"request headers too large\n", TEXT, False)
+                return
+            except _BadRequest as bad:
+                await _respond(writer, bad.status, b"bad request\n", TEXT, False)
+                return
+            await self._answer(request, writer)
+            if not request.keep_alive:
+                return
+
+    async def _answer(self, request: _Request, writer: asyncio.StreamWriter) -> None:
+        head_only = request.method == "HEAD"
+        path = request.path.split("?", 1)[0]
+        if path == "/metrics":
+            try:
+                body, extra = await self._metrics_body(request)
+            except Exception:  # a rendering bug: say so in the log and to the scraper
+                log.exception("rendering /metrics failed")
+                await _respond(writer, 500, b"rendering the metrics failed\n", TEXT, head_only)
+                return
+            await _respond(writer, 200, body, CONTENT_TYPE, head_only, extra)
+        elif path == "/-/healthy":
+            await _respond(writer, 200, b"gpufleet exporter is healthy\n", TEXT, head_only)
+        elif path == "/-/ready":
+            ready = self._ready()
+            body = b"ready\n" if ready else b"not ready: some nodes were not tried yet\n"
+            await _respond(writer, 200 if ready else 503, body, TEXT, head_only)
+        elif path == "/":
+            body = b"gpufleet exporter: /metrics /-/ready /-/healthy\n"
+            await _respond(writer, 200, body, TEXT, head_only)
+        else:
+            await _respond(writer, 404, b"not found\n", TEXT, head_only)
+
+    async def _metrics_body(self, request: _Request) -> tuple[bytes, dict[str, str]]:
+        compress = self._gzip and request.wants_gzip
+
+        def build() -> bytes:
+            body = self._render()
+            return gzip.compress(body, GZIP_LEVEL) if compress else body
+
+        body = await asyncio.to_thread(build)
+        return body, ({"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if compress else {})
+
+
+def _parse(head: bytes) -> _Request:
+    try:
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, version = lines[0].split(" ")
+    except ValueError:
+        raise _BadRequest(400) from None
+    if not version.startswith("HTTP/1."):
+        raise _BadRequest(400)
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    if method not in ("GET", "HEAD"):
+        raise _BadRequest(405)
+    if headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
+        raise _BadRequest(400)  # GET and HEAD carry no body; reading one is not worth it
+    return _Request(method, target, version, headers)
+
+
+async def _respond(
+    writer: asyncio.StreamWriter,
+    status: int,
+    body: bytes,
+    content_type: str,
+    head_only: bool,
+    extra: dict[str, str] | None = None,
+) -> None:
+    headers = {"Content-Type": content_type, "Content-Length": str(len(body))}
+    if status == 405:
+        headers["Allow"] = "GET, HEAD"
+    headers |= extra or {}
+    lines = [f"HTTP/1.1 {status} {REASONS[status]}"] + [f"{k}: {v}" for k, v in headers.items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    if not head_only:
+        writer.write(body)
+    await writer.drain()

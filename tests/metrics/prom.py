@@ -1,0 +1,99 @@
+"""A real Prometheus server on loopback that scrapes given targets every second."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+PROMETHEUS = "/usr/bin/prometheus"
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (Prometheus cannot be told to pick one)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Prometheus:
+    """A running Prometheus and its HTTP query API."""
+
+    def __init__(self, base: str, process: subprocess.Popen[bytes]) -> None:
+        self.base = base
+        self.process = process
+
+    def _get(self, path: str, **params: str) -> Any:
+        url = f"{self.base}{path}?{urllib.parse.urlencode(params)}"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return json.load(response)
+
+    async def query(self, expr: str) -> list[dict[str, Any]]:
+        """The instant vector ``expr`` evaluates to now."""
+        answer = await asyncio.to_thread(self._get, "/api/v1/query", query=expr)
+        assert answer["status"] == "success", answer
+        result: list[dict[str, Any]] = answer["data"]["result"]
+        return result
+
+    async def wait_for(
+        self, expr: str, done: Callable[[list[dict[str, Any]]], bool], timeout: float = 30.0
+    ) -> list[dict[str, Any]]:
+        """Poll ``expr`` until ``done(result)`` holds; fail with the last result after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        result: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, "prometheus exited"
+            with contextlib.suppress(OSError):  # not listening yet
+                result = await self.query(expr)
+                if done(result):
+                    return result
+            await asyncio.sleep(0.2)  # poll interval, not a synchronisation
+        raise AssertionError(f"{expr}: still {result} after {timeout} s")
+
+
+def _config(targets: list[str]) -> str:
+    quoted = ", ".join(f"'{t}'" for t in targets)
+    return (
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+        "scrape_configs:\n  - job_name: gpufleet\n"
+        f"    static_configs:\n      - targets: [{quoted}]\n"
+    )
+
+
+@contextlib.asynccontextmanager
+async def running_prometheus(targets: list[str], workdir: Path) -> AsyncIterator[Prometheus]:
+    """Start Prometheus scraping ``targets`` (host:port) and stop it on exit."""
+    config = workdir / "prometheus.yml"
+    config.write_text(_config(targets))
+    port = free_port()
+    log = (workdir / "prometheus.log").open("wb")
+    process = subprocess.Popen(
+        [
+            PROMETHEUS,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={workdir / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield Prometheus(f"http://127.0.0.1:{port}", process)
+    finally:
+        process.terminate()
+        try:
+            await asyncio.to_thread(process.wait, 20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            await asyncio.to_thread(process.wait)
+        log.close()
