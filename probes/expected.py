@@ -1,0 +1,108 @@
+"""Expected figures per GPU model: datasheet peaks and the fraction a probe achieves.
+
+``peak`` is NVIDIA's published figure (dense, i.e. without 2:4 sparsity); the
+sources are listed in docs/probes.md. ``achievable`` is our engineering estimate of
+what these probes reach on a healthy GPU (cuBLAS GEMM, a copy kernel, pinned
+memcpy, NCCL ring all-reduce): it is not an NVIDIA figure, and it has not yet been
+measured on hardware by this project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Our estimates of the fraction of peak a healthy GPU reaches in each probe.
+GEMM_FRACTION = 0.70
+HBM_FRACTION = 0.85
+PCIE_FRACTION = 0.80
+NCCL_FRACTION = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedFigure:
+    """What one probe metric should reach on one GPU model."""
+
+    model: str
+    probe: str
+    metric: str
+    peak: float
+    unit: str
+    achievable_fraction: float
+    source: str
+
+    @property
+    def achievable(self) -> float:
+        """The figure a healthy GPU should reach in this probe."""
+        return self.peak * self.achievable_fraction
+
+
+def _model(
+    model: str, bf16: float, tf32: float, hbm_gbs: float, pcie_gbs: float, nvlink_gbs: float | None
+) -> tuple[ExpectedFigure, ...]:
+    """One model's figures; ``nvlink_gbs`` is per-direction NVLink bandwidth per GPU."""
+    sheet = f"NVIDIA {model} datasheet"
+    figures = [
+        ExpectedFigure(model, "gemm", "bf16", bf16, "TFLOPS", GEMM_FRACTION, sheet),
+        ExpectedFigure(model, "gemm", "tf32", tf32, "TFLOPS", GEMM_FRACTION, sheet),
+        ExpectedFigure(model, "hbm", "d2d", hbm_gbs, "GB/s", HBM_FRACTION, sheet),
+        ExpectedFigure(model, "pcie", "h2d", pcie_gbs, "GB/s", PCIE_FRACTION, sheet),
+        ExpectedFigure(model, "pcie", "d2h", pcie_gbs, "GB/s", PCIE_FRACTION, sheet),
+    ]
+    if nvlink_gbs is not None:
+        figures.append(
+            ExpectedFigure(
+                model, "nccl", "allreduce_busbw", nvlink_gbs, "GB/s", NCCL_FRACTION, sheet
+            )
+        )
+    return tuple(figures)
+
+
+# PCIe per direction: Gen5 x16 = 64 GB/s, Gen4 x16 = 32 GB/s (datasheets give both ways summed).
+EXPECTED_FIGURES: tuple[ExpectedFigure, ...] = (
+    *_model("H100 SXM", bf16=989.0, tf32=494.0, hbm_gbs=3350.0, pcie_gbs=64.0, nvlink_gbs=450.0),
+    *_model("H100 PCIe", bf16=756.0, tf32=378.0, hbm_gbs=2000.0, pcie_gbs=64.0, nvlink_gbs=None),
+    *_model("H200", bf16=989.0, tf32=494.0, hbm_gbs=4800.0, pcie_gbs=64.0, nvlink_gbs=450.0),
+    *_model(
+        "A100 80GB SXM", bf16=312.0, tf32=156.0, hbm_gbs=2039.0, pcie_gbs=32.0, nvlink_gbs=300.0
+    ),
+    *_model("B200", bf16=2250.0, tf32=1100.0, hbm_gbs=8000.0, pcie_gbs=64.0, nvlink_gbs=900.0),
+)
+
+
+def model_of(device_name: str | None) -> str | None:
+    """Our model key for a driver-reported name, None when we hold no figures for it.
+
+    ``NVIDIA H100 80GB HBM3`` is the SXM part; NVL and other variants are left out
+    rather than judged against the wrong datasheet.
+    """
+    if not device_name:
+        return None
+    name = device_name.upper()
+    if "NVL" in name:
+        return None
+    if "H100" in name:
+        return (
+            "H100 PCIe"
+            if "PCIE" in name
+            else ("H100 SXM" if "HBM3" in name or "SXM" in name else None)
+        )
+    if "H200" in name:
+        return "H200"
+    if "A100" in name and "SXM" in name and "80GB" in name:
+        return "A100 80GB SXM"
+    if "B200" in name:
+        return "B200"
+    return None
+
+
+def expected_for(
+    model: str | None,
+    probe: str,
+    metric: str,
+    figures: tuple[ExpectedFigure, ...] = EXPECTED_FIGURES,
+) -> ExpectedFigure | None:
+    """The expected figure of ``probe``/``metric`` on ``model``, None when there is none."""
+    for figure in figures:
+        if (figure.model, figure.probe, figure.metric) == (model, probe, metric):
+            return figure
+    return None

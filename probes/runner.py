@@ -1,0 +1,268 @@
+"""Running a probe suite on a node from the controller: ship, start, stream, stop.
+
+One run at a time per node (an ``asyncio.Lock`` per node name). A run opens its own
+SSH connection (the telemetry stream is left alone), uploads ``probes-<sha12>.pyz``
+to the node's cache directory when it is missing, starts it with the node's probe
+Python and streams typed events to a callback. The time limit is enforced twice:
+by the probe (``--timeout``) and here (the limit plus a start-up grace). Cancelling
+or running out of time closes the channel and ends the probe's process group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import asyncssh
+
+from collectors.ssh.connect import HostKeyMismatchError
+from collectors.ssh.upload import ensure_uploaded
+from probes.bundle import ProbeBundle, build_probe_bundle
+from probes.collect import ProgressCallback, RunCollector
+from probes.command import kill_command, probe_command
+from probes.expected import EXPECTED_FIGURES, ExpectedFigure
+from probes.messages import ProbeProtocolError, decode_line
+from probes.report import ProbeReport, Suite
+from probes.verdicts import DEFAULT_SLOW_FRACTION, DEFAULT_STRAGGLER_FRACTION, judge
+
+log = logging.getLogger(__name__)
+MAX_LINE = 1 << 20  # a probe line is a few hundred bytes; anything huge is not ours
+EXIT_NOT_FOUND = 127  # sh: the probe Python does not exist
+
+
+class ProbeTarget(Protocol):
+    """What the runner needs of a node (``collectors.ssh.NodeTarget`` has it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def remote_cache_dir(self) -> str: ...
+
+
+Connector = Callable[[ProbeTarget], Awaitable[asyncssh.SSHClientConnection]]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSettings:
+    """How probes run; built from the ``[probes]`` config table.
+
+    Attributes:
+        python: the Python on the nodes that has torch.
+        python_by_node: per-node overrides of ``python``.
+        timeout_s: the suite's time limit, passed to the probe.
+        startup_grace_s: extra time the runner allows for Python and torch to start.
+        gpus: ``all`` or indices such as ``0,3``.
+        allow_cpu: run on the CPU on a node without GPU (development only).
+        slow_fraction: below this fraction of the expected figure is ``slow``.
+        straggler_fraction: this far below the fleet median is a ``straggler``.
+        expected: expected figures per GPU model.
+    """
+
+    python: str = "python3"
+    python_by_node: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 120.0
+    startup_grace_s: float = 60.0
+    gpus: str = "all"
+    allow_cpu: bool = False
+    slow_fraction: float = DEFAULT_SLOW_FRACTION
+    straggler_fraction: float = DEFAULT_STRAGGLER_FRACTION
+    expected: tuple[ExpectedFigure, ...] = EXPECTED_FIGURES
+
+    def python_for(self, node: str) -> str:
+        """The probe Python of ``node``."""
+        return self.python_by_node.get(node, self.python)
+
+
+@dataclass(eq=False)
+class _ActiveRun:
+    task: asyncio.Task[ProbeReport] | None
+    conn: asyncssh.SSHClientConnection | None = None
+    collector: RunCollector | None = None
+    cancel_requested: bool = False
+
+
+class ProbeRunner:
+    """Runs probe suites on nodes, one run per node at a time.
+
+    Args:
+        connect: opens an SSH connection to a node (e.g. ``collectors.ssh.connect_node``
+            with the fleet's ``SshOptions``); the runner closes it after the run.
+        settings: how probes run.
+        bundle: the probe zipapp; built from ``probes/kernels`` when omitted.
+    """
+
+    def __init__(
+        self,
+        connect: Connector,
+        settings: ProbeSettings | None = None,
+        bundle: ProbeBundle | None = None,
+    ) -> None:
+        self._connect = connect
+        self.settings = settings or ProbeSettings()
+        self.bundle = bundle or build_probe_bundle()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._active: dict[str, _ActiveRun] = {}
+
+    def busy(self, node: str) -> bool:
+        """True while a run on ``node`` is in flight."""
+        return node in self._active
+
+    def cancel(self, node: str) -> bool:
+        """Stop the run in flight on ``node``; its ``run`` returns a ``cancelled`` report.
+
+        Returns:
+            False when nothing was running on ``node``.
+        """
+        active = self._active.get(node)
+        if active is None or active.task is None:
+            return False
+        active.cancel_requested = True
+        active.task.cancel()
+        return True
+
+    async def run(
+        self,
+        target: ProbeTarget,
+        suite: Suite = "quick",
+        on_progress: ProgressCallback | None = None,
+    ) -> ProbeReport:
+        """Run ``suite`` on ``target`` and return its judged report.
+
+        The verdicts judge the node's GPUs against their datasheet and against each
+        other; ``probes.verdicts.judge`` over several reports judges the fleet.
+        Transport failures are a report with status ``error``, never an exception.
+        """
+        lock = self._locks.setdefault(target.name, asyncio.Lock())
+        async with lock:
+            active = _ActiveRun(task=asyncio.current_task())
+            self._active[target.name] = active
+            try:
+                report = await self._run(target, suite, on_progress, active)
+            finally:
+                del self._active[target.name]
+        return self.judge([report])[0]
+
+    def judge(self, reports: Iterable[ProbeReport]) -> tuple[ProbeReport, ...]:
+        """``probes.verdicts.judge`` with this runner's settings."""
+        s = self.settings
+        return judge(
+            list(reports),
+            s.expected,
+            slow_fraction=s.slow_fraction,
+            straggler_fraction=s.straggler_fraction,
+        )
+
+    async def _run(
+        self,
+        target: ProbeTarget,
+        suite: Suite,
+        on_progress: ProgressCallback | None,
+        active: _ActiveRun,
+    ) -> ProbeReport:
+        python = self.settings.python_for(target.name)
+        collector = RunCollector(target.name, suite, python, on_progress)
+        active.collector = collector
+        try:
+            active.conn = await self._connect(target)
+            await self._execute(target, suite, python, collector, active)
+        except asyncio.CancelledError:
+            await self._stop(active)
+            task = asyncio.current_task()
+            if not active.cancel_requested or task is None:
+                raise
+            task.uncancel()
+            collector.fail_run("cancelled", "cancelled", "cancelled by the operator")
+        except (OSError, asyncssh.Error, HostKeyMismatchError) as exc:
+            collector.fail_run("error", "unreachable", f"{target.name}: {_describe(exc)}")
+        finally:
+            if active.conn is not None:
+                active.conn.close()
+        return collector.report()
+
+    async def _execute(
+        self,
+        target: ProbeTarget,
+        suite: Suite,
+        python: str,
+        collector: RunCollector,
+        active: _ActiveRun,
+    ) -> None:
+        assert active.conn is not None
+        path = await ensure_uploaded(
+            active.conn, self.bundle.name, self.bundle.content, target.remote_cache_dir
+        )
+        s = self.settings
+        command = probe_command(python, path, suite, s.timeout_s, s.gpus, s.allow_cpu)
+        process = await active.conn.create_process(command, encoding="utf-8", errors="replace")
+        stderr_tail: deque[str] = deque(maxlen=20)
+        drain = asyncio.create_task(_drain(process.stderr, stderr_tail))
+        limit = s.timeout_s + s.startup_grace_s
+        try:
+            async with asyncio.timeout(limit):
+                await _stream(process.stdout, collector)
+                await process.wait_closed()
+        except TimeoutError:
+            await self._stop(active)
+            collector.fail_run("timeout", "timeout", f"no complete result within {limit:g}s")
+            return
+        finally:
+            drain.cancel()
+        if collector.done is None:
+            collector.fail_run(
+                "error", "exited", _exit_reason(target.name, python, process, stderr_tail)
+            )
+
+    async def _stop(self, active: _ActiveRun) -> None:
+        """End the probe's process group over a second channel, then drop the connection."""
+        conn, collector = active.conn, active.collector
+        if conn is None or collector is None or collector.pid is None:
+            return
+        with contextlib.suppress(OSError, asyncssh.Error, TimeoutError):
+            await asyncio.wait_for(conn.run(kill_command(collector.pid), check=False), 10.0)
+
+
+async def _stream(stdout: asyncssh.SSHReader[str], collector: RunCollector) -> None:
+    """Feed every line to the collector until ``done`` or end of output."""
+    first = True
+    async for line in stdout:
+        text = line.strip()
+        if first and text.isdigit():
+            collector.pid = int(text)  # the shell's `echo $$`: the probe's pid
+            first = False
+            continue
+        first = False
+        if not text or len(text) > MAX_LINE:
+            continue
+        try:
+            collector.accept(decode_line(text))
+        except ProbeProtocolError as exc:
+            # NCCL_DEBUG and some libraries print to stdout; noise is not a finding.
+            log.debug("%s: %s", collector.node, exc)
+        if collector.done is not None:
+            return
+
+
+async def _drain(stderr: asyncssh.SSHReader[str], tail: deque[str]) -> None:
+    async for line in stderr:
+        tail.append(line.rstrip())
+
+
+def _exit_reason(
+    node: str, python: str, process: asyncssh.SSHClientProcess[str], stderr: deque[str]
+) -> str:
+    status = process.exit_status
+    if status == EXIT_NOT_FOUND:
+        return f"probe_python {python!r} was not found on {node}: set [probes] probe_python"
+    last = stderr[-1] if stderr else "no output"
+    return f"probe on {node} exited with status {status} before finishing: {last}"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if str(exc) else text
