@@ -91,7 +91,7 @@ GPUFLEET_LIGHT = Theme(
     },
 )
 
-# Okabe–Ito: black #000000, orange #E69F00, sky blue #56B4E9, bluish green #009E73,
+# Okabe-Ito: black #000000, orange #E69F00, sky blue #56B4E9, bluish green #009E73,
 # yellow #F0E442, blue #0072B2, vermillion #D55E00, reddish purple #CC79A7.
 GPUFLEET_CONTRAST = Theme(
     name="gpufleet-contrast",

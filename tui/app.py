@@ -1,0 +1,212 @@
+"""The gpufleet dashboard app and ``build_app``, the factory the CLI and tests use."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.timer import Timer
+
+from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot
+from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
+from tui.commands import FleetCommands
+from tui.messages import OpenNode, SnapshotArrived
+from tui.screens.export_screen import ExportScreen
+from tui.screens.help_screen import HelpScreen, key_rows
+from tui.screens.main_screen import MainScreen
+from tui.screens.node_screen import NodeScreen
+from tui.theme_store import ThemeStore
+from tui.transitions import TransitionLog
+from tui.widgets.fleet_grid import FleetGrid
+
+# Actions that change something on a node; hidden when the dashboard is read-only.
+NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe"})
+T = TypeVar("T")
+
+
+class GpuFleetApp(App[None]):
+    TITLE = "gpufleet"
+    COMMANDS = App.COMMANDS | {FleetCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e", "export", "Export"),
+        Binding("t", "next_theme", "Theme"),
+        Binding("question_mark", "help", "Keys"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        facade: FleetFacade,
+        *,
+        theme: str | None = None,
+        read_only: bool = False,
+        refresh_s: float = 1.0,
+        state_path: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.facade = facade
+        self.read_only = read_only or facade.read_only
+        self.refresh_s = refresh_s
+        self.theme_store = ThemeStore(state_path)
+        self.transitions = TransitionLog()
+        self.shown: FleetSnapshot | None = None
+        self._pending: FleetSnapshot | None = None
+        self._last_apply = float("-inf")
+        self._unsubscribe: Callable[[], None] | None = None
+        self._timer: Timer | None = None
+        for t in THEMES:
+            self.register_theme(t)
+        self._theme_error = self._pick_theme(theme)
+        self.main = MainScreen(facade)
+        if self.read_only:
+            self.sub_title = "read-only"
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(GPUFLEET_DARK.variables)
+
+    def _pick_theme(self, asked: str | None) -> str | None:
+        """Explicit theme, else the one last chosen, else the default; an error in words."""
+        name = asked or self.theme_store.load() or DEFAULT_THEME
+        if name in self.available_themes:
+            self.theme = name
+            return None
+        self.theme = DEFAULT_THEME
+        return f"Unknown theme {name!r}; using {DEFAULT_THEME}. Themes: {', '.join(THEME_NAMES)}"
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.push_screen(self.main)
+        if self._theme_error:
+            self.notify(self._theme_error, title="Theme", severity="warning")
+        self.theme_changed_signal.subscribe(self, lambda t: self._persist_theme(t.name))
+        self._unsubscribe = self._guard("Subscribe", lambda: self.facade.subscribe(self._deliver))
+        first = self._guard("Latest snapshot", self.facade.latest)
+        if first is not None:
+            self._apply(first)
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    def _guard(self, what: str, call: Callable[[], T]) -> T | None:
+        try:
+            return call()
+        except Exception as exc:  # a facade failure is a notification, never a traceback
+            self.notify(f"{type(exc).__name__}: {exc}", title=what, severity="error")
+            return None
+
+    # -- snapshots ---------------------------------------------------------------------
+    def _deliver(self, snapshot: FleetSnapshot) -> None:
+        """The facade's listener: hand the snapshot to the message loop."""
+        self.post_message(SnapshotArrived(snapshot))
+
+    def on_snapshot_arrived(self, message: SnapshotArrived) -> None:
+        """Apply at most once per refresh_s; a later arrival replaces a waiting one."""
+        self._pending = message.snapshot
+        wait = self._last_apply + self.refresh_s - time.monotonic()
+        if wait <= 0:
+            self._apply_pending()
+        elif self._timer is None:
+            self._timer = self.set_timer(wait, self._apply_pending)
+
+    def _apply_pending(self) -> None:
+        self._timer = None
+        if self._pending is not None:
+            snapshot, self._pending = self._pending, None
+            self._apply(snapshot)
+
+    def _apply(self, snapshot: FleetSnapshot) -> None:
+        self._last_apply = time.monotonic()
+        self.shown = snapshot
+        self.transitions.record(snapshot)
+        self.main.snapshot = snapshot
+        for screen in self.screen_stack:
+            if isinstance(screen, NodeScreen):
+                screen.now = snapshot.taken_at
+                screen.node = snapshot.node(screen.node_name)
+
+    # -- actions -----------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (self.read_only and action in NODE_CHANGING_ACTIONS)
+
+    def on_open_node(self, message: OpenNode) -> None:
+        self.open_node(message.name)
+
+    def open_node(self, name: str) -> None:
+        screen = NodeScreen(self.facade, name, self.transitions.of(name))
+        if self.shown is not None:
+            screen.now = self.shown.taken_at
+            screen.node = self.shown.node(name)
+        self.push_screen(screen)
+
+    def _on_main(self) -> MainScreen:
+        while self.screen is not self.main and len(self.screen_stack) > 2:
+            self.pop_screen()
+        return self.main
+
+    def action_filter(self) -> None:
+        self._on_main().action_filter()
+
+    def action_sort(self) -> None:
+        self._on_main().action_sort()
+
+    def action_window(self) -> None:
+        self._on_main().action_window()
+
+    def action_next_theme(self) -> None:
+        names = list(THEME_NAMES)
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+
+    def _persist_theme(self, name: str) -> None:
+        try:
+            self.theme_store.save(name)
+        except OSError as exc:
+            self.notify(f"Could not remember the theme: {exc}", title="Theme", severity="warning")
+
+    def action_help(self) -> None:
+        palette: list[BindingType] = [Binding("ctrl+p", "command_palette", "Command palette")]
+        sections: list[tuple[str, list[BindingType]]] = [
+            ("Dashboard", MainScreen.BINDINGS),
+            ("Fleet grid", FleetGrid.BINDINGS),
+            ("Node screen", NodeScreen.BINDINGS),
+            ("Everywhere", [*self.BINDINGS, *palette]),
+        ]
+        self.push_screen(HelpScreen(key_rows(sections)))
+
+    def action_export(self) -> None:
+        self.push_screen(ExportScreen(), callback=self._export_chosen)
+
+    def _export_chosen(self, request: ExportRequest | None) -> None:
+        if request is not None:
+            self.run_export(request)
+
+    @work(group="export", exclusive=True, exit_on_error=False)
+    async def run_export(self, request: ExportRequest) -> None:
+        self.notify(f"Writing {request.path} …", title="Export", timeout=3)
+        try:
+            path = await self.facade.export(request)
+        except Exception as exc:  # shown as a notification, never a traceback
+            self.notify(f"{type(exc).__name__}: {exc}", title="Export failed", severity="error")
+            return
+        self.notify(f"Wrote {path}", title="Export")
+
+
+def build_app(
+    facade: FleetFacade,
+    *,
+    theme: str | None = None,
+    read_only: bool = False,
+    refresh_s: float = 1.0,
+    state_path: Path | None = None,
+) -> GpuFleetApp:
+    """The dashboard over ``facade``. ``theme``: explicit choice (else the last chosen one);
+    ``state_path``: where the chosen theme is remembered (default: user_state_dir)."""
+    return GpuFleetApp(
+        facade, theme=theme, read_only=read_only, refresh_s=refresh_s, state_path=state_path
+    )

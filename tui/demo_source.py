@@ -1,0 +1,107 @@
+"""``StaticFleet``: a small deterministic FleetFacade over snapshots you hand it.
+
+It is what previews, SVG snapshots, Pilot tests and the benchmark use; the real
+fleet is ``fleet.runtime.FleetRuntime``. ``push`` delivers a new snapshot to the
+subscribers the way the runtime does (on the event loop). ``export`` really writes
+a CSV of the per-node utilization it holds.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from fleet.facade import ExportRequest, FleetSnapshot, GpuSeries, UtilizationPoint
+
+Listener = Callable[[FleetSnapshot], None]
+
+
+class StaticFleet:
+    """A FleetFacade serving a fixed list of snapshots (the last one is the latest)."""
+
+    def __init__(
+        self,
+        snapshots: Sequence[FleetSnapshot] = (),
+        *,
+        read_only: bool = False,
+        export_error: Exception | None = None,
+        series_error: Exception | None = None,
+    ) -> None:
+        self.read_only = read_only
+        self.snapshots: list[FleetSnapshot] = list(snapshots)
+        self.exports: list[ExportRequest] = []
+        self._listeners: list[Listener] = []
+        self._export_error = export_error
+        self._series_error = series_error
+
+    # -- FleetFacade ------------------------------------------------------------------
+    def latest(self) -> FleetSnapshot | None:
+        return self.snapshots[-1] if self.snapshots else None
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def utilization_series(self, window_s: float) -> Sequence[UtilizationPoint]:
+        """A smooth diurnal curve ending at the latest snapshot, one point per minute."""
+        if self._series_error is not None:
+            raise self._series_error
+        latest = self.latest()
+        if latest is None:
+            return []
+        end = latest.taken_at - latest.taken_at % 60
+        minutes = max(1, int(window_s // 60))
+        step = max(1, minutes // 1440)  # never more than 1,440 points
+        points: list[UtilizationPoint] = []
+        acc: list[float] = []
+        for k in range(minutes - 1, -1, -step):
+            ts = end - k * 60
+            util = _diurnal(ts)
+            acc.append(util)
+            points.append(UtilizationPoint(ts=ts, util=util, rolling=sum(acc) / len(acc)))
+        return points
+
+    def gpu_series(self, node: str, gpu: int, points: int = 120) -> GpuSeries:
+        if self._series_error is not None:
+            raise self._series_error
+        base = (sum(map(ord, node)) + gpu * 7) % 40
+        util = tuple(round(50 + 45 * math.sin((k + base) / 6.0), 1) for k in range(points))
+        return GpuSeries(
+            util=util,
+            power_w=tuple(90 + u * 5.6 for u in util),
+            temp_c=tuple(round(32 + u * 0.45) for u in util),
+        )
+
+    async def export(self, request: ExportRequest) -> Path:
+        self.exports.append(request)
+        if self._export_error is not None:
+            raise self._export_error
+        request.path.parent.mkdir(parents=True, exist_ok=True)
+        with request.path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["ts", "node", "util_pct"])
+            for snap in self.snapshots:
+                for n in snap.nodes:
+                    utils = [g.util_gpu for g in n.gpus if g.util_gpu is not None]
+                    mean = sum(utils) / len(utils) if utils else ""
+                    writer.writerow([snap.taken_at, n.name, mean])
+        return request.path
+
+    # -- driving it -------------------------------------------------------------------
+    def push(self, snapshot: FleetSnapshot) -> None:
+        """A new tick: becomes the latest and goes to every subscriber."""
+        self.snapshots.append(snapshot)
+        for listener in list(self._listeners):
+            listener(snapshot)
+
+
+def _diurnal(ts: float) -> float:
+    day = 2 * math.pi * (ts % 86_400) / 86_400
+    return round(62 + 22 * math.sin(day - 1.2) + 6 * math.sin(ts / 1_700), 2)

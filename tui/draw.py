@@ -1,0 +1,133 @@
+"""Pure drawing: glyphs, bars and sparklines as (text, role) cells, tested without an app.
+
+Glyphs are chosen to be readable without colour (see docs/dashboard.md):
+a healthy GPU is a bar ▁..█ by utilization, ``!`` warn, ``✗`` fail, ``?`` lost or
+missing, ``·`` no data. Ports: ``●`` up, ``◐`` degraded, ``○`` down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from fleet.facade import GpuSnapshot, PortSnapshot, Verdict
+
+Role = Literal[
+    "gpu-ok",
+    "gpu-idle",
+    "gpu-warn",
+    "gpu-failed",
+    "gpu-lost",
+    "gpu-unknown",
+    "link-up",
+    "link-down",
+    "link-degraded",
+    "muted",
+    "text",
+]
+Cell = tuple[str, Role]
+
+BARS = "▁▂▃▄▅▆▇█"
+SPARK = "▁▂▃▄▅▆▇█"
+IDLE_BELOW_PCT = 5.0
+GLYPH_WARN = "!"
+GLYPH_FAIL = "✗"
+GLYPH_LOST = "?"
+GLYPH_UNKNOWN = "·"
+PORT_UP, PORT_DEGRADED, PORT_DOWN = "●", "◐", "○"
+
+VERDICT_GLYPH: dict[Verdict, str] = {
+    "ok": "✓",
+    "warn": GLYPH_WARN,
+    "fail": GLYPH_FAIL,
+    "lost": GLYPH_LOST,
+    "unknown": GLYPH_UNKNOWN,
+}
+VERDICT_ROLE: dict[Verdict, Role] = {
+    "ok": "gpu-ok",
+    "warn": "gpu-warn",
+    "fail": "gpu-failed",
+    "lost": "gpu-lost",
+    "unknown": "gpu-unknown",
+}
+
+
+def util_bar(util: float | None) -> str:
+    """One block whose height follows utilization (0-100%); no data is ``·``."""
+    if util is None:
+        return GLYPH_UNKNOWN
+    level = int(max(0.0, min(100.0, util)) / 100.0 * (len(BARS) - 1) + 0.5)
+    return BARS[level]
+
+
+def gpu_cell(gpu: GpuSnapshot | None) -> Cell:
+    """The grid cell of one GPU slot (None: an expected GPU that is not visible)."""
+    if gpu is None or gpu.lost or gpu.verdict == "lost":
+        return GLYPH_LOST, "gpu-lost"
+    if gpu.verdict == "fail":
+        return GLYPH_FAIL, "gpu-failed"
+    if gpu.verdict == "warn":
+        return GLYPH_WARN, "gpu-warn"
+    if gpu.util_gpu is None:
+        return GLYPH_UNKNOWN, "gpu-unknown"
+    role: Role = "gpu-idle" if gpu.util_gpu < IDLE_BELOW_PCT else "gpu-ok"
+    return util_bar(gpu.util_gpu), role
+
+
+def gpu_cells(gpus: Sequence[GpuSnapshot], expected: int) -> list[Cell]:
+    """One cell per GPU slot: the visible GPUs, then ``?`` for each missing one."""
+    cells = [gpu_cell(g) for g in gpus]
+    cells.extend(gpu_cell(None) for _ in range(max(0, expected - len(gpus))))
+    return cells
+
+
+def port_problem(port: PortSnapshot) -> Literal["up", "degraded", "down"]:
+    """How a port looks on the grid: down, degraded (slow, erroring, flapping) or up."""
+    state = (port.state or "").upper()
+    if state in ("DOWN", "INIT", "ARMED") or port.verdict == "fail":
+        return "down"
+    if port.state is None:
+        return "degraded"
+    if port.verdict == "warn" or port.link_downed_delta > 0:
+        return "degraded"
+    slow = port.rate_gbps is not None and port.rate_gbps < (port.expected_rate_gbps or 0)
+    if slow:
+        return "degraded"
+    if (port.symbol_error_rate or 0) > 0 or (port.rcv_error_rate or 0) > 0:
+        return "degraded"
+    return "up"
+
+
+def port_cell(port: PortSnapshot) -> Cell:
+    problem = port_problem(port)
+    if problem == "down":
+        return PORT_DOWN, "link-down"
+    if problem == "degraded":
+        return PORT_DEGRADED, "link-degraded"
+    return PORT_UP, "link-up"
+
+
+def sparkline(values: Sequence[float | None], width: int, top: float | None = None) -> str:
+    """The last ``width`` values as ▁..█, scaled to ``top`` (or the maximum); None is a gap."""
+    tail = list(values)[-width:] if width > 0 else []
+    known = [v for v in tail if v is not None]
+    ceiling = top if top is not None else (max(known) if known else 0.0)
+    out = []
+    for v in tail:
+        if v is None:
+            out.append(" ")
+        elif ceiling <= 0:
+            out.append(SPARK[0])
+        else:
+            frac = max(0.0, min(1.0, v / ceiling))
+            out.append(SPARK[int(frac * (len(SPARK) - 1) + 0.5)])
+    return "".join(out).rjust(width)
+
+
+def progress_bar(done: int, total: int, width: int) -> str:
+    """A text progress bar: ``━━━━╺───``."""
+    if total <= 0 or width <= 0:
+        return ""
+    filled = int(width * min(done, total) / total)
+    rest = width - filled
+    return "━" * filled + ("╺" + "─" * (rest - 1) if rest else "")

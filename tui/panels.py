@@ -1,0 +1,121 @@
+"""Pure content of the dashboard panels (markup with theme role variables)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.markup import escape
+
+from fleet.facade import VERDICT_RANK, FleetSnapshot, NodeSnapshot, SlaSummary, Verdict
+from tui import format as fmt
+from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, port_problem
+
+
+@dataclass(frozen=True, slots=True)
+class FailedGpu:
+    node: str
+    index: int
+    serial: str | None
+    uuid: str
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    since: float | None
+
+
+def failed_gpus(snapshot: FleetSnapshot | None) -> list[FailedGpu]:
+    """GPUs whose verdict is fail or lost, newest first."""
+    if snapshot is None:
+        return []
+    rows = [
+        FailedGpu(n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since)
+        for n in snapshot.nodes
+        if n.healthy_gpus < len(n.gpus)
+        for g in n.gpus
+        if VERDICT_RANK[g.verdict] >= VERDICT_RANK["fail"]
+    ]
+    rows.sort(key=lambda r: (-(r.since or 0.0), r.node, r.index))
+    return rows
+
+
+def failed_gpu_markup(row: FailedGpu) -> str:
+    role = VERDICT_ROLE[row.verdict]
+    glyph = VERDICT_GLYPH[row.verdict]
+    ident = row.serial or row.uuid
+    reasons = "; ".join(row.reasons) or "no reason recorded"
+    return (
+        f"[b ${role}]{glyph} {row.verdict.upper():4}[/] [b]{escape(row.node)}[/] GPU {row.index}"
+        f"  [$muted]since {fmt.stamp(row.since)}[/]\n"
+        f"  [$muted]{escape(ident)}[/]  {escape(reasons)}"
+    )
+
+
+def link_issue_lines(snapshot: FleetSnapshot | None, limit: int = 5) -> list[str]:
+    """Ports down/degraded/erroring and GPUs with NVLink errors: markup, one entry each."""
+    if snapshot is None:
+        return []
+    lines: list[str] = []
+    for node in snapshot.nodes:
+        lines.extend(_port_lines(node))
+        lines.extend(_nvlink_lines(node))
+    if len(lines) > limit:
+        more = len(lines) - limit + 1
+        lines = [*lines[: limit - 1], f"[$muted]… and {more} more[/]"]
+    return lines
+
+
+def _port_lines(node: NodeSnapshot) -> list[str]:
+    out = []
+    for p in node.ports + node.nics:
+        problem = port_problem(p)
+        if problem == "up":
+            continue
+        role = "link-down" if problem == "down" else "link-degraded"
+        glyph = "○" if problem == "down" else "◐"
+        speed = f"{fmt.gbps(p.rate_gbps)} of {fmt.gbps(p.expected_rate_gbps)}"
+        out.append(
+            f"[${role}]{glyph} {escape(node.name)} {escape(p.name)}[/] {p.kind} "
+            f"[${role}]{escape(p.state or 'N/A')}[/] {escape(p.phys_state or '')}\n"
+            f"    {speed} · downed +{p.link_downed_delta} · "
+            f"sym {fmt.rate(p.symbol_error_rate)} · rcv {fmt.rate(p.rcv_error_rate)}"
+        )
+    return out
+
+
+def _nvlink_lines(node: NodeSnapshot) -> list[str]:
+    out = []
+    for g in node.gpus:
+        crc, replay = g.nvlink_crc_rate or 0, g.nvlink_replay_delta or 0
+        recov = g.nvlink_recovery_delta or 0
+        down = (
+            g.nvlink_active is not None
+            and g.nvlink_total is not None
+            and g.nvlink_active < g.nvlink_total
+        )
+        if not (crc > 0 or replay or recov or down):
+            continue
+        links = f"{fmt.count(g.nvlink_active)}/{fmt.count(g.nvlink_total)} links"
+        role = "link-down" if recov or down else "link-degraded"
+        out.append(
+            f"[${role}]◐ {escape(node.name)} GPU {g.index} NVLink[/] {links}\n"
+            f"    CRC {fmt.rate(crc)} · replay +{replay} · recovery +{recov}"
+        )
+    return out
+
+
+def sla_markup(sla: SlaSummary | None) -> str:
+    if sla is None:
+        return (
+            "[$muted]No provider contract configured.[/]\n"
+            "Add an [b]\\[sla][/] table to the config (committed nodes, price, SLO,\n"
+            "credit tiers) to see availability and credits here. See docs/sla.md."
+        )
+    ok = sla.availability_pct is not None and sla.availability_pct >= sla.slo_pct
+    role = "sla-ok" if ok else "sla-breach"
+    verdict = "meets SLO" if ok else "below SLO"
+    return (
+        f"[b ${role}]{fmt.pct(sla.availability_pct, 3)}[/] available, {sla.month} to date\n"
+        f"SLO {sla.slo_pct:g}% · [${role}]{verdict}[/]\n"
+        f"Downtime {sla.down_node_hours:.1f} node-hours · coverage {sla.coverage_pct:.1f}%\n"
+        f"Credit tier {sla.tier_credit_pct:g}% · owed "
+        f"[b]{escape(fmt.money(sla.credit_owed, sla.currency))}[/] ({escape(sla.credit_model)})"
+    )

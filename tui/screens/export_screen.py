@@ -1,0 +1,99 @@
+"""The export dialog: range, level, resolution, format, path -> ExportRequest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select
+
+from fleet.facade import ExportRequest
+
+RANGES = (("last 24 h", "24h"), ("last 7 days", "7d"), ("last 30 days", "30d"))
+LEVELS = (("per GPU", "gpu"), ("per node", "node"), ("fleet", "fleet"))
+RESOLUTIONS = (("1 minute", "1m"), ("1 hour", "1h"), ("1 day", "1d"))
+FORMATS = (("CSV", "csv"), ("Parquet", "parquet"), ("JSON", "json"))
+
+
+def default_path(level: str, resolution: str, fmt: str, directory: Path | None = None) -> Path:
+    return (directory or Path.cwd()) / f"gpufleet-{level}-{resolution}.{fmt}"
+
+
+class ExportScreen(ModalScreen[ExportRequest | None]):
+    CSS_PATH = "export_screen.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, directory: Path | None = None) -> None:
+        super().__init__()
+        self.directory = directory
+        self._path_edited = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            with Grid(id="fields"):
+                yield Label("Range")
+                yield Select(RANGES, value="7d", allow_blank=False, id="since")
+                yield Label("Level")
+                yield Select(LEVELS, value="node", allow_blank=False, id="level")
+                yield Label("Resolution")
+                yield Select(RESOLUTIONS, value="1h", allow_blank=False, id="resolution")
+                yield Label("Format")
+                yield Select(FORMATS, value="csv", allow_blank=False, id="format")
+                yield Label("Path")
+                yield Input(str(default_path("node", "1h", "csv", self.directory)), id="path")
+            with Horizontal(id="buttons"):
+                yield Button("Export", variant="primary", id="export")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog").border_title = "Export utilization history"
+
+    def _value(self, select_id: str) -> str:
+        return str(self.query_one(f"#{select_id}", Select).value)
+
+    def on_select_changed(self) -> None:
+        if not self._path_edited:
+            path = default_path(
+                self._value("level"),
+                self._value("resolution"),
+                self._value("format"),
+                self.directory,
+            )
+            box = self.query_one("#path", Input)
+            with box.prevent(Input.Changed):
+                box.value = str(path)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._path_edited = True
+        event.input.remove_class("-invalid")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "cancel":
+            self.dismiss(None)
+        else:
+            self._submit()
+
+    def on_input_submitted(self) -> None:
+        self._submit()
+
+    def _submit(self) -> None:
+        box = self.query_one("#path", Input)
+        if not box.value.strip():
+            box.add_class("-invalid")
+            return
+        self.dismiss(
+            ExportRequest(
+                path=Path(box.value.strip()).expanduser(),
+                since=self._value("since"),
+                level=self._value("level"),  # type: ignore[arg-type]  # Select offers only LEVELS
+                resolution=self._value("resolution"),  # type: ignore[arg-type]
+                format=self._value("format"),  # type: ignore[arg-type]
+            )
+        )
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,54 @@
+"""`?`: every key the dashboard answers to, taken from the bindings themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEY_NAMES = {"slash": "/", "question_mark": "?", "escape": "esc", "ctrl+p": "ctrl+p"}
+
+
+def key_rows(sections: Sequence[tuple[str, Iterable[BindingType]]]) -> list[tuple[str, str, str]]:
+    """(section, key, what it does) for every binding with a description."""
+    rows = []
+    for section, bindings in sections:
+        for b in bindings:
+            if not isinstance(b, Binding) or not b.description:
+                continue
+            keys = ", ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in b.key.split(","))
+            rows.append((section, keys, b.description))
+    return rows
+
+
+class HelpScreen(ModalScreen[None]):
+    CSS_PATH = "help_screen.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "dismiss", "Close")]
+
+    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        lines, last = [], ""
+        for section, key, what in self.rows:
+            if section != last:
+                lines.append(f"\n[b $primary]{escape(section)}[/]")
+                last = section
+            lines.append(f"  [b]{escape(key):>10}[/]  {escape(what)}")
+        lines.append(
+            "\n[$muted]Grid glyphs: ▁…█ utilization · ! warn · ✗ fail · ? lost or "
+            "missing · · no data\nPorts: ● up · ◐ degraded · ○ down[/]"
+        )
+        with VerticalScroll(id="help"):
+            yield Static("\n".join(lines).lstrip("\n"))
+
+    def on_mount(self) -> None:
+        self.query_one("#help").border_title = "Keys"
+        self.query_one("#help").border_subtitle = "esc to close"

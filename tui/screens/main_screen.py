@@ -1,0 +1,147 @@
+"""The dashboard: header, fleet grid, utilization plot and the three panels."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from fleet.facade import FleetFacade, FleetSnapshot
+from tui.messages import SeriesLoaded
+from tui.node_view import SORT_KEYS, parse_filter
+from tui.widgets.fleet_grid import FleetGrid
+from tui.widgets.header import FleetHeader
+from tui.widgets.side_panels import FailedPanel, InterconnectPanel, SlaPanel
+from tui.widgets.util_plot import WINDOWS, UtilPlot
+
+SERIES_REFRESH_S = 30.0
+
+
+class MainScreen(Screen[None]):
+    CSS_PATH = "main_screen.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter"),
+        Binding("s", "sort", "Sort"),
+        Binding("w", "window", "Util window"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+    window_index: reactive[int] = reactive(1)
+
+    def __init__(self, facade: FleetFacade) -> None:
+        super().__init__()
+        self.facade = facade
+        self._series_failed = False
+
+    def compose(self) -> ComposeResult:
+        yield FleetHeader(id="header").data_bind(MainScreen.snapshot)
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                yield Input(
+                    placeholder="node-[001-004]  gpu-0  state:broken|warn|unreachable",
+                    id="filter",
+                    classes="-hidden",
+                )
+                yield FleetGrid(id="grid").data_bind(MainScreen.snapshot)
+            with Vertical(id="right"):
+                yield UtilPlot(id="plot")
+                yield FailedPanel(id="failed").data_bind(MainScreen.snapshot)
+                yield InterconnectPanel(id="links").data_bind(MainScreen.snapshot)
+                yield SlaPanel(id="sla").data_bind(MainScreen.snapshot)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#failed").border_title = "Failed GPUs"
+        self.query_one("#links").border_title = "Interconnect"
+        self.query_one("#sla").border_title = "SLA credit"
+        self.query_one(FleetGrid).focus()
+        self._title_grid()
+        self.set_interval(SERIES_REFRESH_S, self.load_series)
+        self.load_series()
+
+    # -- data --------------------------------------------------------------------------
+    def watch_snapshot(self) -> None:
+        if self.is_mounted:
+            self._title_grid()
+
+    def _title_grid(self) -> None:
+        grid = self.query_one(FleetGrid)
+        total = len(self.snapshot.nodes) if self.snapshot is not None else 0
+        parts = [f"Fleet · {len(grid.rows)}/{total} nodes", f"sort: {grid.sort_key}"]
+        if grid.filter_text:
+            parts.append(f"filter: {grid.filter_text}")
+        self.query_one("#left").border_title = " · ".join(parts)
+
+    @property
+    def window(self) -> tuple[str, float]:
+        return WINDOWS[self.window_index]
+
+    @work(group="series", exclusive=True, exit_on_error=False)
+    async def load_series(self) -> None:
+        _, window_s = self.window
+        try:
+            points = list(self.facade.utilization_series(window_s))
+        except Exception as exc:  # the facade's failure must not reach the screen as a traceback
+            if not self._series_failed:
+                self.notify(
+                    f"{type(exc).__name__}: {exc}", title="Utilization history", severity="error"
+                )
+            self._series_failed = True
+            return
+        self._series_failed = False
+        self.post_message(SeriesLoaded(window_s, points))
+
+    def on_series_loaded(self, message: SeriesLoaded) -> None:
+        label = next((lbl for lbl, s in WINDOWS if s == message.window_s), "")
+        plot = self.query_one(UtilPlot)
+        plot.border_title = f"Fleet utilization · {label} window · w to change"
+        plot.show(message.points, message.window_s)
+
+    # -- actions -----------------------------------------------------------------------
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.remove_class("-hidden")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.add_class("-hidden")
+        self.query_one(FleetGrid).focus()
+
+    def action_sort(self) -> None:
+        grid = self.query_one(FleetGrid)
+        grid.sort_key = SORT_KEYS[(SORT_KEYS.index(grid.sort_key) + 1) % len(SORT_KEYS)]
+        self._title_grid()
+
+    def action_window(self) -> None:
+        self.window_index = (self.window_index + 1) % len(WINDOWS)
+        self.load_series()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "filter":
+            return
+        text = event.value.strip()
+        try:
+            parse_filter(text)
+        except ValueError as exc:
+            event.input.add_class("-invalid")
+            event.input.border_subtitle = str(exc)
+            return
+        event.input.remove_class("-invalid")
+        event.input.border_subtitle = ""
+        self.query_one(FleetGrid).filter_text = text
+        self._title_grid()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            if not event.value.strip():
+                event.input.add_class("-hidden")
+            self.query_one(FleetGrid).focus()

@@ -1,0 +1,131 @@
+"""One node: per-GPU telemetry with sparklines, reliability, ports, events, broken intervals."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from fleet.facade import FleetFacade, GpuSeries, NodeSnapshot
+from tui.draw import Cell
+from tui.node_tables import (
+    PORT_COLUMNS,
+    RELIABILITY_COLUMNS,
+    SPARK_W,
+    TELEMETRY_COLUMNS,
+    event_lines,
+    interval_lines,
+    node_summary,
+    port_row,
+    reliability_row,
+    telemetry_row,
+)
+from tui.transitions import SeenTransition, broken_intervals
+
+
+class NodeScreen(Screen[None]):
+    CSS_PATH = "node_screen.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back")]
+
+    node: reactive[NodeSnapshot | None] = reactive(None, always_update=True)
+
+    def __init__(self, facade: FleetFacade, name: str, seen: list[SeenTransition]) -> None:
+        super().__init__()
+        self.facade = facade
+        self.node_name = name
+        self.seen = seen
+        self.now = 0.0
+        self._shown: NodeSnapshot | None = None
+        self._series_failed = False
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="node-body"):
+            yield Static(id="node-summary")
+            yield Static(id="intervals", classes="section")
+            yield DataTable(id="telemetry", cursor_type="row", zebra_stripes=True)
+            yield DataTable(id="reliability", cursor_type="row")
+            yield DataTable(id="ports", cursor_type="row")
+            yield Static(id="events", classes="section")
+            # The probe room mounts its results view into this container.
+            yield Static(
+                "[$muted]No probe results for this node yet.[/]",
+                id="probe-results",
+                classes="section",
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        titles = {
+            "#intervals": "Broken intervals",
+            "#telemetry": "GPUs",
+            "#reliability": "Memory errors, NVLink, reasons",
+            "#ports": "Ports",
+            "#events": "Events (newest first)",
+            "#probe-results": "Probes",
+        }
+        for selector, title in titles.items():
+            self.query_one(selector).border_title = title
+        self.query_one("#telemetry", DataTable).add_columns(*TELEMETRY_COLUMNS)
+        self.query_one("#reliability", DataTable).add_columns(*RELIABILITY_COLUMNS)
+        self.query_one("#ports", DataTable).add_columns(*PORT_COLUMNS)
+        self.app.theme_changed_signal.subscribe(self, lambda _t: self._show_node(force=True))
+        self._show_node(force=True)
+
+    def watch_node(self) -> None:
+        if self.is_mounted:
+            self._show_node()
+
+    def _text(self, cell: Cell) -> Text:
+        text, role = cell
+        colour = self.app.theme_variables.get(role) if role != "text" else None
+        return Text(text, style=Style(color=colour) if colour else "")
+
+    def _series(self, node: NodeSnapshot) -> dict[int, GpuSeries]:
+        try:
+            return {g.index: self.facade.gpu_series(node.name, g.index, SPARK_W) for g in node.gpus}
+        except Exception as exc:  # a failing history must not break the node view
+            if not self._series_failed:
+                self.notify(f"{type(exc).__name__}: {exc}", title="GPU history", severity="error")
+            self._series_failed = True
+            return {}
+
+    def _show_node(self, force: bool = False) -> None:
+        node = self.node
+        if node is None:
+            self.query_one("#node-summary", Static).update(
+                f"[$gpu-lost]{escape(self.node_name)} is no longer in the fleet.[/]"
+            )
+            return
+        if node is self._shown and not force:
+            return
+        self._shown = node
+        self.sub_title = node.name
+        self.query_one("#node-summary", Static).update(escape(node_summary(node, self.now)))
+        series = self._series(node)
+        self._fill("#telemetry", [telemetry_row(g, series.get(g.index)) for g in node.gpus])
+        self._fill("#reliability", [reliability_row(g) for g in node.gpus])
+        self._fill("#ports", [port_row(p) for p in node.ports + node.nics])
+        intervals = interval_lines(broken_intervals(node, self.seen), self.now)
+        self.query_one("#intervals", Static).update(
+            escape("\n".join(intervals)) if intervals else "[$muted]none seen[/]"
+        )
+        events = event_lines(node.events)
+        self.query_one("#events", Static).update(
+            escape("\n".join(events)) if events else "[$muted]no events[/]"
+        )
+
+    def _fill(self, selector: str, rows: list[list[Cell]]) -> None:
+        table = self.query_one(selector, DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        table.add_rows([[self._text(c) for c in row] for row in rows])
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)

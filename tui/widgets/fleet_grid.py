@@ -1,0 +1,211 @@
+"""The fleet grid: one line per node, drawn with the Line API.
+
+Lines are cached as Strips keyed by the NodeSnapshot object (unchanged nodes are
+the same object each tick), so a tick redraws only the visible lines whose node
+changed, and 1,000+ nodes scroll without rendering what is off screen.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from fleet.facade import FleetSnapshot, NodeSnapshot
+from tui.draw import Cell
+from tui.grid_rows import GridLayout, header_cells, layout_for, merge, node_cells
+from tui.messages import OpenNode
+from tui.node_view import SortKey, SummaryCache, parse_filter, sort_nodes
+
+ROLE_CLASSES = (
+    "text",
+    "muted",
+    "gpu-ok",
+    "gpu-idle",
+    "gpu-warn",
+    "gpu-failed",
+    "gpu-lost",
+    "gpu-unknown",
+    "link-up",
+    "link-down",
+    "link-degraded",
+)
+
+
+class FleetGrid(ScrollView, can_focus=True):
+    """Nodes of the snapshot, filtered and sorted; a cursor picks one."""
+
+    COMPONENT_CLASSES = {"fleet-grid--header", "fleet-grid--cursor"} | {
+        f"fleet-grid--{role}" for role in ROLE_CLASSES
+    }
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "Last", show=False),
+        Binding("enter", "open", "Open node"),
+    ]
+
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+    sort_key: reactive[SortKey] = reactive("name")
+    filter_text: reactive[str] = reactive("")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[NodeSnapshot] = []
+        self.cursor = 0
+        self._cursor_name: str | None = None
+        self._summaries = SummaryCache()
+        self._layout = GridLayout()
+        self._strips: dict[int, tuple[NodeSnapshot, Strip]] = {}
+        self._styles: dict[str, Style] = {}
+        self._predicate = parse_filter("")
+
+    # -- data --------------------------------------------------------------------------
+    def watch_snapshot(self) -> None:
+        self._rebuild()
+
+    def watch_sort_key(self) -> None:
+        self._rebuild(full=True)
+
+    def watch_filter_text(self, text: str) -> None:
+        try:
+            self._predicate = parse_filter(text)
+        except ValueError:
+            return  # the filter box says why; the last valid filter stays
+        self._rebuild(full=True)
+
+    def _rebuild(self, full: bool = False) -> None:
+        nodes = self.snapshot.nodes if self.snapshot is not None else ()
+        self._summaries.refresh(nodes)
+        layout = layout_for(nodes)
+        if layout != self._layout:
+            self._layout, self._strips, full = layout, {}, True
+        pred, summary = self._predicate, self._summaries.get
+        old = self.rows
+        self.rows = [
+            n for n in sort_nodes(nodes, self.sort_key, self._summaries) if pred(n, summary(n))
+        ]
+        self._strips = {
+            id(n): hit for n in self.rows if (hit := self._strips.get(id(n))) and hit[0] is n
+        }
+        self._place_cursor()
+        self.virtual_size = Size(layout.width, len(self.rows) + 1)
+        if full or len(old) != len(self.rows):
+            self.refresh()
+            return
+        top = int(self.scroll_offset.y)
+        for i in range(top, min(len(self.rows), top + self.size.height)):
+            if old[i] is not self.rows[i]:
+                self.refresh_line(i + 1)
+
+    def _place_cursor(self) -> None:
+        if not self.rows:
+            self.cursor = 0
+            return
+        if self._cursor_name is not None:
+            for i, n in enumerate(self.rows):
+                if n.name == self._cursor_name:
+                    self.cursor = i
+                    return
+        self.cursor = min(self.cursor, len(self.rows) - 1)
+        self._cursor_name = self.rows[self.cursor].name
+
+    @property
+    def cursor_node(self) -> NodeSnapshot | None:
+        return self.rows[self.cursor] if self.rows else None
+
+    # -- drawing -----------------------------------------------------------------------
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = {}
+        self._strips = {}
+
+    def _style(self, role: str) -> Style:
+        style = self._styles.get(role)
+        if style is None:
+            style = self.get_component_rich_style(f"fleet-grid--{role}")
+            self._styles[role] = style
+        return style
+
+    def _strip(self, cells: list[Cell]) -> Strip:
+        segments = [Segment(text, self._style(role)) for text, role in merge(cells)]
+        return Strip(segments)
+
+    def _node_strip(self, node: NodeSnapshot) -> Strip:
+        hit = self._strips.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        strip = self._strip(node_cells(node, self._summaries.get(node), self._layout))
+        self._strips[id(node)] = (node, strip)
+        return strip
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        if y == 0:
+            header = self._strip(header_cells(self._layout)).apply_style(self._style("header"))
+            return header.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        index = scroll_y + y - 1
+        if index >= len(self.rows):
+            return Strip.blank(width, self.rich_style)
+        strip = self._node_strip(self.rows[index])
+        if index == self.cursor:
+            strip = Strip([Segment("▸ ", self._style("text")), *strip.crop(2)])
+            if self.has_focus:
+                strip = strip.apply_style(self._style("cursor"))
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    # -- cursor ------------------------------------------------------------------------
+    def _move_to(self, index: int) -> None:
+        if not self.rows:
+            return
+        old = self.cursor
+        self.cursor = max(0, min(len(self.rows) - 1, index))
+        self._cursor_name = self.rows[self.cursor].name
+        top, visible = int(self.scroll_offset.y), max(1, self.size.height - 1)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + visible:
+            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+        self.refresh_line(old + 1)
+        self.refresh_line(self.cursor + 1)
+
+    def action_cursor(self, delta: int) -> None:
+        self._move_to(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move_to(self.cursor + direction * max(1, self.size.height - 2))
+
+    def action_jump(self, where: int) -> None:
+        self._move_to(len(self.rows) - 1 if where < 0 else 0)
+
+    def action_open(self) -> None:
+        node = self.cursor_node
+        if node is not None:
+            self.post_message(OpenNode(node.name))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y == 0:
+            return
+        index = int(self.scroll_offset.y) + offset.y - 1
+        if index < len(self.rows):
+            self._move_to(index)
+            if event.chain >= 2:
+                self.action_open()
+
+    def on_focus(self) -> None:
+        self.refresh_line(self.cursor + 1)
+
+    def on_blur(self) -> None:
+        self.refresh_line(self.cursor + 1)

@@ -1,0 +1,77 @@
+"""Failed GPUs, interconnect and SLA-credit panels: re-rendered only when content changes."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from fleet.facade import FleetSnapshot
+from tui.messages import OpenNode
+from tui.panels import FailedGpu, failed_gpu_markup, failed_gpus, link_issue_lines, sla_markup
+
+
+class FailedPanel(OptionList):
+    """GPUs that failed or were lost, newest first; selecting one opens its node."""
+
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[FailedGpu] = []
+
+    def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
+        rows = failed_gpus(snapshot)
+        if rows == self.rows:
+            return
+        self.rows = rows
+        highlighted = self.highlighted
+        self.set_options(Option(failed_gpu_markup(r)) for r in rows)
+        if rows:
+            self.highlighted = min(highlighted or 0, len(rows) - 1)
+        self.border_subtitle = f"{len(rows)} GPUs"
+        self.set_class(not rows, "-empty")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(OpenNode(self.rows[event.option_index].node))
+
+
+class InterconnectPanel(Static):
+    """Ports down, degraded or erroring; GPUs with NVLink errors."""
+
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: list[str] | None = None
+
+    def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
+        lines = link_issue_lines(snapshot)
+        if lines == self._shown:
+            return
+        self._shown = lines
+        self.update("\n".join(lines) if lines else "[$link-up]● all links up, no errors[/]")
+        self.set_class(bool(lines), "-problems")
+
+
+class SlaPanel(Static):
+    """Month-to-date availability against the SLO and the credit it earns."""
+
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: str | None = None
+
+    def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
+        sla = snapshot.sla if snapshot is not None else None
+        text = sla_markup(sla)
+        if text != self._shown:
+            self._shown = text
+            self.update(text)
+        breach = sla is not None and (
+            sla.availability_pct is None or sla.availability_pct < sla.slo_pct
+        )
+        self.set_class(sla is None, "-unconfigured")
+        self.set_class(breach, "-breach")

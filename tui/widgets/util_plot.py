@@ -1,0 +1,75 @@
+"""Rolling fleet utilization: per-minute values and their rolling average, with axes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.color import Color
+from textual_plotext import PlotextPlot
+
+from fleet.facade import UtilizationPoint
+
+WINDOWS: tuple[tuple[str, float], ...] = (("1 h", 3_600.0), ("24 h", 86_400.0), ("7 d", 604_800.0))
+
+
+def time_axis(points: Sequence[UtilizationPoint], window_s: float) -> tuple[list[float], str]:
+    """x values relative to the newest point, in a unit that suits the window."""
+    if not points:
+        return [], "minutes ago"
+    end = points[-1].ts
+    unit, label = (
+        (60.0, "minutes ago")
+        if window_s <= 3_600
+        else ((3_600.0, "hours ago") if window_s <= 86_400 else (86_400.0, "days ago"))
+    )
+    return [(p.ts - end) / unit for p in points], label
+
+
+class UtilPlot(PlotextPlot):
+    """A braille line plot of fleet utilization (%) against time before now."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.points: list[UtilizationPoint] = []
+        self.window_s = 86_400.0
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.redraw())
+        self.redraw()
+
+    def show(self, points: Sequence[UtilizationPoint], window_s: float) -> None:
+        self.points, self.window_s = list(points), window_s
+        self.redraw()
+
+    def _role_rgb(self, role: str) -> tuple[int, int, int]:
+        value = self.app.theme_variables.get(role, "white")
+        r, g, b = Color.parse(value).rgb
+        return (r, g, b)
+
+    def redraw(self) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        xs, label = time_axis(self.points, self.window_s)
+        plt.xlabel(label)
+        plt.ylabel("util %")
+        plt.ylim(0, 100)
+        if xs:
+            plt.plot(
+                xs,
+                [p.util for p in self.points],
+                marker="braille",
+                color=self._role_rgb("util-line"),
+                label="per minute",
+            )
+            plt.plot(
+                xs,
+                [p.rolling for p in self.points],
+                marker="braille",
+                color=self._role_rgb("util-rolling"),
+                label="rolling avg",
+            )
+        else:
+            plt.title("no utilization history yet")
+        self.refresh()
