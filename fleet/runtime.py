@@ -1,0 +1,157 @@
+"""The running fleet: SSH streams in, FleetState judges, history records, listeners read.
+
+``FleetRuntime`` is what ``gpufleet watch``, ``demo`` and ``serve`` run. It owns the
+tick: once per interval it takes a snapshot from :class:`FleetState`, hands it to
+the history recorder, decorates it with utilization and SLA figures, and passes
+it to every listener (the dashboard, the Prometheus endpoint). It implements
+:class:`fleet.facade.FleetFacade`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from collectors.ssh import SshFleet
+from collectors.ssh.options import SshOptions
+from collectors.ssh.target import NodeTarget
+from fleet.config import Config
+from fleet.facade import ExportRequest, GpuSeries, SnapshotListener, UtilizationPoint
+from fleet.history import HistoryRecorder
+from fleet.model import FleetSnapshot, SlaSummary
+from fleet.state import FleetState, NodeSpec
+
+log = logging.getLogger(__name__)
+
+# The SLA summary reads month-to-date history from disk: refreshing it every tick is waste.
+SLA_REFRESH_S = 30.0
+
+
+class FleetRuntime:
+    """A fleet being watched: connections, state, history and the tick that joins them."""
+
+    def __init__(
+        self,
+        config: Config,
+        targets: Sequence[NodeTarget],
+        *,
+        data_dir: Path | None,
+        read_only: bool = False,
+        clock: Callable[[], float] = time.time,
+        ssh_options: SshOptions | None = None,
+    ) -> None:
+        self.config = config
+        self.read_only = read_only
+        self.targets = tuple(targets)
+        self.data_dir = data_dir
+        self._clock = clock
+        self._tick_s = config.fleet.interval
+        specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
+        self._state = FleetState(specs, config.health)
+        self.history = HistoryRecorder(data_dir, config.history, clock=clock)
+        self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
+        self._listeners: list[SnapshotListener] = []
+        self._latest: FleetSnapshot | None = None
+        self._sla: SlaSummary | None = None
+        self._sla_at = float("-inf")
+        self._ticker: asyncio.Task[None] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect to every node and start ticking."""
+        await self._ssh.start()
+        self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
+
+    async def stop(self) -> None:
+        """Stop ticking, close every connection, flush and close the history."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+            self._ticker = None
+        await self._ssh.stop()
+        self.tick()  # the last state of the fleet reaches history and listeners
+        self.history.close()
+
+    @property
+    def ready(self) -> bool:
+        """True once every node has been tried at least once."""
+        return bool(self._ssh.tried_all)
+
+    async def _tick_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
+        while True:
+            next_at += self._tick_s
+            await asyncio.sleep(max(0.0, next_at - loop.time()))
+            try:
+                self.tick()
+            except Exception:  # a bug in one tick must not freeze the dashboard forever
+                log.exception("fleet tick failed")
+
+    def tick(self, now: float | None = None) -> FleetSnapshot:
+        """Take one snapshot, record it and hand it to every listener."""
+        now = self._clock() if now is None else now
+        snapshot = self._state.snapshot(now)
+        self.history.record(snapshot)
+        snapshot = replace(
+            snapshot,
+            utilization=self.history.utilization_summary(now),
+            sla=self._sla_summary(now),
+        )
+        self._latest = snapshot
+        for listener in tuple(self._listeners):
+            try:
+                listener(snapshot)
+            except Exception:
+                log.exception("snapshot listener %r failed", listener)
+        return snapshot
+
+    def _sla_summary(self, now: float) -> SlaSummary | None:
+        contract = self.config.sla
+        if contract is None:
+            return None
+        if now - self._sla_at >= SLA_REFRESH_S:
+            from fleet.sla import sla_summary
+
+            self.history.flush()
+            try:
+                self._sla = sla_summary(self.history, contract, now)
+            except Exception:
+                log.exception("SLA summary failed")
+            self._sla_at = now
+        return self._sla
+
+    # -- FleetFacade -------------------------------------------------------------------
+
+    def latest(self) -> FleetSnapshot | None:
+        return self._latest
+
+    def subscribe(self, listener: SnapshotListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def utilization_series(self, window_s: float) -> Sequence[UtilizationPoint]:
+        return self.history.utilization_series(window_s, self._clock())
+
+    def gpu_series(self, node: str, gpu: int, points: int = 120) -> GpuSeries:
+        return self.history.gpu_series(node, gpu, points)
+
+    async def export(self, request: ExportRequest) -> Path:
+        from fleet.export import export_history
+
+        if self.data_dir is None:
+            raise RuntimeError("this fleet records no history (no data directory)")
+        self.history.flush()
+        return await asyncio.to_thread(export_history, self.data_dir, request)
