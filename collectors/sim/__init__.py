@@ -12,6 +12,7 @@ Typical use::
     pynvml.nvmlInit()  # talks to the simulated node
 """
 
+from collectors.sim.clock import ManualClock
 from collectors.sim.node import SimNode, install
 from collectors.sim.probe_env import PROBE_ENV_VAR, probe_fault_env, probe_fault_env_json
 from collectors.sim.scenario import (
@@ -28,6 +29,7 @@ __all__ = [
     "KINDS",
     "PROBE_ENV_VAR",
     "Fault",
+    "ManualClock",
     "Scenario",
     "ScenarioError",
     "SimNode",
