@@ -104,7 +104,7 @@ class MetricsServer:
         self._server = await asyncio.start_server(
             self._serve_client, self.host, self.port, limit=HEADER_LIMIT
         )
-        log.info("metrics endpoint listening url=%s/metrics", self.url)
+        log.info("metrics endpoint listening", extra={"url": f"{self.url}/metrics"})
 
     async def stop(self) -> None:
         """Stop listening, close every client connection and run the ``on_stop`` hooks."""

@@ -1,16 +1,172 @@
-"""`gpufleet serve`: not built yet."""
+"""``gpufleet serve``: headless collection, history recording and Prometheus /metrics.
+
+Runs until SIGTERM or SIGINT, then closes the endpoint and every SSH connection and
+flushes history before exiting 0 (docs/gpufleet.service runs it under systemd).
+Log lines go to stderr as ``key=value`` pairs (``--log-format json`` for JSON).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import logging
+import sys
+import time
 from typing import Any
+
+from fleet.config import ConfigError
+from fleet.metrics.addr import parse_addr
+from fleet.model import FleetSnapshot
+from fleet.runtime import FleetRuntime
+from gpufleet.session import (
+    add_fleet_arguments,
+    default_data_dir,
+    fail,
+    load_fleet,
+    wait_for_signal,
+)
+
+log = logging.getLogger("gpufleet.serve")
+
+# LogRecord's own attributes; anything else on a record came in through ``extra=``.
+_RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("serve", help="(not built yet)")
+    parser = sub.add_parser("serve", help="headless: collect, record history, serve /metrics")
+    add_fleet_arguments(parser)
+    parser.add_argument(
+        "--metrics-addr",
+        default=None,
+        metavar="HOST:PORT",
+        help="where to serve /metrics (default: [metrics] addr, 127.0.0.1:9400)",
+    )
+    parser.add_argument("--log-format", choices=("kv", "json"), default="kv")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning"), default="info")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gpufleet serve: not built yet", flush=True)
-    return 2
+    configure_logging(args.log_format, args.log_level)
+    try:
+        config, targets, options = load_fleet(args)
+    except ConfigError as exc:
+        return fail(str(exc))
+    addr = args.metrics_addr or config.metrics.addr
+    try:
+        parse_addr(addr)
+    except ValueError as exc:
+        return fail(f"--metrics-addr {exc}")
+    runtime = FleetRuntime(
+        config, targets, data_dir=args.data_dir or default_data_dir(), ssh_options=options
+    )
+    return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip))
+
+
+async def serve(runtime: FleetRuntime, addr: str, *, gzip: bool = True) -> int:
+    """Serve ``runtime`` on ``addr`` until a signal; 0 after a clean stop, 1 if ``addr`` fails."""
+    from fleet.metrics.endpoint import start_metrics_endpoint
+
+    started = time.monotonic()
+    try:
+        # Bound before connecting: a taken port fails in a second, not after a fleet start.
+        server = await start_metrics_endpoint(addr, runtime, gzip=gzip)
+    except OSError as exc:
+        log.error("cannot serve metrics", extra={"addr": addr, "error": str(exc)})
+        return 1
+    reporter = FleetLogger(runtime)
+    unsubscribe = runtime.subscribe(reporter)
+    log.info(
+        "serving",
+        extra={
+            "nodes": len(runtime.targets),
+            "url": f"{server.url}/metrics",
+            "data_dir": str(runtime.data_dir),
+        },
+    )
+    try:
+        await runtime.start()
+        await wait_for_signal()
+        log.info("stopping", extra={"uptime_s": round(time.monotonic() - started, 1)})
+    finally:
+        await server.stop()
+        unsubscribe()
+        await runtime.stop()  # closes every connection, flushes and closes history
+    log.info("stopped")
+    return 0
+
+
+class FleetLogger:
+    """Turns snapshots into log lines: node transitions, XIDs, and readiness once."""
+
+    def __init__(self, runtime: FleetRuntime) -> None:
+        self._runtime = runtime
+        self._ready = False
+
+    def __call__(self, snapshot: FleetSnapshot) -> None:
+        for change in snapshot.transitions:
+            level = logging.INFO if change.state == "up" else logging.WARNING
+            reasons = "; ".join(change.reasons)
+            log.log(
+                level,
+                "node state",
+                extra={"node": change.node, "state": change.state, "reasons": reasons},
+            )
+        for event in snapshot.new_events:
+            if event.kind == "xid":
+                log.warning(
+                    "xid",
+                    extra={
+                        "node": event.node,
+                        "gpu": event.gpu,
+                        "code": event.code,
+                        "detail": event.detail,
+                    },
+                )
+        if not self._ready and self._runtime.ready:
+            self._ready = True
+            log.info(
+                "every node tried",
+                extra={"streaming": snapshot.nodes_streaming, "broken": snapshot.nodes_broken},
+            )
+
+
+class StructuredFormatter(logging.Formatter):
+    """One line per record: ``ts level logger msg`` and every ``extra=`` field."""
+
+    def __init__(self, as_json: bool) -> None:
+        super().__init__()
+        self._json = as_json
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        fields |= {k: v for k, v in vars(record).items() if k not in _RECORD_FIELDS}
+        if record.exc_info:
+            fields["exc"] = self.formatException(record.exc_info)
+        if self._json:
+            return json.dumps(fields, default=str)
+        return " ".join(f"{k}={_quote(v)}" for k, v in fields.items())
+
+
+def _quote(value: object) -> str:
+    text = "" if value is None else str(value)
+    if text and not any(c in text for c in ' "=\n\\'):
+        return text
+    return json.dumps(text)  # quoted, with backslash escapes: still one line
+
+
+def configure_logging(log_format: str, level: str) -> None:
+    """Structured lines on stderr for the root logger (replacing earlier handlers)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(StructuredFormatter(as_json=log_format == "json"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)  # one line per packet at info
