@@ -14,8 +14,8 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 import asyncssh
@@ -25,10 +25,10 @@ from collectors.ssh.upload import ensure_uploaded
 from probes.bundle import ProbeBundle, build_probe_bundle
 from probes.collect import ProgressCallback, RunCollector
 from probes.command import kill_command, probe_command
-from probes.expected import EXPECTED_FIGURES, ExpectedFigure
 from probes.messages import ProbeProtocolError, decode_line
 from probes.report import ProbeReport, Suite
-from probes.verdicts import DEFAULT_SLOW_FRACTION, DEFAULT_STRAGGLER_FRACTION, judge
+from probes.settings import ProbeSettings
+from probes.verdicts import judge
 
 log = logging.getLogger(__name__)
 MAX_LINE = 1 << 20  # a probe line is a few hundred bytes; anything huge is not ours
@@ -46,37 +46,6 @@ class ProbeTarget(Protocol):
 
 
 Connector = Callable[[ProbeTarget], Awaitable[asyncssh.SSHClientConnection]]
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeSettings:
-    """How probes run; built from the ``[probes]`` config table.
-
-    Attributes:
-        python: the Python on the nodes that has torch.
-        python_by_node: per-node overrides of ``python``.
-        timeout_s: the suite's time limit, passed to the probe.
-        startup_grace_s: extra time the runner allows for Python and torch to start.
-        gpus: ``all`` or indices such as ``0,3``.
-        allow_cpu: run on the CPU on a node without GPU (development only).
-        slow_fraction: below this fraction of the expected figure is ``slow``.
-        straggler_fraction: this far below the fleet median is a ``straggler``.
-        expected: expected figures per GPU model.
-    """
-
-    python: str = "python3"
-    python_by_node: Mapping[str, str] = field(default_factory=dict)
-    timeout_s: float = 120.0
-    startup_grace_s: float = 60.0
-    gpus: str = "all"
-    allow_cpu: bool = False
-    slow_fraction: float = DEFAULT_SLOW_FRACTION
-    straggler_fraction: float = DEFAULT_STRAGGLER_FRACTION
-    expected: tuple[ExpectedFigure, ...] = EXPECTED_FIGURES
-
-    def python_for(self, node: str) -> str:
-        """The probe Python of ``node``."""
-        return self.python_by_node.get(node, self.python)
 
 
 @dataclass(eq=False)

@@ -12,7 +12,7 @@ from .timing import best_rates, free_device_memory
 
 PROBE = "gemm"
 GPU_SIZE, GPU_REPEATS, GPU_TRIALS = 8192, 10, 3
-CPU_SIZE, CPU_REPEATS, CPU_TRIALS = 192, 4, 3
+CPU_SIZE, CPU_REPEATS, CPU_TRIALS = 192, 4, 5
 
 
 def metrics(ctx: ProbeContext) -> List[Tuple[str, Any]]:

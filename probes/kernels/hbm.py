@@ -12,7 +12,7 @@ from .timing import best_rates, free_device_memory
 
 PROBE = "hbm"
 GPU_BYTES, GPU_REPEATS, GPU_TRIALS = 1 << 30, 20, 3
-CPU_BYTES, CPU_REPEATS, CPU_TRIALS = 4 << 20, 10, 3
+CPU_BYTES, CPU_REPEATS, CPU_TRIALS = 4 << 20, 10, 5
 
 
 def planned_steps(ctx: ProbeContext) -> int:

@@ -13,7 +13,7 @@ from .timing import best_rates, free_device_memory
 
 PROBE = "pcie"
 GPU_BYTES, GPU_REPEATS, GPU_TRIALS = 256 << 20, 10, 3
-CPU_BYTES, CPU_REPEATS, CPU_TRIALS = 4 << 20, 10, 3
+CPU_BYTES, CPU_REPEATS, CPU_TRIALS = 4 << 20, 10, 5
 STAND_IN = "host memcpy stand-in (no GPU)"
 DIRECTIONS = ("h2d", "d2h")
 

@@ -50,8 +50,9 @@ def best_rates(
 ) -> Dict[int, float]:
     """Best rate (``work`` units per second per call) of each device over ``trials`` rounds.
 
-    Trials go round-robin over the devices, so that a burst of load on the machine
-    (simulated nodes share the CPU) hits every device alike instead of one.
+    Trials go round-robin over the devices and the best one counts, so that a burst of
+    load on the machine (simulated nodes share the CPU) hits every device alike and a
+    trial that was preempted does not decide the figure.
 
     Raises:
         ProbeTimeout: the deadline passed before any trial finished.
