@@ -60,6 +60,7 @@ class FleetRuntime:
         self._sla: SlaSummary | None = None
         self._sla_at = float("-inf")
         self._ticker: asyncio.Task[None] | None = None
+        self._stopped = False
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -69,7 +70,10 @@ class FleetRuntime:
         self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
 
     async def stop(self) -> None:
-        """Stop ticking, close every connection, flush and close the history."""
+        """Stop ticking, close every connection, flush and close the history (once)."""
+        if self._stopped:
+            return
+        self._stopped = True
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):

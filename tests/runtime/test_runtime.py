@@ -1,0 +1,50 @@
+"""FleetRuntime end to end: real agent + simulator behind loopback SSH, state, history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from collectors.loopback.fleet import LoopbackFleet
+from fleet.runtime import FleetRuntime
+
+from .conftest import wait_for_snapshot
+
+
+async def test_lost_gpu_breaks_its_node_and_spares_the_others(
+    sim_runtime: tuple[FleetRuntime, LoopbackFleet],
+) -> None:
+    runtime, _ = sim_runtime
+    snap = await wait_for_snapshot(
+        runtime,
+        lambda s: (
+            (n := s.node("node-002")) is not None
+            and len(n.gpus) == 8
+            and n.gpus[3].verdict == "lost"
+        ),
+    )
+    broken = snap.node("node-002")
+    assert broken is not None and broken.state == "broken"
+    assert any("79" in reason for reason in broken.gpus[3].reasons)
+    assert [g.verdict for g in broken.gpus if g.index != 3] == ["ok"] * 7
+    healthy = await wait_for_snapshot(
+        runtime,
+        lambda s: all(s.node(n).state == "up" for n in ("node-001", "node-003")),  # type: ignore[union-attr]
+    )
+    assert healthy.nodes_streaming == 3
+    assert any(e.code == 79 for e in healthy.node("node-002").events)  # type: ignore[union-attr]
+
+
+async def test_runtime_records_the_broken_interval_and_reads_it_back(
+    sim_runtime: tuple[FleetRuntime, LoopbackFleet], tmp_path: Path
+) -> None:
+    runtime, _ = sim_runtime
+    await wait_for_snapshot(runtime, lambda s: s.nodes_broken == 1 and s.nodes_streaming == 3)
+    await runtime.stop()
+    states = pl.read_parquet(tmp_path / "data" / "node_states" / "**" / "*.parquet")
+    broken = states.filter(pl.col("node") == "node-002", pl.col("state") == "broken")
+    assert broken.height >= 1
+    assert any("79" in r for r in broken["reasons"].explode().to_list())
+    events = pl.read_parquet(tmp_path / "data" / "events" / "**" / "*.parquet")
+    assert events.filter(pl.col("code") == 79)["node"].to_list() == ["node-002"]
