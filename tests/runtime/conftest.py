@@ -26,16 +26,16 @@ at = "1s"
 
 
 async def wait_for_snapshot(
-    runtime: FleetRuntime, accept: Callable[[FleetSnapshot], bool], timeout: float = 30.0
+    runtime: FleetRuntime, accept: Callable[[FleetSnapshot], bool], within_s: float = 30.0
 ) -> FleetSnapshot:
-    """The first snapshot ``accept`` takes, waiting at most ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
+    """The first snapshot ``accept`` takes, waiting at most ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         snap = runtime.latest()
         if snap is not None and accept(snap):
             return snap
         await asyncio.sleep(0.1)
-    raise AssertionError(f"no accepted snapshot in {timeout} s; last: {runtime.latest()}")
+    raise AssertionError(f"no accepted snapshot in {within_s} s; last: {runtime.latest()}")
 
 
 @pytest.fixture
