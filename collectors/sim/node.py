@@ -94,6 +94,8 @@ class SimNode:
         if self._crash is not None and t >= self._crash[0]:
             fault = self._crash[1]
             self._crash = None
+            if self._on_crash is _default_crash and self.owns_root:
+                shutil.rmtree(self.sysfs_root, ignore_errors=True)  # don't leak RAM in /dev/shm
             self._on_crash(int(fault.params["exit_code"]))
         return t
 

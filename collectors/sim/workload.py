@@ -71,7 +71,9 @@ class NodeWorkload:
         self._node = node
         self._gpus = gpus
         self._rng = random.Random(stream_key("jobs", seed, node))
-        self._phase = self._rng.uniform(0, DAY_S)  # where in its day the node starts
+        # The whole fleet shares one day (one seed, one time zone); a run starts within
+        # four hours of the daily peak, so a demo opens on a busy cluster.
+        self._phase = random.Random(stream_key("day", seed)).uniform(-4, 4) * 3600
         self._lock = threading.Lock()
         first = -self._rng.uniform(0, 900)  # a job is usually already running at t=0
         self._starts: list[float] = []
@@ -144,14 +146,16 @@ class NodeWorkload:
     def _extend(self) -> None:
         last = self._segments[-1]
         if last.gpus:
-            gap = self._rng.uniform(10, 150) * (2.5 - 1.5 * self.busy_fraction(last.end))
+            # Nights are quieter: idle gaps grow up to ~6x as the diurnal load falls.
+            quiet = 1.0 - self.busy_fraction(last.end)
+            gap = self._rng.uniform(15, 180) * (1 + 8 * quiet**2)
             self._append(Segment(last.end, last.end + gap, frozenset(), 0, 0, 0, 0, 1e9, 0))
         else:
             self._append_job(last.end)
 
     def _append_job(self, start: float) -> None:
         rng = self._rng
-        if rng.random() < 0.65:
+        if rng.random() < 0.35 + 0.45 * self.busy_fraction(start):
             gpus = frozenset(range(self._gpus))
         else:
             size = min(self._gpus, rng.choice((1, 2, 4)))
