@@ -65,7 +65,7 @@ class LoopbackFleet:
         self._scenario = scenario
         self._seed = seed
         self.host_key = asyncssh.generate_private_key("ssh-ed25519")
-        self._impostor_key = asyncssh.generate_private_key("ssh-ed25519")
+        self.impostor_host_key = asyncssh.generate_private_key("ssh-ed25519")
         self.client_key = client_key or asyncssh.generate_private_key("ssh-ed25519")
         self.client_key_path = str(self._workdir / "client_key")
         self.known_hosts = str(self._workdir / "known_hosts")
@@ -88,7 +88,7 @@ class LoopbackFleet:
             self.simulation = Simulation(self._scenario, self._seed, self.gpus)
         self._execs = ExecHandler(self.mode, self.gpus, self.simulation)
         for impostor in (False, True):
-            key = self._impostor_key if impostor else self.host_key
+            key = self.impostor_host_key if impostor else self.host_key
             # Built once: per-node listeners share them (1,000 nodes stay cheap).
             self._server_options[impostor] = asyncssh.SSHServerConnectionOptions(
                 server_host_keys=[key], encoding=None, keepalive_interval=30

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
-import json
-import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-log = logging.getLogger(__name__)
+from collectors.sim import (
+    PROBE_ENV_VAR,
+    Scenario,
+    default_scenario_path,
+    load_scenario,
+    probe_fault_env_json,
+)
 
 
 class Simulation:
@@ -30,9 +32,8 @@ class Simulation:
         gpus: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        sim = importlib.import_module("collectors.sim.scenario")
-        self.path: Path = scenario if scenario is not None else sim.default_scenario_path()
-        self.scenario: Any = sim.load_scenario(self.path)
+        self.path: Path = scenario if scenario is not None else default_scenario_path()
+        self.scenario: Scenario = load_scenario(self.path)
         self.seed = seed
         self.gpus = gpus
         self._clock = clock
@@ -45,7 +46,7 @@ class Simulation:
 
     def unreachable(self, node: str) -> bool:
         """Whether the scenario has ``node`` off the network right now."""
-        return bool(self.scenario.unreachable(node, self.elapsed))
+        return self.scenario.unreachable(node, self.elapsed)
 
     def agent_args(self, node: str) -> list[str]:
         """Flags that turn the real agent into this simulated node."""
@@ -64,11 +65,5 @@ class Simulation:
 
     def probe_env(self, node: str) -> dict[str, str]:
         """Environment for a probe run: the scenario's probe faults for ``node`` now."""
-        try:
-            module = importlib.import_module("collectors.sim")
-            fault_env = module.probe_fault_env
-        except (ImportError, AttributeError):
-            log.warning("collectors.sim has no probe_fault_env: probes run without faults")
-            return {}
-        faults = fault_env(self.scenario, node, self.elapsed, self.gpus)
-        return {"GPUFLEET_SIM_PROBE_FAULTS": json.dumps(faults)}
+        faults = probe_fault_env_json(self.scenario, node, self.elapsed, self.gpus)
+        return {PROBE_ENV_VAR: faults}

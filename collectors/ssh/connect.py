@@ -53,7 +53,8 @@ def _target_kwargs(target: NodeTarget, options: SshOptions) -> dict[str, object]
     if known is None or isinstance(known, str):
         kwargs["known_hosts"] = known
     elif isinstance(known, tuple):
-        kwargs["known_hosts"] = (list(known), [], [])
+        # Private keys would never compare equal to what the server presents.
+        kwargs["known_hosts"] = ([key.convert_to_public() for key in known], [], [])
     return kwargs
 
 

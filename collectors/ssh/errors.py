@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+
 import asyncssh
 
 from collectors.protocol import ProtocolError
@@ -55,6 +58,9 @@ def _transport_reason(exc: BaseException) -> str:
         return f"channel open failed: {exc.reason}"
     if isinstance(exc, asyncssh.SFTPError):
         return f"agent upload failed: {exc.reason}"
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror.lower()
+    if isinstance(exc, socket.gaierror):
+        return f"cannot resolve the host name: {exc.strerror}"
+    if isinstance(exc, OSError) and exc.errno:
+        # asyncio words a refused connect as "Connect call failed (addr)": say what ssh says.
+        return os.strerror(exc.errno).lower()
     return str(exc) or type(exc).__name__
