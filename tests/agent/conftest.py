@@ -8,10 +8,14 @@ minute of node life takes a fraction of a second and nothing sleeps.
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pynvml
 import pytest
 
 from collectors import sim
@@ -51,6 +55,26 @@ class SimClock:
     def stop(self, reason: str) -> None:
         self.reason = self.reason or reason
         self.stop_event.set()
+
+
+class AlteredLibrary:
+    """The simulated library with some symbols answering a fixed NVML return code.
+
+    A code of None removes the symbol (an older driver: NVMLError_FunctionNotFound).
+    Everything else is the simulated node unchanged.
+    """
+
+    def __init__(self, library: object, returns: dict[str, int | None]) -> None:
+        self._library = library
+        self._returns = returns
+
+    def __getattr__(self, name: str) -> object:
+        if name in self._returns:
+            code = self._returns[name]
+            if code is None:
+                raise AttributeError(name)
+            return lambda *args: code
+        return getattr(self._library, name)
 
 
 @dataclass
@@ -101,7 +125,7 @@ class Run:
 
 
 def run_agent(
-    tmp_path: Path,
+    sysfs_root: Path,
     scenario: str = "",
     *,
     node: str = "node-001",
@@ -109,6 +133,7 @@ def run_agent(
     interval: float = 1.0,
     slow_interval: float = 5.0,
     gpus: int = 8,
+    returns: dict[str, int | None] | None = None,
 ) -> Run:
     """Run the agent for ``samples`` samples on a simulated node and decode its output."""
     clock = SimClock()
@@ -116,11 +141,15 @@ def run_agent(
         node,
         sim.parse_scenario(scenario, "test") if scenario else None,
         gpus=gpus,
-        sysfs_root=tmp_path / "sys",
+        sysfs_root=sysfs_root,
         clock=clock.elapsed,
         refresh_s=None,
     )
     clock.node = installed
+    if returns:
+        with pynvml.libLoadLock:
+            pynvml.nvmlLib = AlteredLibrary(installed.library, returns)
+            pynvml._nvmlGetFunctionPointer_cache.clear()
     options = parse_args(
         [
             "--interval", str(interval),
@@ -140,10 +169,26 @@ def run_agent(
 
 
 @pytest.fixture
-def agent_run(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """``agent_run(scenario_toml, **kw) -> Run`` bound to this test's temp dir."""
+def sysfs_dir(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A directory for the simulated sysfs tree, in memory where the machine allows.
+
+    The sim rewrites ~100 files per tick with rename; on this disk that costs ~2 ms a
+    file against ~50 us on tmpfs, which is the difference between a slow and a fast test.
+    """
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path / "sys"
+        return
+    path = Path(tempfile.mkdtemp(prefix="gpufleet-agent-test-", dir=shm))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def agent_run(sysfs_dir: Path):  # type: ignore[no-untyped-def]
+    """``agent_run(scenario_toml, **kw) -> Run`` with the sim's sysfs tree in ``sysfs_dir``."""
 
     def start(scenario: str = "", **kwargs: object) -> Run:
-        return run_agent(tmp_path, scenario, **kwargs)  # type: ignore[arg-type]
+        return run_agent(sysfs_dir, scenario, **kwargs)  # type: ignore[arg-type]
 
     return start
