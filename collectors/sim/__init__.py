@@ -12,7 +12,7 @@ Typical use::
     pynvml.nvmlInit()  # talks to the simulated node
 """
 
-from collectors.sim.clock import ManualClock
+from collectors.sim.clock import ManualClock, epoch_clock
 from collectors.sim.node import SimNode, install
 from collectors.sim.probe_env import PROBE_ENV_VAR, probe_fault_env, probe_fault_env_json
 from collectors.sim.scenario import (
@@ -34,6 +34,7 @@ __all__ = [
     "ScenarioError",
     "SimNode",
     "default_scenario_path",
+    "epoch_clock",
     "install",
     "load_scenario",
     "parse_scenario",

@@ -7,6 +7,7 @@ from typing import Any
 from collectors.sim.cbase import (
     ERROR_INVALID_ARGUMENT,
     ERROR_NOT_FOUND,
+    ERROR_NOT_SUPPORTED,
     ERROR_UNINITIALIZED,
     SUCCESS,
     LibraryBase,
@@ -181,6 +182,17 @@ class BasicCalls(LibraryBase):
         if value(temperature.sensorType) != TEMPERATURE_GPU:
             return ERROR_INVALID_ARGUMENT
         temperature.temperature = view.reading.temp_c
+        return SUCCESS
+
+    def _c_nvmlDeviceGetTemperatureThreshold(self, handle: Any, kind: Any, ref: Any) -> int:
+        ret, view = self.device(handle)
+        if view is None or ret:
+            return ret
+        # shutdown, slowdown, memory max, GPU max operating: an H100 SXM's figures
+        thresholds = {0: 92, 1: 89, 2: 95, 3: 87}
+        if value(kind) not in thresholds:
+            return ERROR_NOT_SUPPORTED
+        out(ref).value = thresholds[value(kind)]
         return SUCCESS
 
     def _c_nvmlDeviceGetClockInfo(self, handle: Any, clock: Any, ref: Any) -> int:

@@ -31,7 +31,10 @@ from collectors.sim.cbase import (
 from collectors.sim.effects import SimEvent
 from collectors.sim.model import GpuView
 
-SUPPORTED_EVENTS = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x400 | 0x800 | 0x4000 | 0x8000
+# SBE, DBE, PState, XID, Clock, SBE storm, DRAM retirement event/failure, (non)fatal
+# poison, GPU unavailable, recovery action: what an H100 on a recent driver reports.
+SUPPORTED_EVENTS = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x200 | 0x400 | 0x800 | 0x1000 | 0x2000
+SUPPORTED_EVENTS |= 0x4000 | 0x8000
 ERROR_ARGUMENT_VERSION_MISMATCH = 25
 GPM_METRICS_VERSION = 1
 NO_INSTANCE = 0xFFFFFFFF

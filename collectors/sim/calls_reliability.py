@@ -90,6 +90,13 @@ class ReliabilityCalls(LibraryBase):
         out(pending).value, out(failure).value = faults.remap_pending, faults.remap_failure
         return SUCCESS
 
+    def _c_nvmlDeviceGetPcieReplayCounter(self, handle: Any, ref: Any) -> int:
+        ret, view = self.device(handle)
+        if view is None or ret:
+            return ret
+        out(ref).value = 0
+        return SUCCESS
+
     def _c_nvmlDeviceGetNvLinkState(self, handle: Any, link: Any, ref: Any) -> int:
         ret, view = self.device(handle)
         if view is None or ret:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 
 class ManualClock:
@@ -33,3 +35,16 @@ class ManualClock:
             raise ValueError(f"cannot advance by a negative time: {seconds}")
         with self._lock:
             self._now += seconds
+
+
+def epoch_clock(epoch: float) -> Callable[[], float]:
+    """Seconds since ``epoch`` (a Unix time): a clock every process of a fleet shares.
+
+    An agent restarted after a crash, or a node started late, then sees the scenario
+    at the same instant as the rest of the fleet instead of replaying it from 0.
+    """
+
+    def elapsed() -> float:
+        return max(0.0, time.time() - epoch)
+
+    return elapsed
