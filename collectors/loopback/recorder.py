@@ -50,36 +50,36 @@ class UpdateRecorder:
         """Every status the node went through, in order."""
         return [change.status for change in self.status_history.get(node, [])]
 
-    async def wait_until(self, condition: Callable[[], bool], timeout: float) -> None:
+    async def wait_until(self, condition: Callable[[], bool], within: float) -> None:
         """Return once ``condition()`` holds, re-checked after every update.
 
         Raises:
-            TimeoutError: it did not hold within ``timeout`` seconds.
+            TimeoutError: it did not hold within ``within`` seconds.
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + within
         while not condition():
             self._changed.clear()
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise TimeoutError(f"condition not met within {timeout} s")
+                raise TimeoutError(f"condition not met within {within} s")
             try:
                 await asyncio.wait_for(self._changed.wait(), remaining)
             except TimeoutError:
                 if condition():
                     return
-                raise TimeoutError(f"condition not met within {timeout} s") from None
+                raise TimeoutError(f"condition not met within {within} s") from None
 
 
-async def eventually(condition: Callable[[], bool], timeout: float, poll: float = 0.02) -> None:
+async def eventually(condition: Callable[[], bool], within: float, poll: float = 0.02) -> None:
     """Wait until ``condition()`` holds for state that posts no update (server side).
 
     Raises:
-        TimeoutError: it did not hold within ``timeout`` seconds.
+        TimeoutError: it did not hold within ``within`` seconds.
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + within
     while not condition():
         if loop.time() >= deadline:
-            raise TimeoutError(f"condition not met within {timeout} s")
+            raise TimeoutError(f"condition not met within {within} s")
         await asyncio.sleep(poll)

@@ -12,13 +12,13 @@ from .conftest import canned_fleet
 async def _good_nodes_keep_flowing(rec: UpdateRecorder, good: list[str]) -> None:
     """The healthy nodes' sample counts keep rising after the fault was seen."""
     counts = {name: rec.samples[name] for name in good}
-    await rec.wait_until(lambda: all(rec.samples[n] >= counts[n] + 3 for n in good), timeout=10)
+    await rec.wait_until(lambda: all(rec.samples[n] >= counts[n] + 3 for n in good), 10)
 
 
 async def test_hanging_node_times_out_as_unreachable(fast_options: SshOptions) -> None:
     hang = {"node-002": NodeBehaviour("hang")}
     async with canned_fleet(3, fast_options, hang) as (_, fleet, rec):
-        await rec.wait_until(lambda: rec.status("node-002") == "unreachable", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-002") == "unreachable", 10)
         assert fleet.statuses()["node-002"].reason == "timed out connecting"
         assert fleet.tried_all
         await _good_nodes_keep_flowing(rec, ["node-001", "node-003"])
@@ -42,7 +42,7 @@ async def test_drop_mid_stream_is_unreachable_then_reconnects(fast_options: SshO
 async def test_garbage_line_marks_only_that_node(fast_options: SshOptions) -> None:
     garbage = {"node-003": NodeBehaviour("garbage", after_lines=2)}
     async with canned_fleet(3, fast_options, garbage) as (_, fleet, rec):
-        await rec.wait_until(lambda: rec.status("node-003") == "protocol-error", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-003") == "protocol-error", 10)
         assert fleet.statuses()["node-003"].reason.startswith("not protocol v1:")
         await _good_nodes_keep_flowing(rec, ["node-001", "node-002"])
         assert all(fleet.statuses()[n].status == "streaming" for n in ("node-001", "node-002"))
@@ -53,14 +53,14 @@ async def test_garbage_line_marks_only_that_node(fast_options: SshOptions) -> No
 async def test_line_over_the_cap_is_a_protocol_error(fast_options: SshOptions) -> None:
     long_line = {"node-001": NodeBehaviour("long-line", after_lines=1)}
     async with canned_fleet(2, fast_options, long_line) as (_, fleet, rec):
-        await rec.wait_until(lambda: rec.status("node-001") == "protocol-error", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-001") == "protocol-error", 10)
         assert "cap" in fleet.statuses()["node-001"].reason
         await _good_nodes_keep_flowing(rec, ["node-002"])
 
 
 async def test_agent_exit_is_agent_error_and_restarts(fast_options: SshOptions) -> None:
     crash = {"node-001": NodeBehaviour("exit", after_lines=2)}
-    async with canned_fleet(2, fast_options, crash) as (loopback, fleet, rec):
+    async with canned_fleet(2, fast_options, crash) as (loopback, _, rec):
         await rec.wait_until(lambda: rec.statuses_seen("node-001").count("agent-error") >= 2, 10)
         change = next(c for c in rec.status_history["node-001"] if c.status == "agent-error")
         assert "status 3" in change.reason
@@ -74,20 +74,20 @@ async def test_agent_exit_is_agent_error_and_restarts(fast_options: SshOptions) 
 async def test_refused_key_is_auth_failed(fast_options: SshOptions) -> None:
     refuse = {"node-001": NodeBehaviour("auth-fail")}
     async with canned_fleet(2, fast_options, refuse) as (_, fleet, rec):
-        await rec.wait_until(lambda: rec.status("node-001") == "auth-failed", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-001") == "auth-failed", 10)
         assert fleet.statuses()["node-001"].reason.startswith("authentication failed")
         await _good_nodes_keep_flowing(rec, ["node-002"])
 
 
 async def test_server_restart_reconnects(fast_options: SshOptions) -> None:
     async with canned_fleet(2, fast_options) as (loopback, fleet, rec):
-        await rec.wait_until(lambda: rec.samples["node-001"] >= 2, timeout=10)
+        await rec.wait_until(lambda: rec.samples["node-001"] >= 2, 10)
         port = loopback.nodes["node-001"].port
         await loopback.stop_node("node-001")
-        await rec.wait_until(lambda: rec.status("node-001") == "unreachable", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-001") == "unreachable", 10)
         await rec.wait_until(lambda: "refused" in fleet.statuses()["node-001"].reason, 10)
         await loopback.start_node("node-001")
         assert loopback.nodes["node-001"].port == port
         before = rec.samples["node-001"]
-        await rec.wait_until(lambda: rec.samples["node-001"] > before, timeout=10)
+        await rec.wait_until(lambda: rec.samples["node-001"] > before, 10)
         assert fleet.statuses()["node-001"].status == "streaming"

@@ -14,16 +14,20 @@ from collectors.ssh.connect import connect_node
 from .conftest import INTERVAL, canned_fleet
 
 
+def _read(path: str) -> str:
+    return Path(path).read_text()
+
+
 async def test_wrong_host_key_names_host_and_fingerprint(fast_options: SshOptions) -> None:
     impostor = {"node-002": NodeBehaviour("wrong-host-key")}
     async with canned_fleet(2, fast_options, impostor) as (loopback, fleet, rec):
-        await rec.wait_until(lambda: rec.status("node-002") == "host-key-mismatch", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-002") == "host-key-mismatch", 10)
         reason = fleet.statuses()["node-002"].reason
         port = loopback.nodes["node-002"].port
         assert f"node-002 (127.0.0.1:{port})" in reason
         assert loopback.impostor_host_key.get_fingerprint() in reason
         assert rec.samples["node-002"] == 0
-        await rec.wait_until(lambda: rec.samples["node-001"] >= 2, timeout=10)
+        await rec.wait_until(lambda: rec.samples["node-001"] >= 2, 10)
 
 
 async def test_unknown_host_is_refused_under_strict(
@@ -32,7 +36,7 @@ async def test_unknown_host_is_refused_under_strict(
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     async with canned_fleet(1, fast_options, known_hosts=str(empty)) as (lf, fleet, rec):
-        await rec.wait_until(lambda: rec.status("node-001") == "host-key-mismatch", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-001") == "host-key-mismatch", 10)
         assert lf.host_key.get_fingerprint() in fleet.statuses()["node-001"].reason
         assert empty.read_text() == ""
 
@@ -64,14 +68,14 @@ async def test_accept_new_still_refuses_a_changed_key(
 ) -> None:
     impostor = {"node-001": NodeBehaviour("wrong-host-key")}
     async with LoopbackFleet(1, gpus=2, mode="canned", behaviours=impostor) as loopback:
-        known = Path(loopback.known_hosts)  # lists the genuine key for node-001's port
-        before = known.read_text()
+        known = loopback.known_hosts  # lists the genuine key for node-001's port
+        before = _read(known)
         rec = UpdateRecorder()
         targets = loopback.targets(host_key_policy="accept-new", interval=INTERVAL)
         async with SshFleet(targets, rec, fast_options) as fleet:
             await rec.wait_until(lambda: rec.status("node-001") == "host-key-mismatch", 10)
             assert "not trusted" in fleet.statuses()["node-001"].reason
-        assert known.read_text() == before
+        assert _read(known) == before
 
 
 async def test_trusted_key_list_instead_of_a_file(fast_options: SshOptions) -> None:
@@ -79,4 +83,4 @@ async def test_trusted_key_list_instead_of_a_file(fast_options: SshOptions) -> N
         rec = UpdateRecorder()
         targets = loopback.targets(known_hosts=(loopback.host_key,), interval=INTERVAL)
         async with SshFleet(targets, rec, fast_options):
-            await rec.wait_until(lambda: rec.samples["node-001"] >= 1, timeout=10)
+            await rec.wait_until(lambda: rec.samples["node-001"] >= 1, 10)

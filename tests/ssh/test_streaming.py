@@ -15,7 +15,7 @@ from .conftest import canned_fleet
 async def test_every_node_streams_hello_then_samples(fast_options: SshOptions) -> None:
     async with canned_fleet(3, fast_options) as (loopback, fleet, rec):
         names = list(loopback.nodes)
-        await rec.wait_until(lambda: all(rec.samples[n] >= 3 for n in names), timeout=10)
+        await rec.wait_until(lambda: all(rec.samples[n] >= 3 for n in names), 10)
         assert fleet.tried_all
         for name in names:
             assert isinstance(rec.hellos[name], Hello)
@@ -30,7 +30,7 @@ async def test_every_node_streams_hello_then_samples(fast_options: SshOptions) -
 
 async def test_upload_lands_under_the_remote_cache_dir(fast_options: SshOptions) -> None:
     async with canned_fleet(1, fast_options, remote_cache_dir="~/cache/gf") as (lf, _, rec):
-        await rec.wait_until(lambda: rec.samples["node-001"] >= 1, timeout=10)
+        await rec.wait_until(lambda: rec.samples["node-001"] >= 1, 10)
         home = lf.nodes["node-001"].home
         uploaded = home / "cache" / "gf" / "agent-0123456789ab.pyz"
         assert uploaded.read_bytes() == b"# canned nodes never run this\n"
@@ -40,16 +40,16 @@ async def test_upload_lands_under_the_remote_cache_dir(fast_options: SshOptions)
 async def test_slow_node_joins_late_without_holding_others(fast_options: SshOptions) -> None:
     slow = {"node-002": NodeBehaviour("slow", delay=1.5)}
     async with canned_fleet(3, fast_options, slow) as (_, fleet, rec):
-        await rec.wait_until(lambda: rec.samples["node-001"] >= 3, timeout=10)
+        await rec.wait_until(lambda: rec.samples["node-001"] >= 3, 10)
         assert rec.samples["node-002"] == 0
-        await rec.wait_until(lambda: rec.samples["node-002"] >= 1, timeout=10)
+        await rec.wait_until(lambda: rec.samples["node-002"] >= 1, 10)
         assert fleet.statuses()["node-002"].status == "streaming"
 
 
 async def test_silent_agent_goes_stale(fast_options: SshOptions) -> None:
     silent = {"node-002": NodeBehaviour("silent")}
     async with canned_fleet(2, fast_options, silent) as (_, fleet, rec):
-        await rec.wait_until(lambda: rec.status("node-002") == "stale", timeout=10)
+        await rec.wait_until(lambda: rec.status("node-002") == "stale", 10)
         assert "no sample for" in fleet.statuses()["node-002"].reason
         assert fleet.statuses()["node-001"].status == "streaming"
 
@@ -58,7 +58,7 @@ async def test_stale_node_recovers_to_streaming(fast_options: SshOptions) -> Non
     # A slow hello longer than 3 intervals: stale first, then streaming.
     slow = {"node-001": NodeBehaviour("slow", delay=1.2)}
     async with canned_fleet(1, fast_options, slow) as (_, _, rec):
-        await rec.wait_until(lambda: rec.samples["node-001"] >= 1, timeout=10)
+        await rec.wait_until(lambda: rec.samples["node-001"] >= 1, 10)
         seen = rec.statuses_seen("node-001")
         assert seen.index("stale") < len(seen) - 1
         assert seen[-1] == "streaming"
@@ -66,7 +66,7 @@ async def test_stale_node_recovers_to_streaming(fast_options: SshOptions) -> Non
 
 async def test_shutdown_leaves_no_task_and_no_connection(fast_options: SshOptions) -> None:
     async with canned_fleet(3, fast_options) as (loopback, fleet, rec):
-        await rec.wait_until(lambda: all(rec.samples[n] >= 1 for n in loopback.nodes), timeout=10)
+        await rec.wait_until(lambda: all(rec.samples[n] >= 1 for n in loopback.nodes), 10)
         before = {t for t in asyncio.all_tasks() if t.get_name().startswith("ssh-")}
         assert len(before) == 4  # three nodes and the stale watchdog
         await fleet.stop()
