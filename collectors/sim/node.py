@@ -129,7 +129,7 @@ def install(
     sysfs_root: Path | None = None,
     clock: Callable[[], float] | None = None,
     refresh_s: float | None = REFRESH_S,
-    on_crash: Callable[[int], None] = _default_crash,
+    on_crash: Callable[[int], None] | None = None,
 ) -> SimNode:
     """Make this process's ``pynvml`` talk to a simulated node.
 
@@ -141,7 +141,8 @@ def install(
         sysfs_root: Where to write the fake sysfs tree; a new temp dir when None.
         clock: Seconds since the node's start; real time since this call when None.
         refresh_s: Period of the ticker thread; None for no thread (call ``tick()``).
-        on_crash: What an ``agent_crash`` fault does; by default ``os._exit(code)``.
+        on_crash: What an ``agent_crash`` fault does with its exit code; None means
+            ``os._exit(code)``.
 
     Returns:
         The installed node. Its library is ``pynvml.nvmlLib`` until another install.
@@ -160,7 +161,8 @@ def install(
             return time.monotonic() - origin
 
     root = Path(sysfs_root) if sysfs_root is not None else memory_tempdir(f"gpufleet-{node}-")
-    sim = SimNode(NodeModel(node, scenario, seed, gpus), scenario, root, clock, refresh_s, on_crash)
+    crash = on_crash or _default_crash
+    sim = SimNode(NodeModel(node, scenario, seed, gpus), scenario, root, clock, refresh_s, crash)
     sim.owns_root = sysfs_root is None
     with pynvml.libLoadLock:
         pynvml.nvmlLib = sim.library
