@@ -226,11 +226,13 @@ def nvlink_storm(node: NodeSnapshot, gpu: int, t: float) -> NodeSnapshot:
     return replace(node, gpus=gpus)
 
 
-def demo_snapshot(nodes: int = 32, t: float = T0, seed: int = 7) -> FleetSnapshot:
-    """A fleet of ``nodes`` 8-GPU nodes with the demo faults applied (when it is big enough)."""
+def demo_snapshot(
+    nodes: int = 32, t: float = T0, seed: int = 7, faults: bool = True
+) -> FleetSnapshot:
+    """A fleet of ``nodes`` 8-GPU nodes, with the demo faults applied unless ``faults`` is False."""
     rng = random.Random(seed)
     fleet = [healthy_node(i, rng, t) for i in range(1, nodes + 1)]
-    faults = {
+    demo_faults = {
         3: lambda n: lose_gpu(n, 5, t - 1_800),
         7: lambda n: ecc_fail(n, 2, t - 7_200),
         11: lambda n: thermal_warn(n, 6, t - 600),
@@ -239,8 +241,8 @@ def demo_snapshot(nodes: int = 32, t: float = T0, seed: int = 7) -> FleetSnapsho
         9: lambda n: port_degraded(n, 1, t - 300),
         14: lambda n: nvlink_storm(n, 1, t - 120),
     }
-    for i, fault in faults.items():
-        if i <= nodes:
+    for i, fault in demo_faults.items():
+        if faults and i <= nodes:
             fleet[i - 1] = fault(fleet[i - 1])
     return FleetSnapshot(taken_at=t, nodes=tuple(fleet), utilization=_util(fleet), sla=demo_sla())
 
