@@ -8,7 +8,6 @@ import platform
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 from typing import Any, List, Optional
 
@@ -30,10 +29,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     options = parse_args(argv)
     clock = RealClock()
     _handle_signals(clock)
-    scratch = _scratch_sysfs(options) if options.sim else None
-    sim = _start_sim(options) if options.sim else None
     writer = wire.Writer(sys.stdout.buffer)
+    scratch = sim = None
     try:
+        if options.sim:
+            from collectors.agent.simnode import SimStartError, scratch_sysfs, start_sim
+
+            scratch = scratch_sysfs(options)
+            try:
+                sim = start_sim(options)
+            except SimStartError as exc:
+                return _refuse(writer, clock, "SimStartError", str(exc))
         return run(options, writer, clock)
     finally:
         if sim is not None:
@@ -47,6 +53,14 @@ def main(argv: Optional[List[str]] = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
 
 
+def _refuse(writer: wire.Writer, clock: Clock, code: str, message: str) -> int:
+    """Say why the agent cannot start, on stderr and as a fatal protocol error."""
+    sys.stderr.write("gpufleet-agent: %s\n" % message)
+    with contextlib.suppress(wire.StreamClosed):
+        writer.send(wire.error(clock.time(), code, message, fatal=True))
+    return 2
+
+
 def _handle_signals(clock: Clock) -> None:
     def stop(signum: int, frame: Any) -> None:
         clock.stop(signal.Signals(signum).name)
@@ -54,43 +68,6 @@ def _handle_signals(clock: Clock) -> None:
     for name in ("SIGTERM", "SIGINT", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), stop)
-
-
-def _scratch_sysfs(options: Options) -> Optional[str]:
-    """A temporary tree for the simulated node's sysfs when none was given, in memory.
-
-    The simulator rewrites every port file a few times a second; on tmpfs that is
-    ~40x cheaper than on a disk-backed /tmp. Removed when the agent exits.
-    """
-    if options.sysfs_root is not None:
-        return None
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    options.sysfs_root = tempfile.mkdtemp(prefix="gpufleet-sim-sysfs-", dir=base)
-    return options.sysfs_root
-
-
-def _start_sim(options: Options) -> Any:
-    """Install the simulated NVML node (imported lazily: real nodes never load it)."""
-    from pathlib import Path
-
-    from collectors import sim
-
-    choice = options.sim or "none"
-    if choice == "none":
-        scenario = None
-    elif choice == "default":
-        scenario = sim.load_scenario(sim.default_scenario_path())
-    else:
-        scenario = sim.load_scenario(Path(choice))
-    node = sim.install(
-        options.sim_node,
-        scenario,
-        seed=options.sim_seed,
-        gpus=options.sim_gpus,
-        sysfs_root=Path(options.sysfs_root) if options.sysfs_root else None,
-    )
-    options.sysfs_root = str(node.sysfs_root)
-    return node
 
 
 def run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool = False) -> int:

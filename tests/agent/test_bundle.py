@@ -52,8 +52,9 @@ def test_the_zipapp_streams_a_simulated_node(tmp_path: Path) -> None:
     out = subprocess.run(
         [
             *(sys.executable, str(build_agent_zipapp(tmp_path))),
-            *("--sim", "none", "--sim-gpus", "4", "--interval", "0.05", "--max-samples", "2"),
-            *("--sysfs-root", str(tmp_path / "sys")),
+            # The packaged demo scenario is read from inside the archive.
+            *("--sim", "default", "--sim-node", "node-003"),
+            *("--interval", "0.05", "--max-samples", "2"),
         ],
         cwd=tmp_path,
         capture_output=True,
@@ -61,7 +62,7 @@ def test_the_zipapp_streams_a_simulated_node(tmp_path: Path) -> None:
         timeout=60,
     ).stdout
     messages = [decode_line(line) for line in out.splitlines()]
-    assert isinstance(messages[0], Hello) and len(messages[0].gpus) == 4
+    assert isinstance(messages[0], Hello) and len(messages[0].gpus) == 8
     assert sum(isinstance(m, Sample) for m in messages) == 2
     assert isinstance(messages[-1], Bye)
 

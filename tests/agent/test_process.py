@@ -117,3 +117,14 @@ def test_bad_arguments_fail_with_a_clear_message() -> None:
     assert done.returncode == 2
     assert b"expected a positive number of seconds" in done.stderr
     assert done.stdout == b""  # nothing half-started reaches the controller
+
+
+def test_a_bad_scenario_is_refused_with_a_fatal_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[fault]]\nkind = "xid80"\nnode = "node-001"\nat = "1s"\n')
+    done = subprocess.run([*AGENT, "--sim", str(bad)], cwd=ROOT, capture_output=True, timeout=30)
+    assert done.returncode == 2
+    (line,) = done.stdout.splitlines()
+    error = decode_line(line)
+    assert isinstance(error, Error) and error.fatal and error.code == "SimStartError"
+    assert "xid80" in error.message and b"xid80" in done.stderr

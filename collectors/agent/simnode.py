@@ -1,0 +1,77 @@
+"""Starting the simulated NVML node for ``--sim`` (demo and test nodes only).
+
+Imported lazily by the agent: a real node never loads the simulator.
+"""
+
+from __future__ import annotations
+
+import os
+import pkgutil
+import tempfile
+from typing import Any, Optional
+
+from collectors.agent.cli import Options
+
+DEFAULT_SCENARIO = "scenarios/demo.toml"
+
+
+class SimStartError(Exception):
+    """The simulated node cannot start (bad scenario, simulator unavailable)."""
+
+
+def scratch_sysfs(options: Options) -> Optional[str]:
+    """A temporary tree for the simulated sysfs when none was given, in memory if possible.
+
+    The simulator rewrites every port file a few times a second; on tmpfs that is
+    ~40x cheaper than on a disk-backed /tmp. The caller removes it at exit.
+    """
+    if options.sysfs_root is not None:
+        return None
+    shm = "/dev/shm"
+    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    options.sysfs_root = tempfile.mkdtemp(prefix="gpufleet-sim-sysfs-", dir=base)
+    return options.sysfs_root
+
+
+def start_sim(options: Options) -> Any:
+    """Install the simulated node named by the options into this process's pynvml.
+
+    Raises:
+        SimStartError: the scenario is missing or invalid, or the simulator cannot run
+            on this Python.
+    """
+    try:
+        from pathlib import Path
+
+        from collectors import sim
+    except ImportError as exc:  # e.g. tomllib: the simulator needs Python 3.11
+        raise SimStartError("the simulator cannot run here: %s" % exc) from None
+    try:
+        node = sim.install(
+            options.sim_node,
+            _scenario(sim, options.sim or "none"),
+            seed=options.sim_seed,
+            gpus=options.sim_gpus,
+            sysfs_root=Path(options.sysfs_root) if options.sysfs_root else None,
+        )
+    except (sim.ScenarioError, ValueError, OSError) as exc:
+        raise SimStartError(str(exc)) from None
+    options.sysfs_root = str(node.sysfs_root)
+    return node
+
+
+def _scenario(sim: Any, choice: str) -> Any:
+    if choice == "none":
+        return None
+    if choice != "default":
+        from pathlib import Path
+
+        return sim.load_scenario(Path(choice))
+    path = sim.default_scenario_path()
+    if path.is_file():
+        return sim.load_scenario(path)
+    # Inside the zipapp the packaged scenario is no file on disk: read it as package data.
+    data = pkgutil.get_data("collectors.sim", DEFAULT_SCENARIO)
+    if data is None:
+        raise SimStartError("the default scenario is not packaged")
+    return sim.parse_scenario(data.decode("utf-8"), "collectors/sim/" + DEFAULT_SCENARIO)
