@@ -1,16 +1,118 @@
-"""`gpufleet demo`: not built yet."""
+"""``gpufleet demo``: a simulated fleet over real SSH on loopback, then the dashboard."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
 from typing import Any
+
+from collectors.loopback.demo import start_demo_fleet
+from fleet.config import Config
+from fleet.model import FleetSnapshot
+from fleet.runtime import FleetRuntime
+from gpufleet.session import run_dashboard, running, wait_for_signal
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("demo", help="(not built yet)")
+    parser = sub.add_parser(
+        "demo", help="simulated fleet over real SSH on loopback, then the dashboard"
+    )
+    parser.add_argument("--nodes", type=_positive_int, default=16, help="simulated nodes")
+    parser.add_argument("--gpus-per-node", type=_positive_int, default=8, help="GPUs per node")
+    parser.add_argument(
+        "--scenario", type=Path, default=None, help="fault scenario TOML (default: demo)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the simulated workloads")
+    parser.add_argument(
+        "--headless", action="store_true", help="no dashboard: print a summary per second"
+    )
+    parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    parser.add_argument(
+        "--json-out", type=Path, default=None, help="write the final per-node state as JSON"
+    )
+    parser.add_argument("--theme", default=None, help="dashboard theme")
     parser.set_defaults(func=run)
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    print("gpufleet demo: not built yet", flush=True)
-    return 2
+    return asyncio.run(_demo(args))
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    demo = await start_demo_fleet(args.nodes, args.gpus_per_node, args.scenario, args.seed)
+    try:
+        config = Config()
+        runtime = FleetRuntime(config, demo.targets, data_dir=None, ssh_options=demo.options)
+        if args.headless:
+            status = await _headless(runtime, args.duration)
+        else:
+            status = await run_dashboard(runtime, theme=args.theme)
+        if args.json_out is not None:
+            snapshot = runtime.latest()
+            if snapshot is not None:
+                _write_json(args.json_out, snapshot)
+        return status
+    finally:
+        await demo.stop()
+
+
+async def _headless(runtime: FleetRuntime, duration: float | None) -> int:
+    def show(snapshot: FleetSnapshot) -> None:
+        print(summary_line(snapshot), flush=True)
+
+    runtime.subscribe(show)
+    async with running(runtime, metrics_addr=None):
+        await wait_for_signal(duration_s=duration)
+    return 0
+
+
+def summary_line(snapshot: FleetSnapshot) -> str:
+    """One line per tick: streaming and broken nodes, healthy GPUs, the broken node names."""
+    broken = [n.name for n in snapshot.nodes if n.broken]
+    shown = ", ".join(broken[:6]) + (" ..." if len(broken) > 6 else "")
+    return (
+        f"nodes {snapshot.nodes_streaming}/{len(snapshot.nodes)} streaming, "
+        f"{len(broken)} broken; GPUs {snapshot.gpus_healthy}/{snapshot.gpus_total} healthy"
+        + (f"; broken: {shown}" if broken else "")
+    )
+
+
+def snapshot_json(snapshot: FleetSnapshot) -> list[dict[str, Any]]:
+    """Per node: name, status, broken and each GPU's index, uuid, verdict and reasons."""
+    return [
+        {
+            "name": node.name,
+            "status": node.status,
+            "state": node.state,
+            "broken": node.broken,
+            "broken_reasons": list(node.broken_reasons),
+            "gpus": [
+                {
+                    "index": gpu.index,
+                    "uuid": gpu.uuid,
+                    "verdict": gpu.verdict,
+                    "reasons": list(gpu.reasons),
+                }
+                for gpu in node.gpus
+            ],
+        }
+        for node in snapshot.nodes
+    ]
+
+
+def _write_json(path: Path, snapshot: FleetSnapshot) -> None:
+    text = json.dumps({"taken_at": snapshot.taken_at, "nodes": snapshot_json(snapshot)}, indent=2)
+    try:
+        path.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"gpufleet demo: cannot write {path}: {exc.strerror}", file=sys.stderr)
