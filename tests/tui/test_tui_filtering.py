@@ -1,0 +1,80 @@
+"""Filters, the hostlist expander, sort orders and broken intervals."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tui.demo_fleet import T0, demo_snapshot
+from tui.hostlist import HostlistError, expand
+from tui.node_view import SummaryCache, parse_filter, sort_nodes, summarize
+from tui.transitions import SeenTransition, broken_intervals
+
+
+def test_expand_ranges_and_lists() -> None:
+    assert expand("node-[001-003]") == ["node-001", "node-002", "node-003"]
+    assert expand("a[1-2]b[8,10]") == ["a1b8", "a1b10", "a2b8", "a2b10"]
+    assert expand("x,y[09-10]") == ["x", "y09", "y10"]
+
+
+@pytest.mark.parametrize("bad", ["n[1-", "n]1[", "n[3-1]", "n[a-b]", "n[[1]]"])
+def test_expand_rejects_malformed(bad: str) -> None:
+    with pytest.raises(HostlistError):
+        expand(bad)
+
+
+def names(text: str) -> list[str]:
+    snap = demo_snapshot(16)
+    pred = parse_filter(text)
+    return [n.name for n in snap.nodes if pred(n, summarize(n))]
+
+
+def test_filters() -> None:
+    assert names("") == [f"node-{i:04d}" for i in range(1, 17)]
+    assert names("0001") == ["node-0001"]
+    assert names("node-[0010-0012]") == ["node-0010", "node-0011", "node-0012"]
+    assert names("state:broken") == ["node-0003", "node-0005", "node-0007"]
+    assert names("state:unreachable") == ["node-0012"]
+    assert names("state:warn") == ["node-0009", "node-0011", "node-0014"]
+    assert names("state:broken|unreachable node-[0001-0005]") == ["node-0003", "node-0005"]
+    with pytest.raises(ValueError, match="unknown state"):
+        parse_filter("state:exploded")
+
+
+def test_sort_orders() -> None:
+    snap = demo_snapshot(16)
+    cache = SummaryCache()
+    cache.refresh(snap.nodes)
+    by_health = sort_nodes(snap.nodes, "health", cache)
+    assert [n.name for n in by_health[:4]] == ["node-0012", "node-0003", "node-0007", "node-0005"]
+    by_util = sort_nodes(snap.nodes, "utilization", cache)
+    utils = [cache.get(n).util or -1 for n in by_util]
+    assert utils == sorted(utils, reverse=True)
+    shuffled = tuple(reversed(snap.nodes))
+    assert [n.name for n in sort_nodes(shuffled, "name", cache)] == [n.name for n in snap.nodes]
+
+
+def test_summary_cache_reuses_unchanged_nodes() -> None:
+    snap = demo_snapshot(4)
+    cache = SummaryCache()
+    cache.refresh(snap.nodes)
+    first = cache.get(snap.nodes[0])
+    changed = replace(snap.nodes[1], last_seen=T0 + 1)
+    cache.refresh((snap.nodes[0], changed, *snap.nodes[2:]))
+    assert cache.get(snap.nodes[0]) is first
+    assert cache.get(changed) == summarize(changed)
+
+
+def test_broken_intervals_from_transitions_and_state() -> None:
+    node = demo_snapshot(16).node("node-0003")
+    assert node is not None
+    seen = [
+        SeenTransition("broken", T0 - 9_000, ("GPU 1 lost",)),
+        SeenTransition("up", T0 - 8_000, ()),
+    ]
+    intervals = broken_intervals(node, seen)
+    assert [(i.state, i.end) for i in intervals] == [("broken", None), ("broken", T0 - 8_000)]
+    assert intervals[0].reasons == ("GPU 5 lost (XID 79)",)
+    healthy = demo_snapshot(16).node("node-0001")
+    assert healthy is not None and broken_intervals(healthy, []) == []
