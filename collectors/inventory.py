@@ -34,11 +34,13 @@ def validate_hostname(name: str) -> str:
     """
     candidate = name[1:-1] if name.startswith("[") and name.endswith("]") else name
     try:
-        return str(ipaddress.ip_address(candidate))
+        address = ipaddress.ip_address(candidate)
     except ValueError:
-        pass
-    if name != candidate:
+        address = None
+    if name != candidate and not isinstance(address, ipaddress.IPv6Address):
         raise InventoryError(f"{name!r} is bracketed but not an IPv6 address")
+    if address is not None:
+        return str(address)
     if not name or len(name) > _MAX_NAME:
         raise InventoryError(f"{name!r} is not a hostname: length must be 1 to {_MAX_NAME}")
     for label in name.rstrip(".").split("."):
