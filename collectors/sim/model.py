@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from collectors.sim.effects import CLOCK_HW_SLOWDOWN, CLOCK_HW_THERMAL, GpuFaultState, NodeFaults
 from collectors.sim.identity import GpuIdentity, gpu_identity
 from collectors.sim.scenario import Scenario
 from collectors.sim.workload import GpuReading, NodeWorkload
+
+TICKS_PER_S = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,7 @@ class NodeModel:
         self.gpus = gpus
         self.workload = NodeWorkload(seed, node, gpus)
         self.faults = NodeFaults(scenario, node, gpus)
+        self._views: dict[int, tuple[int, GpuView]] = {}
 
     def visible(self, t: float) -> list[int]:
         """Physical indices NVML enumerates at ``t`` (a missing GPU is skipped)."""
@@ -37,12 +41,24 @@ class NodeModel:
         return [i for i in range(self.gpus) if i not in missing]
 
     def view(self, gpu: int, t: float) -> GpuView:
-        """The state of physical GPU ``gpu`` at ``t``."""
+        """The state of physical GPU ``gpu`` at ``t``, on a 10 ms grid.
+
+        The agent makes ~10 calls per GPU per sample within a millisecond or two; one
+        view per GPU per 10 ms serves them all (the model's own noise is per second).
+        """
+        tick = math.floor(t * TICKS_PER_S + 1e-6)
+        cached = self._views.get(gpu)
+        if cached is not None and cached[0] == tick:
+            return cached[1]
+        view = self._compute(gpu, tick / TICKS_PER_S)
+        self._views[gpu] = (tick, view)
+        return view
+
+    def _compute(self, gpu: int, t: float) -> GpuView:
         faults = self.faults.gpu_state(gpu, t)
         reading = _with_faults(self.workload.reading(gpu, t), faults)
-        return GpuView(
-            gpu, gpu_identity(self.seed, self.node, gpu, faults.generation), reading, faults
-        )
+        identity = gpu_identity(self.seed, self.node, gpu, faults.generation)
+        return GpuView(gpu, identity, reading, faults)
 
 
 def _with_faults(reading: GpuReading, faults: GpuFaultState) -> GpuReading:

@@ -171,14 +171,19 @@ class SysfsWriter:
     def write(self, t: float) -> int:
         """Bring the tree to time ``t``; returns how many files changed."""
         changed = 0
+        root, staging = str(self.root), str(self._tmp / "staging")
         for path, text in render_tree(self._seed, self._faults, t).items():
             if self._written.get(path) == text:
                 continue
-            target = self.root / path
+            target = f"{root}/{path}"
             if path not in self._written:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            staging = self._tmp / path.replace("/", "__")
-            staging.write_text(text)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+            # Plain os calls: this runs ~70 times per tick per node, pathlib costs a third.
+            fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
             os.replace(staging, target)
             self._written[path] = text
             changed += 1
