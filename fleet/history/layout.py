@@ -45,6 +45,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "temp_max_c": pl.UInt8(),
         "verdict": pl.String(),
         "samples": pl.UInt16(),
+        "util_samples": pl.UInt16(),
     },
     NODE_STATES: {
         "node": pl.String(),

@@ -49,8 +49,9 @@ class MinuteAccumulator:
             self._grow(max(self._size * 2, int(keys.max()) + 1))
         where: slice | np.ndarray = slice(0, len(keys)) if tick.layout.contiguous else keys
         a, f = self._arrays, tick.frame
-        util = f["util"].to_numpy()
-        temp = f["temp_c"].to_numpy()
+        # Widened so that -1 ("no reading") cannot wrap around to 255 in a uint8.
+        util = f["util"].to_numpy().astype(np.int16)
+        temp = f["temp_c"].to_numpy().astype(np.int16)
         power = f["power_w"].to_numpy()
         known = {
             "util": util != U8_NULL,
@@ -113,6 +114,7 @@ class MinuteAccumulator:
                 "temp_max_c": np.where(max_temp >= 0, max_temp, np.nan),
                 "verdict": [VERDICT_OF_RANK.get(int(r), "unknown") for r in a["worst"][seen]],
                 "samples": a["samples"][seen],
+                "util_samples": a["n_util"][seen],
             },
             nan_to_null=True,
         )

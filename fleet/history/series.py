@@ -23,11 +23,11 @@ Partial = tuple[int, float, float]  # (minute_ms, utilization sum, weight) of th
 
 
 def minute_sums(frame: pl.DataFrame) -> pl.DataFrame:
-    """Per ``ts``: utilization sum (util_mean * samples) and weight (samples) of ``gpu_minutes``."""
+    """Per ``ts``: utilization sum (util_mean * util_samples) and weight (util_samples)."""
     known = frame.filter(pl.col("util_mean").is_not_null())
     return known.group_by("ts").agg(
-        (pl.col("util_mean").cast(pl.Float64) * pl.col("samples")).sum().alias("util_sum"),
-        pl.col("samples").cast(pl.Float64).sum().alias("weight"),
+        (pl.col("util_mean").cast(pl.Float64) * pl.col("util_samples")).sum().alias("util_sum"),
+        pl.col("util_samples").cast(pl.Float64).sum().alias("weight"),
     )
 
 
@@ -58,7 +58,7 @@ class FleetMinuteSeries:
         """Resume from the ``gpu_minutes`` partitions of ``days`` (unreadable files skipped)."""
         for path in partition_files(data_dir, GPU_MINUTES, days):
             try:
-                frame = pl.read_parquet(path, columns=["ts", "util_mean", "samples"])
+                frame = pl.read_parquet(path, columns=["ts", "util_mean", "util_samples"])
             except Exception as exc:  # polars raises several types for damaged files
                 log.warning("skipping unreadable history file %s: %s", path, exc)
                 continue

@@ -139,5 +139,6 @@ def test_rollups_are_real_parquet_with_the_documented_schema(tmp_path: Path) -> 
     assert list(schema) == [
         "ts", "node", "gpu", "uuid", "util_mean", "util_max", "sm_active_mean",
         "mem_used_mean_bytes", "power_mean_w", "power_max_w", "temp_max_c", "verdict", "samples",
+        "util_samples",
     ]  # fmt: skip
     assert schema["ts"] == pl.Datetime("ms", "UTC")
