@@ -75,20 +75,30 @@ class Counter:
     total: int = 0  # increments seen since the controller started watching
 
     def update(self, value: int | float | None, at: float) -> None:
-        """Take a new reading at time ``at``; ``None`` means the read failed."""
+        """Take a new reading at time ``at``; ``None`` means the read failed.
+
+        Inlines :func:`advance` (no allocation): this runs ~50,000 times a second.
+        """
         if value is None:
             self.delta = None
             self.rate = None
             return
         value = int(value)
-        step = advance(self.value, self.at, value, at, self.top)
-        self.value = value
-        self.at = at
-        self.delta = step.delta
-        self.rate = step.rate
-        self.saturated = step.saturated
-        if step.delta:
-            self.total += step.delta
+        previous, previous_at, top = self.value, self.at, self.top
+        self.value, self.at = value, at
+        self.saturated = pegged = top is not None and value >= top
+        if previous is None or previous_at is None:
+            self.delta = self.rate = None
+            return
+        if value < previous:  # reset: the increments since then are at least the value
+            self.delta, self.rate = value, None
+        elif pegged:  # clamped: a lower bound of increments, and an unknown rate
+            self.delta, self.rate = value - previous, None
+        else:
+            delta = value - previous
+            elapsed = at - previous_at
+            self.delta, self.rate = delta, (delta / elapsed if elapsed > 0 else None)
+        self.total += self.delta
 
     def forget(self) -> None:
         """Drop the baseline (a new GPU identity or a new session starts clean)."""

@@ -9,7 +9,7 @@ when the GPU is reset or swapped (the state drops the mark, see ``fleet.state``)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from fleet.config.health_section import HealthSection
 from fleet.health.facts import GpuFacts, Judgement, XidMark
@@ -40,27 +40,30 @@ def judge_gpu(facts: GpuFacts, cfg: HealthSection, now: float) -> Judgement:
     """
     if not facts.sampled:
         return Judgement("unknown", ("no sample yet",), NEVER)
-    findings = list(_findings(facts, cfg, now))
+    findings: list[Finding] = []
     if facts.lost:
-        findings.insert(0, ("lost", facts.lost_reason or "GPU lost", NEVER))
+        findings.append(("lost", facts.lost_reason or "GPU lost", NEVER))
+    if facts.xids:
+        _xid_findings(facts.xids.values(), cfg, now, findings)
+    _memory_findings(facts, cfg, findings)
+    _nvlink_findings(facts, cfg, now, findings)
+    if facts.clock_reasons:
+        _clock_findings(facts.clock_reasons, cfg, findings)
+    if facts.recovery_action:
+        _recovery_findings(facts.recovery_action, cfg, findings)
     return summarize(findings)
+
+
+OK = Judgement("ok", (), NEVER)
 
 
 def summarize(findings: list[Finding]) -> Judgement:
     """The worst verdict of ``findings``, reasons worst first, and the earliest expiry."""
     if not findings:
-        return Judgement("ok", (), NEVER)
+        return OK
     ordered = sorted(findings, key=lambda f: -VERDICT_RANK[f[0]])
     until = min(f[2] for f in findings)
     return Judgement(ordered[0][0], tuple(f[1] for f in ordered), until)
-
-
-def _findings(facts: GpuFacts, cfg: HealthSection, now: float) -> Iterator[Finding]:
-    yield from _xid_findings(facts.xids.values(), cfg, now)
-    yield from _memory_findings(facts, cfg)
-    yield from _nvlink_findings(facts, cfg, now)
-    yield from _clock_findings(facts, cfg)
-    yield from _recovery_findings(facts, cfg)
 
 
 def xid_verdict(code: int, cfg: HealthSection) -> Verdict:
@@ -81,43 +84,45 @@ def xid_expiry(mark: XidMark, cfg: HealthSection) -> float:
     return mark.last_at + cfg.xid_app_hold_s
 
 
-def _xid_findings(marks: Iterable[XidMark], cfg: HealthSection, now: float) -> Iterator[Finding]:
+def _xid_findings(
+    marks: Iterable[XidMark], cfg: HealthSection, now: float, out: list[Finding]
+) -> None:
     for mark in marks:
         verdict = xid_verdict(mark.code, cfg)
         until = xid_expiry(mark, cfg)
         if verdict == "ok" or until <= now:
             continue
         times = f" (x{mark.count})" if mark.count > 1 else ""
-        yield verdict, f"XID {mark.code}: {describe(mark.code).meaning}{times}", until
+        out.append((verdict, f"XID {mark.code}: {describe(mark.code).meaning}{times}", until))
 
 
-def _memory_findings(facts: GpuFacts, cfg: HealthSection) -> Iterator[Finding]:
+def _memory_findings(facts: GpuFacts, cfg: HealthSection, out: list[Finding]) -> None:
     if facts.ecc_unc_vol is not None and facts.ecc_unc_vol >= cfg.ecc_unc_volatile_fail:
-        yield "fail", f"uncorrected ECC (volatile) = {facts.ecc_unc_vol}", NEVER
+        out.append(("fail", f"uncorrected ECC (volatile) = {facts.ecc_unc_vol}", NEVER))
     if facts.remap_failure:
-        yield "fail", "row remap failure", NEVER
+        out.append(("fail", "row remap failure", NEVER))
     if facts.remap_pending:
-        yield "warn", "row remap pending", NEVER
+        out.append(("warn", "row remap pending", NEVER))
     if facts.remap_unc is not None and facts.remap_unc >= cfg.remap_unc_warn:
-        yield "warn", f"{facts.remap_unc} rows remapped (uncorrectable)", NEVER
+        out.append(("warn", f"{facts.remap_unc} rows remapped (uncorrectable)", NEVER))
     if facts.retired_pages is not None and facts.retired_pages >= cfg.retired_pages_fail:
-        yield "fail", f"{facts.retired_pages} retired pages", NEVER
+        out.append(("fail", f"{facts.retired_pages} retired pages", NEVER))
     if facts.retired_pending:
-        yield "warn", "page retirement pending", NEVER
+        out.append(("warn", "page retirement pending", NEVER))
 
 
-def _nvlink_findings(facts: GpuFacts, cfg: HealthSection, now: float) -> Iterator[Finding]:
+def _nvlink_findings(facts: GpuFacts, cfg: HealthSection, now: float, out: list[Finding]) -> None:
     total, active = facts.nvlink_total, facts.nvlink_active
     if total and active is not None and active < total:
-        yield "fail", f"NVLink {total - active} of {total} links down", NEVER
+        out.append(("fail", f"NVLink {total - active} of {total} links down", NEVER))
     if facts.nvlink_error_at is not None:
         until = facts.nvlink_error_at + cfg.nvlink_error_hold_s
         if until > now:
-            yield "fail", f"NVLink {facts.nvlink_error_note}", until
-    yield from _crc_findings(facts, cfg)
+            out.append(("fail", f"NVLink {facts.nvlink_error_note}", until))
+    _crc_findings(facts, cfg, out)
 
 
-def _crc_findings(facts: GpuFacts, cfg: HealthSection) -> Iterator[Finding]:
+def _crc_findings(facts: GpuFacts, cfg: HealthSection, out: list[Finding]) -> None:
     rates = facts.nvlink_crc_link_rates
     if not rates and facts.nvlink_crc_rate is not None:
         rates = (facts.nvlink_crc_rate,)  # per-link values unknown: judge the sum
@@ -127,24 +132,18 @@ def _crc_findings(facts: GpuFacts, cfg: HealthSection) -> Iterator[Finding]:
     worst = max(bad)
     verdict: Verdict = "fail" if worst >= cfg.nvlink_crc_fail_per_s else "warn"
     links = "link" if len(bad) == 1 else "links"
-    yield verdict, f"NVLink CRC {worst:.0f}/s on {len(bad)} {links}", NEVER
+    out.append((verdict, f"NVLink CRC {worst:.0f}/s on {len(bad)} {links}", NEVER))
 
 
-def _clock_findings(facts: GpuFacts, cfg: HealthSection) -> Iterator[Finding]:
-    reasons = facts.clock_reasons
-    if not reasons:
-        return
+def _clock_findings(reasons: int, cfg: HealthSection, out: list[Finding]) -> None:
     for bit, name in CLOCK_REASON_NAMES.items():
         if reasons & bit & cfg.clock_reasons_warn_mask:
-            yield "warn", name, NEVER
+            out.append(("warn", name, NEVER))
 
 
-def _recovery_findings(facts: GpuFacts, cfg: HealthSection) -> Iterator[Finding]:
-    action = facts.recovery_action
-    if not action:
-        return
+def _recovery_findings(action: int, cfg: HealthSection, out: list[Finding]) -> None:
     name = RECOVERY_ACTION_NAMES.get(action, f"action {action}")
     if action in cfg.recovery_actions_fail:
-        yield "fail", f"recovery action: {name}", NEVER
+        out.append(("fail", f"recovery action: {name}", NEVER))
     elif action in cfg.recovery_actions_warn:
-        yield "warn", f"recovery action: {name}", NEVER
+        out.append(("warn", f"recovery action: {name}", NEVER))

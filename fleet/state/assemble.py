@@ -59,7 +59,8 @@ def _gpus(node: NodeTrack, cfg: HealthSection, now: float) -> tuple[GpuSnapshot,
     total, count = 0.0, 0
     for track in node.gpus:
         if track.dirty or now >= track.until or track.snap is None:
-            track.judge(cfg, now)
+            if track.rejudge or now >= track.until:
+                track.judge(cfg, now)
             if layout is not None:
                 track.snap = gpu_snapshot(track, layout.gpu, layout.slow)
             else:
@@ -74,28 +75,18 @@ def _gpus(node: NodeTrack, cfg: HealthSection, now: float) -> tuple[GpuSnapshot,
     return tuple(out)
 
 
-def _expected_rate(node: NodeTrack, track: PortTrack, cfg: HealthSection) -> float | None:
-    if track.is_nic:
-        return None
-    rate = track.facts.rate_gbps
-    kind = track.info.kind
-    if rate is not None and track.facts.state == "ACTIVE" and rate > node.max_rate.get(kind, 0):
-        node.max_rate[kind] = rate  # the best this node's ports of this kind have shown
-    return cfg.expected_port_rate_gbps or node.max_rate.get(kind)
-
-
 def _ports(
     node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float
 ) -> tuple[PortSnapshot, ...]:
-    for track in tracks:  # every rate first, so each port is held to the node's best
-        _expected_rate(node, track, cfg)
     out = []
     for track in tracks:
         snap = track.snap
         if track.dirty or now >= track.judgement.until or snap is None:
-            expected = _expected_rate(node, track, cfg)
-            judgement: Judgement = judge_port(track.facts, expected, cfg, now)
-            track.judge(judgement, now)
+            expected = None if track.is_nic else node.expected_rate(track.info.kind)
+            if track.rejudge or now >= track.judgement.until or expected != track.expected:
+                judgement: Judgement = judge_port(track.facts, expected, cfg, now)
+                track.judge(judgement, now)
+                track.expected = expected
             snap = port_snapshot(track, expected)
             track.snap = snap
             track.dirty = False

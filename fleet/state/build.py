@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from fleet.model import GpuSnapshot, PortSnapshot
 from fleet.state.gpu import GpuTrack
-from fleet.state.layout import FieldIndex, pick, pick_flag, pick_int
+from fleet.state.layout import FieldIndex, pick
 from fleet.state.port import IB_DATA_UNIT, PortTrack
 
 _MIB = 1 << 20
-_FAST_FLOATS = ("util_gpu", "util_mem", "sm_active", "tensor_active", "power_w", "temp_c")
+_FAST_NUMBERS = (
+    "util_gpu",
+    "util_mem",
+    "sm_active",
+    "tensor_active",
+    "power_w",
+    "temp_c",
+    "sm_clock_mhz",
+)
 _SLOW_INTS = (
     "ecc_corr_vol",
     "ecc_unc_vol",
@@ -23,8 +31,6 @@ _SLOW_INTS = (
     "nvlink_active",
     "nvlink_total",
 )
-# Port and NIC fields that are states or rates, not counters.
-_NOT_COUNTERS = frozenset(("state", "phys_state", "rate_gbps", "up", "speed_mbps"))
 _SLOW_FLAGS = ("retired_pending", "remap_pending", "remap_failure")
 
 
@@ -32,14 +38,38 @@ def _float(value: object) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]
 
 
+def slow_values(track: GpuTrack, slow: FieldIndex) -> dict[str, object]:
+    """The snapshot fields read from the slow row (cached on the track until the next one)."""
+    cached = track.slow_values
+    if cached is None:
+        srow = track.slow
+        cached = dict.fromkeys(_SLOW_INTS + _SLOW_FLAGS)
+        if srow is not None:  # slow rows are padded to the declared length at ingest
+            for name, i in slow.plan(_SLOW_INTS):
+                value = srow[i]
+                cached[name] = None if value is None else int(value)
+            for name, i in slow.plan(_SLOW_FLAGS):
+                value = srow[i]
+                cached[name] = None if value is None else bool(value)
+        limit = pick(srow, slow["power_limit_w"])
+        cached["power_limit_w"] = _float(limit) if limit is not None else track.info.power_limit_w
+        track.slow_values = cached
+    return cached
+
+
 def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnapshot:
     """A GpuSnapshot of the track's latest readings and verdict."""
-    info, row, srow = track.info, track.fast, track.slow
-    values: dict[str, object] = {name: _float(pick(row, fast[name])) for name in _FAST_FLOATS}
-    values.update({name: pick_int(srow, slow[name]) for name in _SLOW_INTS})
-    values.update({name: pick_flag(srow, slow[name]) for name in _SLOW_FLAGS})
-    mem = pick(row, fast["mem_used_mib"])
-    limit = pick(srow, slow["power_limit_w"])
+    info, row = track.info, track.fast
+    values: dict[str, object] = {}
+    if row is not None:  # rows are padded to the declared length at ingest
+        # JSON numbers pass as they are: an int is a valid float reading.
+        values.update({name: row[i] for name, i in fast.plan(_FAST_NUMBERS)})
+        mem = pick(row, fast["mem_used_mib"])
+        reasons = pick(row, fast["clock_reasons"])
+        pstate = pick(row, fast["pstate"])
+        values["mem_used_bytes"] = None if mem is None else int(mem * _MIB)
+        values["clock_reasons"] = None if reasons is None else int(reasons)
+        values["pstate"] = None if pstate is None else int(pstate)
     return GpuSnapshot(
         index=info.index,
         uuid=info.uuid,
@@ -48,11 +78,6 @@ def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnap
         pci_bus_id=info.pci_bus_id,
         memory_total_bytes=info.memory_total_bytes,
         lost=track.facts.lost,
-        mem_used_bytes=None if mem is None else int(mem * _MIB),
-        power_limit_w=_float(limit) if limit is not None else info.power_limit_w,
-        sm_clock_mhz=_float(pick(row, fast["sm_clock_mhz"])),
-        clock_reasons=pick_int(row, fast["clock_reasons"]),
-        pstate=pick_int(row, fast["pstate"]),
         nvlink_crc_rate=track.crc.rate,
         nvlink_replay_delta=track.replay.delta,
         nvlink_recovery_delta=track.recovery.delta,
@@ -60,6 +85,7 @@ def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnap
         verdict=track.verdict,
         reasons=track.reasons,
         since=track.since,
+        **slow_values(track, slow),  # type: ignore[arg-type]
         **values,  # type: ignore[arg-type]
     )
 
@@ -67,12 +93,7 @@ def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnap
 def port_snapshot(track: PortTrack, expected_rate: float | None) -> PortSnapshot:
     """A PortSnapshot of the track's latest readings, rates and verdict."""
     facts, judgement = track.facts, track.judgement
-    row, names = track.row, track.index.names
-    counters = tuple(
-        (name, None if value is None else int(value))
-        for name, value in zip(names, row or (), strict=False)
-        if name not in _NOT_COUNTERS
-    ) + tuple(track.hw.items())
+    counters = track.counter_view() + tuple(track.hw.items())
     if track.is_nic:
         rx, tx = track.rate("rx_bytes"), track.rate("tx_bytes")
         link_downed, downed_total = None, 0

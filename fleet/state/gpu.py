@@ -58,10 +58,12 @@ class GpuTrack:
         "link_crc",
         "reasons",
         "recovery",
+        "rejudge",
         "replay",
         "session_started",
         "since",
         "slow",
+        "slow_values",
         "snap",
         "until",
         "verdict",
@@ -72,6 +74,7 @@ class GpuTrack:
         self.facts = GpuFacts()
         self.fast: Row | None = None
         self.slow: Row | None = None
+        self.slow_values: dict[str, object] | None = None  # snapshot fields of ``slow``
         self.errors: tuple[tuple[str, str], ...] = ()
         self.replay = Counter()
         self.recovery = Counter()
@@ -82,14 +85,16 @@ class GpuTrack:
         self.reasons: tuple[str, ...] = ()
         self.since: float | None = None
         self.until = math.inf
-        self.dirty = True
+        self.dirty = True  # readings changed: build a new snapshot object
+        self.rejudge = True  # health facts changed: evaluate the rules again
         self.snap: GpuSnapshot | None = None
 
     def new_session(self, info: GpuInfo, at: float) -> None:
         """The agent said hello again: hardware XIDs clear once this GPU answers."""
         self.info = info
+        self.slow_values = None
         self.session_started = at
-        self.dirty = True
+        self.dirty = self.rejudge = True
 
     def apply_fast(
         self, row: Row | None, lost: bool, clock_index: int | None, received: float
@@ -99,12 +104,17 @@ class GpuTrack:
         self.fast = row
         self.errors = ()
         was_lost = facts.lost and facts.sampled
+        if lost != facts.lost or not facts.sampled:
+            self.rejudge = True
         facts.sampled = True
         facts.lost = lost
         if lost:
             facts.lost_reason = "GPU lost (NVMLError_GpuIsLost)"
         else:
-            facts.clock_reasons = pick_int(row, clock_index)
+            clock_reasons = pick_int(row, clock_index)
+            if clock_reasons != facts.clock_reasons:
+                facts.clock_reasons = clock_reasons
+                self.rejudge = True
             if self.session_started is not None:
                 # A new agent session with this GPU answering: it was reset or rebooted
                 # (or only the agent restarted: persistent causes re-assert from readings).
@@ -116,6 +126,7 @@ class GpuTrack:
 
     def reset_seen(self, at: float, inclusive: bool = False) -> None:
         """Evidence that the GPU was reset at ``at``: hardware XIDs and NVLink holds end."""
+        self.rejudge = True
         self.facts.xids = {
             code: mark
             for code, mark in self.facts.xids.items()
@@ -131,9 +142,12 @@ class GpuTrack:
         """Take one slow tick: reliability state and NVLink counters."""
         if row is None:
             return
+        if len(row) < len(index):
+            row = index.pad(row)
         if self.slow is not None and _reset_between(self.slow, row, index):
             self.reset_seen(received)
         self.slow = row
+        self.slow_values = None
         facts = self.facts
         facts.ecc_unc_vol = pick_int(row, index["ecc_unc_vol"])
         sbe, dbe = pick_int(row, index["retired_sbe"]), pick_int(row, index["retired_dbe"])
@@ -151,7 +165,7 @@ class GpuTrack:
         self.crc.update(_crc_sum(flit, data), t)
         facts.nvlink_crc_rate = self.crc.rate
         self._note_nvlink_errors(received)
-        self.dirty = True
+        self.dirty = self.rejudge = True
 
     def _note_nvlink_errors(self, received: float) -> None:
         parts = [
@@ -177,6 +191,7 @@ class GpuTrack:
             if counter.rate is not None:
                 rates.append(counter.rate)
         self.facts.nvlink_crc_link_rates = tuple(rates)
+        self.rejudge = True
 
     def mark_xid(self, code: int, at: float) -> None:
         """Record an XID on this GPU identity."""
@@ -186,16 +201,17 @@ class GpuTrack:
         else:
             mark.last_at = at
             mark.count += 1
-        self.dirty = True
+        self.dirty = self.rejudge = True
 
     def mark_lost(self, reason: str) -> None:
         """The agent reported the GPU lost between samples."""
         self.facts.lost = True
         self.facts.lost_reason = reason
-        self.dirty = True
+        self.dirty = self.rejudge = True
 
     def judge(self, cfg: HealthSection, now: float) -> None:
         """Re-evaluate the verdict; ``since`` moves only when the verdict changes."""
+        self.rejudge = False
         verdict, reasons, until = judge_gpu(self.facts, cfg, now)
         if verdict != self.verdict or self.since is None:
             self.since = now

@@ -7,7 +7,7 @@ the agent does not send maps to ``None`` and reads as a missing value.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from collectors.protocol import Hello, Value
 
@@ -39,10 +39,24 @@ class FieldIndex:
 
     names: tuple[str, ...]
     positions: dict[str, int]
+    plans: dict[tuple[str, ...], tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, names: Sequence[str]) -> FieldIndex:
         return cls(tuple(names), {name: i for i, name in enumerate(names)})
+
+    def plan(self, names: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+        """(name, position) of those ``names`` this session sends, computed once per name set."""
+        cached = self.plans.get(names)
+        if cached is None:
+            cached = tuple((n, self.positions[n]) for n in names if n in self.positions)
+            self.plans[names] = cached
+        return cached
+
+    def pad(self, row: Row) -> Row:
+        """A row at least as long as the declared fields (a short row reads as missing)."""
+        missing = len(self.names) - len(row)
+        return row if missing <= 0 else [*row, *([None] * missing)]
 
     def __getitem__(self, name: str) -> int | None:
         return self.positions.get(name)

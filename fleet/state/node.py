@@ -11,7 +11,7 @@ from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.model import EventRecord, NodeSnapshot, NodeState
 from fleet.state.gpu import GpuTrack
-from fleet.state.layout import Layout
+from fleet.state.layout import Layout, Row
 from fleet.state.port import PortTrack
 from fleet.xid import xid_text
 
@@ -95,6 +95,10 @@ class NodeTrack:
             track.relayout(index, self.cfg)
         return track
 
+    def expected_rate(self, kind: str) -> float | None:
+        """The rate a port of ``kind`` should run at: configured, else the node's best."""
+        return self.cfg.expected_port_rate_gbps or self.max_rate.get(kind)
+
     def on_sample(self, sample: Sample, received: float) -> None:
         """One tick: keep the rows, advance counters. No snapshot objects are built here."""
         layout = self.layout
@@ -108,6 +112,10 @@ class NodeTrack:
         t = sample.t
         for track, row in zip(self.ports, sample.ports, strict=False):
             track.apply(row, t, received, self.cfg)
+            facts = track.facts
+            rate, kind = facts.rate_gbps, facts.kind
+            if rate is not None and facts.state == "ACTIVE" and rate > self.max_rate.get(kind, 0):
+                self.max_rate[kind] = rate  # the best this node's ports of this kind have shown
         for track, row in zip(self.nics, sample.nics, strict=False):
             track.apply(row, t, received, self.cfg)
         if sample.hw is not None:
@@ -119,9 +127,11 @@ class NodeTrack:
 
     def _apply_gpus(self, sample: Sample, layout: Layout, received: float) -> None:
         rows, lost, clock = sample.gpus, sample.lost, layout.gpu["clock_reasons"]
-        n_rows = len(rows)
+        n_rows, width = len(rows), len(layout.gpu)
         for i, track in enumerate(self.gpus):
-            row = rows[i] if i < n_rows else None
+            row: Row | None = rows[i] if i < n_rows else None
+            if row is not None and len(row) < width:
+                row = layout.gpu.pad(row)
             track.apply_fast(row, row is None or i in lost, clock, received)
         for key, fields in sample.errs.items():
             track_at = self._gpu_at(key)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from operator import itemgetter
+from typing import cast
 
 from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES, PORT_COUNTER_BITS
-from collectors.protocol import PortInfo
+from collectors.protocol import PortInfo, Value
 from fleet.config.health_section import HealthSection
 from fleet.counters import Counter, ceiling
 from fleet.health import Judgement, PortFacts
@@ -17,23 +20,40 @@ IB_DATA_UNIT = 4
 _IB_RATE_COUNTERS = ("symbol_error", "port_rcv_errors", "port_xmit_discards")
 _IB_DATA = ("port_xmit_data", "port_rcv_data")
 _NIC_COUNTERS = ("rx_bytes", "tx_bytes", "rx_errors")
+# Port and NIC fields that are states or rates, not counters.
+_NOT_COUNTERS = frozenset(("state", "phys_state", "rate_gbps", "up", "speed_mbps"))
 
 
 def _state_name(code: int | None, names: dict[int, str]) -> str | None:
     return None if code is None else names.get(code, str(code))
 
 
+def _reader(positions: list[int]) -> Callable[[Row], tuple[Value, ...]]:
+    """Reads the values at ``positions`` of a row as a tuple, in one C call where it can."""
+    if len(positions) >= 2:
+        return itemgetter(*positions)
+    if positions:
+        only = positions[0]
+        return lambda row: (row[only],)
+    return lambda row: ()
+
+
 class PortTrack:
     """Latest readings, counter baselines and the verdict of one port or NIC."""
 
     __slots__ = (
+        "counter_names",
+        "counter_values",
         "counters",
         "dirty",
+        "expected",
         "facts",
+        "facts_key",
         "hw",
         "index",
         "info",
         "judgement",
+        "rejudge",
         "row",
         "since",
         "snap",
@@ -48,10 +68,15 @@ class PortTrack:
         self.counters: dict[str, Counter] = {}
         self.index = index
         self.tracked: list[tuple[str, int, Counter]] = []
+        self.counter_names: tuple[str, ...] = ()
+        self.counter_values: Callable[[Row], tuple[Value, ...]] = lambda row: ()
         self.relayout(index, cfg)
         self.judgement = Judgement("unknown", (), math.inf)
         self.since: float | None = None
-        self.dirty = True
+        self.dirty = True  # readings changed: build a new snapshot object
+        self.rejudge = True  # health facts changed: evaluate the rules again
+        self.facts_key: tuple[object, ...] = ()
+        self.expected: float | None = None  # the expected rate of the last judgement
         self.snap: PortSnapshot | None = None
 
     @property
@@ -61,6 +86,10 @@ class PortTrack:
     def relayout(self, index: FieldIndex, cfg: HealthSection) -> None:
         """A new session may declare other fields: keep baselines of counters that remain."""
         self.index = index
+        shown = [(n, i) for i, n in enumerate(index.names) if n not in _NOT_COUNTERS]
+        self.counter_names = tuple(n for n, _ in shown)
+        positions = [i for _, i in shown]
+        self.counter_values = _reader(positions)
         names = _NIC_COUNTERS if self.is_nic else self._ib_tracked(cfg)
         self.tracked = []
         for name in names:
@@ -80,15 +109,36 @@ class PortTrack:
 
     def apply(self, row: Row, t: float, received: float, cfg: HealthSection) -> None:
         """Take one tick's counters for this port."""
+        if len(row) < len(self.index):
+            row = self.index.pad(row)
         self.row = row
         for _, position, counter in self.tracked:
-            counter.update(row[position] if position < len(row) else None, t)
+            counter.update(row[position], t)
         if self.is_nic:
             self._apply_nic(row)
         else:
             self._apply_ib(row, received, cfg)
         self.facts.sampled = True
         self.dirty = True
+        key = self._facts_key()
+        if key != self.facts_key:
+            self.facts_key = key
+            self.rejudge = True
+
+    def _facts_key(self) -> tuple[object, ...]:
+        # Everything the port rules read; a healthy port's key holds still between ticks.
+        f = self.facts
+        return (
+            f.state,
+            f.phys_state,
+            f.rate_gbps,
+            f.symbol_error_rate,
+            f.symbol_error_saturated,
+            f.symbol_error_at,
+            f.rcv_error_rate,
+            f.xmit_discard_rate,
+            tuple(f.fatal.values()),
+        )
 
     def _apply_ib(self, row: Row, received: float, cfg: HealthSection) -> None:
         facts, index = self.facts, self.index
@@ -125,6 +175,15 @@ class PortTrack:
         self.facts.rate_gbps = float(speed) / 1000 if speed is not None and speed > 0 else None
         self.facts.rcv_error_rate = self.rate("rx_errors")
 
+    def counter_view(self) -> tuple[tuple[str, int | None], ...]:
+        """The latest raw counters by name (states and rates left out)."""
+        row = self.row
+        if row is None:
+            return ()
+        # sysfs counters are integers; the agent sends them as JSON integers.
+        values = cast(tuple[int | None, ...], self.counter_values(row))
+        return tuple(zip(self.counter_names, values, strict=True))
+
     def rate(self, name: str, unit: int = 1) -> float | None:
         """Per-second rate of a tracked counter (times ``unit``), None when unknown."""
         counter = self.counters.get(name)
@@ -134,6 +193,7 @@ class PortTrack:
 
     def judge(self, judgement: Judgement, now: float) -> None:
         """Store a new judgement; ``since`` moves only when the verdict changes."""
+        self.rejudge = False
         previous: Verdict = self.judgement.verdict
         if judgement.verdict != previous or self.since is None:
             self.since = now
