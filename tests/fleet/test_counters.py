@@ -87,3 +87,25 @@ def test_deltas_and_rates_are_never_negative(
         if counter.saturated:
             assert counter.rate is None
     assert counter.total >= 0
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 300), st.floats(0.0, 3.0, allow_nan=False)), max_size=30),
+    st.sampled_from([None, 8]),
+)
+def test_counter_update_agrees_with_advance(
+    readings: list[tuple[int, float]], bits: int | None
+) -> None:
+    top = ceiling(bits)
+    counter = Counter(top=top)
+    t = 0.0
+    for value, step in readings:
+        t += step
+        value = min(value, top) if top is not None else value
+        expected = advance(counter.value, counter.at, value, t, top)
+        counter.update(value, t)
+        assert (counter.delta, counter.rate, counter.saturated) == (
+            expected.delta,
+            expected.rate,
+            expected.saturated,
+        )
