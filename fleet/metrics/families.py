@@ -98,6 +98,7 @@ class Column:
     attr: str
     extra: tuple[str, ...] = ()
     scale: float | None = None
+    slow: bool = False  # read on the agent's slow cadence: the renderer reuses unchanged text
 
     def series(self, entity: Any) -> Iterator[Series]:
         value = plain_value(getattr(entity, self.attr))
@@ -244,18 +245,21 @@ class EntityKind:
     base_labels: tuple[str, ...]
     specs: tuple[Spec, ...]
 
-    @property
-    def columns(self) -> tuple[Column, ...]:
-        return tuple(s for s in self.specs if isinstance(s, Column))
+    def columns(self, slow: bool) -> tuple[Column, ...]:
+        """The columns read every interval (``slow=False``) or on the slow cadence."""
+        return tuple(s for s in self.specs if isinstance(s, Column) and s.slow == slow)
 
     @property
     def rendered(self) -> tuple[Rendered, ...]:
         return tuple(s for s in self.specs if not isinstance(s, Column))
 
-    def column_getter(self) -> Callable[[Any], tuple[Any, ...]]:
-        """One C-level call that reads every column attribute of an entity, as a tuple."""
-        attrs = [c.attr for c in self.columns]
-        if len(attrs) == 1:
-            one = attrgetter(attrs[0])
-            return lambda entity: (one(entity),)
-        return attrgetter(*attrs)
+
+def column_reader(columns: tuple[Column, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """One C-level call that reads every column attribute of an entity, as a tuple."""
+    attrs = [c.attr for c in columns]
+    if not attrs:
+        return lambda entity: ()
+    if len(attrs) == 1:
+        one = attrgetter(attrs[0])
+        return lambda entity: (one(entity),)
+    return attrgetter(*attrs)

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import socket
-import subprocess
 import time
 import urllib.parse
 import urllib.request
@@ -28,7 +27,7 @@ def free_port() -> int:
 class Prometheus:
     """A running Prometheus and its HTTP query API."""
 
-    def __init__(self, base: str, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, base: str, process: asyncio.subprocess.Process) -> None:
         self.base = base
         self.process = process
 
@@ -45,19 +44,19 @@ class Prometheus:
         return result
 
     async def wait_for(
-        self, expr: str, done: Callable[[list[dict[str, Any]]], bool], timeout: float = 30.0
+        self, expr: str, done: Callable[[list[dict[str, Any]]], bool], within: float = 30.0
     ) -> list[dict[str, Any]]:
-        """Poll ``expr`` until ``done(result)`` holds; fail with the last result after ``timeout``."""
-        deadline = time.monotonic() + timeout
+        """Poll ``expr`` until ``done(result)``; fail with the last result after ``within`` s."""
+        deadline = time.monotonic() + within
         result: list[dict[str, Any]] = []
         while time.monotonic() < deadline:
-            assert self.process.poll() is None, "prometheus exited"
+            assert self.process.returncode is None, "prometheus exited"
             with contextlib.suppress(OSError):  # not listening yet
                 result = await self.query(expr)
                 if done(result):
                     return result
             await asyncio.sleep(0.2)  # poll interval, not a synchronisation
-        raise AssertionError(f"{expr}: still {result} after {timeout} s")
+        raise AssertionError(f"{expr}: still {result} after {within} s")
 
 
 def _config(targets: list[str]) -> str:
@@ -76,24 +75,22 @@ async def running_prometheus(targets: list[str], workdir: Path) -> AsyncIterator
     config.write_text(_config(targets))
     port = free_port()
     log = (workdir / "prometheus.log").open("wb")
-    process = subprocess.Popen(
-        [
-            PROMETHEUS,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={workdir / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--log.level=warn",
-        ],
+    process = await asyncio.create_subprocess_exec(
+        PROMETHEUS,
+        f"--config.file={config}",
+        f"--storage.tsdb.path={workdir / 'tsdb'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
         stdout=log,
-        stderr=subprocess.STDOUT,
+        stderr=asyncio.subprocess.STDOUT,
     )
     try:
         yield Prometheus(f"http://127.0.0.1:{port}", process)
     finally:
         process.terminate()
         try:
-            await asyncio.to_thread(process.wait, 20)
-        except subprocess.TimeoutExpired:
+            await asyncio.wait_for(process.wait(), 20)
+        except TimeoutError:
             process.kill()
-            await asyncio.to_thread(process.wait)
+            await process.wait()
         log.close()

@@ -48,14 +48,26 @@ def test_fast_text_equals_collector_path_on_a_troubled_fleet() -> None:
 
 def test_reused_and_rebuilt_nodes_render_the_current_values() -> None:
     renderer = ExpositionRenderer()
-    first = fleet(3, ports=2)
+    first = fleet(4, ports=2)
     renderer.render(first)
-    changed = replace(first.nodes[1], gpus=(replace(first.nodes[1].gpus[0], util_gpu=12.5),))
-    second = replace(first, nodes=(first.nodes[0], changed, first.nodes[2]))
+    same, fast_only, slow_too, swapped = first.nodes
+    fast_only = replace(fast_only, gpus=(replace(fast_only.gpus[0], util_gpu=12.5),))
+    slow_too = replace(slow_too, gpus=(replace(slow_too.gpus[0], ecc_corr_vol=41),))
+    # A GPU swapped for another with equal slow values must not keep the old labels.
+    swapped = replace(swapped, gpus=(replace(swapped.gpus[0], uuid="GPU-new"),))
+    second = replace(first, nodes=(same, fast_only, slow_too, swapped))
     fast = parse(renderer.render(second))
     assert fast == parse(collector_text(second))
     util = {dict(labels)["node"]: v for _, labels, v in fast["gpufleet_gpu_utilization_percent"][2]}
     assert util["n0002"] == 12.5
+    ecc = fast["gpufleet_gpu_ecc_errors"][2]
+    assert ("gpufleet_gpu_ecc_errors_total", 41.0) in {
+        (name, v) for name, labels, v in ecc if dict(labels)["node"] == "n0003"
+    }
+    total = fast["gpufleet_gpu_memory_total_bytes"][2]
+    assert {dict(labels)["uuid"] for _, labels, _ in total if dict(labels)["node"] == "n0004"} == {
+        "GPU-new"
+    }
 
 
 def test_no_snapshot_yet_gives_every_family_without_samples() -> None:

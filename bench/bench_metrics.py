@@ -1,0 +1,165 @@
+"""Scrape cost of the metrics endpoint for a large fleet, against prometheus_client baselines.
+
+Run: ``.venv/bin/python bench/bench_metrics.py [--nodes 1000] [--gpus 8] [--ports 0]``
+
+Measured in the same run on the same snapshots:
+
+* ``fast``: :class:`fleet.metrics.text.ExpositionRenderer` (what /metrics serves), in
+  steady state (label prefixes cached, every ``NodeSnapshot`` new, as at 1 Hz), with
+  every node unchanged (whole node text reused), and cold (first scrape);
+* ``collector``: :class:`fleet.metrics.collector.FleetCollector` + ``generate_latest``;
+* ``baseline``: the same series as labelled ``Gauge`` children + ``generate_latest``
+  (the usual prometheus_client way), plus the cost of setting every value per tick.
+
+Memory is measured with tracemalloc in separate passes (it slows the timed code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import replace
+
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
+
+from fleet.metrics.collector import FleetCollector
+from fleet.metrics.text import ExpositionRenderer
+from fleet.model import FleetSnapshot
+from tests.metrics.fleets import fleet
+
+MiB = 1024 * 1024
+
+
+def variants(base: FleetSnapshot, count: int) -> list[FleetSnapshot]:
+    """``count`` snapshots of the same GPUs with new values and new node objects."""
+    out = []
+    for k in range(count):
+        nodes = tuple(
+            replace(
+                node,
+                gpus=tuple(
+                    replace(g, util_gpu=float((g.index * 7 + k * 13) % 101), power_w=100.0 + k)
+                    for g in node.gpus
+                ),
+            )
+            for node in base.nodes
+        )
+        out.append(replace(base, taken_at=base.taken_at + k, nodes=nodes))
+    return out
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    """Median seconds of ``repeat`` calls, and the last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        gc.collect()
+        started = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), result
+
+
+def gauge_registry(snapshot: FleetSnapshot) -> tuple[CollectorRegistry, list[tuple[Gauge, float]]]:
+    """The collector's series as labelled Gauge children, and (child, value) per series."""
+    registry = CollectorRegistry()
+    children = []
+    for family in FleetCollector(lambda: snapshot).collect():
+        if not family.samples:
+            continue
+        labelnames = list(family.samples[0].labels)
+        gauge = Gauge(family.name, family.documentation, labelnames, registry=registry)
+        for sample in family.samples:
+            child = gauge.labels(*sample.labels.values()) if labelnames else gauge
+            child.set(sample.value)
+            children.append((child, sample.value))
+    return registry, children
+
+
+def set_all(children: list[tuple[Gauge, float]]) -> None:
+    """What a Gauge-based exporter does every tick: set each series' value."""
+    for child, value in children:
+        child.set(value)
+
+
+def peak_mib(fn: Callable[[], object]) -> tuple[float, float, object]:
+    """(peak MiB during ``fn``, MiB still held after it, its result) under tracemalloc."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    result = fn()
+    gc.collect()
+    held, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return (peak - before) / MiB, (held - before) / MiB, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--ports", type=int, default=0, help="IB ports per node")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    base = fleet(args.nodes, args.gpus, args.ports)
+    snaps = variants(base, args.repeat + 1)
+    rows: dict[str, float] = {}
+
+    cold = ExpositionRenderer()
+    rows["fast, cold (first scrape)"], body = timed(lambda: cold.render(snaps[0]), 1)
+    assert isinstance(body, bytes)
+    series = sum(1 for line in body.splitlines() if not line.startswith(b"#"))
+    turn = iter(snaps[1:] * args.repeat)
+    rows["fast, steady (new nodes)"], _ = timed(lambda: cold.render(next(turn)), args.repeat)
+    last = snaps[-1]
+    rows["fast, nodes unchanged"], _ = timed(lambda: cold.render(last), args.repeat)
+
+    registry = CollectorRegistry()
+    registry.register(FleetCollector(lambda: last))
+    rows["collector + generate_latest"], _ = timed(lambda: generate_latest(registry), 2)
+    gauges, children = gauge_registry(last)
+    rows["baseline: Gauges + generate_latest"], base_body = timed(
+        lambda: generate_latest(gauges), 2
+    )
+    rows["baseline: set every child per tick"], _ = timed(lambda: set_all(children), 2)
+    rows["gzip level 1 of the body"], zipped = timed(lambda: gzip.compress(body, 1), 2)
+    rows["gzip level 6 of the body"], _ = timed(lambda: gzip.compress(body, 6), 1)
+    assert isinstance(zipped, bytes) and isinstance(base_body, bytes)
+
+    warm_peak, _, _ = peak_mib(lambda: cold.render(snaps[1]))
+    renderer_peak, renderer_held, kept = peak_mib(lambda: _rendered(last))
+    gauges_peak, gauges_held, kept_gauges = peak_mib(lambda: gauge_registry(last))
+    scrape_peak, _, _ = peak_mib(lambda: generate_latest(kept_gauges[0]))  # type: ignore[index]
+
+    print(f"fleet: {args.nodes} nodes x {args.gpus} GPUs, {args.ports} ports/node")
+    print(f"series: {series:,}  ({series / (args.nodes * args.gpus):.1f} per GPU)")
+    print(f"body: {len(body) / MiB:.1f} MiB, gzip-1 {len(zipped) / MiB:.2f} MiB;")
+    print(f"  baseline body {len(base_body) / MiB:.1f} MiB")
+    for name, seconds in rows.items():
+        print(f"{name:40s} {seconds * 1000:9.1f} ms")
+    steady = rows["fast, steady (new nodes)"]
+    baseline = rows["baseline: Gauges + generate_latest"]
+    print(f"ratio baseline / fast steady:   {baseline / steady:5.1f}x")
+    print(f"ratio collector / fast steady:  {rows['collector + generate_latest'] / steady:5.1f}x")
+    print(f"per series, fast steady: {steady / series * 1e9:.0f} ns")
+    print("memory (tracemalloc):")
+    print(f"  fast renderer: caches held {renderer_held:.1f} MiB, scrape peak {warm_peak:.1f} MiB")
+    print(f"  (first render incl. caches peak {renderer_peak:.1f} MiB)")
+    print(f"  baseline Gauges: held {gauges_held:.1f} MiB, scrape peak {scrape_peak:.1f} MiB")
+    print(f"  (building them peak {gauges_peak:.1f} MiB)")
+    print(f"ratio memory held baseline / fast: {gauges_held / renderer_held:5.1f}x")
+    del kept
+
+
+def _rendered(snapshot: FleetSnapshot) -> ExpositionRenderer:
+    renderer = ExpositionRenderer()
+    renderer.render(snapshot)
+    return renderer
+
+
+if __name__ == "__main__":
+    main()
