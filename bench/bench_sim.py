@@ -7,6 +7,8 @@ Measured in the same process:
 * ``call``: one ``pynvml.nvmlDeviceGetUtilizationRates`` through the simulator, against
   the same pynvml wrapper over a stub library that answers constants (the
   gpustat ``NvidiaDriverMock`` approach): the price of a realistic, time-driven model.
+  ``call`` reuses the GPU's view (as the calls of one sample do); ``cold`` moves
+  simulated time 10 ms before each call, so the view is recomputed every time.
 * ``sample``: what the agent reads per 1 Hz tick for 8 GPUs (utilization, memory v2,
   power, temperature, SM clock, clock reasons, pstate, and one batched field-value
   read of 6 ids), simulator vs stub.
@@ -115,6 +117,23 @@ def measure_nvml(library: object, repeat: int) -> tuple[float, float]:
     return call, sample
 
 
+def cold_call_us(scenario: sim.Scenario, repeat: int) -> float:
+    """One call when the GPU's view must be recomputed (simulated time moved 10 ms)."""
+    clock = sim.ManualClock()
+    node = sim.install("node-003", scenario, clock=clock, refresh_s=None)
+    use(node.library)
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+
+    def call() -> None:
+        clock.advance(0.01)
+        pynvml.nvmlDeviceGetUtilizationRates(handle)
+
+    cost = per_op_us(call, repeat)
+    pynvml.nvmlShutdown()
+    node.close()
+    return cost
+
+
 def measure_sysfs(base: Path, ticks: int) -> float:
     clock = sim.ManualClock()
     node = sim.install("node-001", None, clock=clock, refresh_s=None, sysfs_root=base / "tree")
@@ -137,9 +156,10 @@ def main() -> None:
     sim_call, sim_sample = measure_nvml(node.library, args.repeat)
     node.close()
     stub_call, stub_sample = measure_nvml(StubLibrary(), args.repeat)
-    print(
-        f"call   sim {sim_call:8.1f} us  stub {stub_call:8.1f} us  ratio {sim_call / stub_call:.1f}x"
-    )
+    ratio = sim_call / stub_call
+    print(f"call   sim {sim_call:8.1f} us  stub {stub_call:8.1f} us  ratio {ratio:.1f}x")
+    cold = cold_call_us(scenario, args.repeat)
+    print(f"cold   sim {cold:8.1f} us  stub {stub_call:8.1f} us  ratio {cold / stub_call:.1f}x")
     print(
         f"sample sim {sim_sample / 1e3:8.2f} ms  stub {stub_sample / 1e3:8.2f} ms  "
         f"ratio {sim_sample / stub_sample:.1f}x  (8 GPUs, 8 calls each)"
