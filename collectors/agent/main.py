@@ -21,7 +21,12 @@ from collectors.agent.gpus import Gpu, open_gpus, system_versions
 from collectors.agent.loop import Agent, Clock, RealClock
 from collectors.agent.nvmlcall import error_name
 from collectors.agent.sampler import NodeSampler
-from collectors.agent.sysfs import discover_nics, discover_ports
+from collectors.agent.sysfs import (
+    AttributeReader,
+    discover_nics,
+    discover_ports,
+    is_sysfs_mount,
+)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -92,7 +97,8 @@ def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: boo
         except pynvml.NVMLError as exc:
             nvml_error = exc
     root = options.sysfs_root or "/sys"
-    sampler = NodeSampler(gpus, discover_ports(root), discover_nics(root))
+    reader = AttributeReader(keep_open=is_sysfs_mount(root))
+    sampler = NodeSampler(gpus, discover_ports(root, reader), discover_nics(root, reader))
     writer.send(_hello(options, sampler, clock, nvml_error is None))
     if nvml_error is not None:
         writer.send(wire.error(clock.time(), error_name(nvml_error), _nvml_hint(nvml_error)))
@@ -119,6 +125,7 @@ def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: boo
     finally:
         clock.stop("exiting")
         _close(events, thread, gpus, nvml_error is None)
+        reader.close()
     writer.send(wire.bye(clock.time(), reason))
     return 0
 

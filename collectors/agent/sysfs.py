@@ -7,6 +7,7 @@ goes on. Counters are sent raw; the controller handles clamping and resets.
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any, Dict, List, Optional
 
@@ -16,6 +17,8 @@ from collectors.agent.fields import NIC_FIELDS, PORT_FIELDS
 _PORT_COUNTERS = PORT_FIELDS[3:]
 # NIC_FIELDS after up/speed/carrier_changes live under statistics/.
 _NIC_STATISTICS = NIC_FIELDS[3:]
+# Open attribute files kept at most; beyond that, files are opened per read.
+MAX_OPEN_FILES = 512
 
 
 def read_text(path: str) -> Optional[str]:
@@ -28,15 +31,86 @@ def read_text(path: str) -> Optional[str]:
         return None
 
 
-def read_int(path: str) -> Optional[int]:
-    """A sysfs integer (decimal, or hex with 0x), or None."""
-    text = read_text(path)
+def _to_int(text: Optional[str]) -> Optional[int]:
     if not text:
         return None
     try:
         return int(text, 0) if text.startswith("0x") else int(text)
     except ValueError:
         return None
+
+
+def read_int(path: str) -> Optional[int]:
+    """A sysfs integer (decimal, or hex with 0x), or None."""
+    return _to_int(read_text(path))
+
+
+def is_sysfs_mount(root: str) -> bool:
+    """True when ``root`` lies on a mounted sysfs (per /proc/mounts), not a plain tree."""
+    target = os.path.realpath(root)
+    best, kind = "", ""
+    try:
+        with open("/proc/mounts") as mounts:
+            for line in mounts:
+                parts = line.split()
+                if len(parts) < 3:
+                    continue
+                point = parts[1]
+                inside = target == point or target.startswith(point.rstrip("/") + "/")
+                if inside and len(point) > len(best):
+                    best, kind = point, parts[2]
+    except OSError:
+        return False
+    return kind == "sysfs"
+
+
+class AttributeReader:
+    """Reads small attribute files, keeping them open on a real sysfs.
+
+    A sysfs attribute regenerates its value on every read at offset 0, so one
+    ``os.pread`` on a cached descriptor replaces open/read/close (about 1 us
+    against 13 us in Python). A plain tree (the simulator's, a test's) may replace
+    its files by rename, so there each read opens the file afresh.
+    """
+
+    def __init__(self, keep_open: bool) -> None:
+        self.keep_open = keep_open
+        self._fds: Dict[str, int] = {}
+
+    def text(self, path: str) -> Optional[str]:
+        """The stripped content of one attribute, or None."""
+        if not self.keep_open:
+            return read_text(path)
+        fd = self._fds.get(path)
+        if fd is None:
+            if len(self._fds) >= MAX_OPEN_FILES:
+                return read_text(path)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                return None
+            self._fds[path] = fd
+        try:
+            data = os.pread(fd, 256, 0)
+        except OSError as exc:
+            if exc.errno in (errno.ENODEV, errno.EBADF, errno.ENOENT):
+                self._drop(path)  # the device went away: reopen if it comes back
+            return None  # EINVAL: e.g. the speed of a link that is down
+        return data.decode("ascii", "replace").strip()
+
+    def integer(self, path: str) -> Optional[int]:
+        """One attribute as an integer, or None."""
+        return _to_int(self.text(path))
+
+    def _drop(self, path: str) -> None:
+        fd = self._fds.pop(path, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close every cached descriptor."""
+        for path in list(self._fds):
+            self._drop(path)
 
 
 def parse_code(text: Optional[str]) -> Optional[int]:
@@ -60,12 +134,14 @@ def parse_rate(text: Optional[str]) -> Optional[float]:
 class IbPort:
     """One HCA port: ``<root>/class/infiniband/<dev>/ports/<n>``."""
 
-    def __init__(self, device: str, number: str, path: str) -> None:
+    def __init__(self, device: str, number: str, path: str, reader: AttributeReader) -> None:
         self.name = device + "/" + number
         self.path = path
+        self._reader = reader
         self.link_layer = read_text(os.path.join(path, "link_layer"))
         self.kind = _port_kind(device, self.link_layer)
         self.netdev = _port_netdev(path)
+        self._state_paths = [os.path.join(path, name) for name in ("state", "phys_state", "rate")]
         self._counter_paths = [os.path.join(path, "counters", c) for c in _PORT_COUNTERS]
         self._hw_dir = os.path.join(path, "hw_counters")
 
@@ -80,13 +156,15 @@ class IbPort:
 
     def read(self) -> List[Any]:
         """Values in PORT_FIELDS order."""
-        path = self.path
+        text = self._reader.text
+        state, phys_state, rate = self._state_paths
         values: List[Any] = [
-            parse_code(read_text(os.path.join(path, "state"))),
-            parse_code(read_text(os.path.join(path, "phys_state"))),
-            parse_rate(read_text(os.path.join(path, "rate"))),
+            parse_code(text(state)),
+            parse_code(text(phys_state)),
+            parse_rate(text(rate)),
         ]
-        values.extend(read_int(counter) for counter in self._counter_paths)
+        integer = self._reader.integer
+        values.extend(integer(counter) for counter in self._counter_paths)
         return values
 
     def read_hw(self) -> Dict[str, int]:
@@ -97,7 +175,7 @@ class IbPort:
             return {}
         counters = {}
         for name in names:
-            value = read_int(os.path.join(self._hw_dir, name))
+            value = self._reader.integer(os.path.join(self._hw_dir, name))
             if value is not None:
                 counters[name] = value
         return counters
@@ -126,9 +204,13 @@ def _port_netdev(path: str) -> Optional[str]:
 class Nic:
     """One Ethernet interface: ``<root>/class/net/<if>``."""
 
-    def __init__(self, name: str, path: str) -> None:
+    def __init__(self, name: str, path: str, reader: AttributeReader) -> None:
         self.name = name
         self.path = path
+        self._reader = reader
+        self._operstate = os.path.join(path, "operstate")
+        self._speed = os.path.join(path, "speed")
+        self._carrier_changes = os.path.join(path, "carrier_changes")
         stats = os.path.join(path, "statistics")
         self._stat_paths = [os.path.join(stats, s) for s in _NIC_STATISTICS]
 
@@ -138,14 +220,15 @@ class Nic:
 
     def read(self) -> List[Any]:
         """Values in NIC_FIELDS order."""
-        operstate = read_text(os.path.join(self.path, "operstate"))
-        speed = read_int(os.path.join(self.path, "speed"))
+        integer = self._reader.integer
+        operstate = self._reader.text(self._operstate)
+        speed = integer(self._speed)
         values: List[Any] = [
             None if operstate is None else int(operstate == "up"),
             speed if speed is not None and speed >= 0 else None,
-            read_int(os.path.join(self.path, "carrier_changes")),
+            integer(self._carrier_changes),
         ]
-        values.extend(read_int(stat) for stat in self._stat_paths)
+        values.extend(integer(stat) for stat in self._stat_paths)
         return values
 
 
@@ -156,19 +239,21 @@ def _listdir(path: str) -> List[str]:
         return []
 
 
-def discover_ports(sysfs_root: str) -> List[IbPort]:
+def discover_ports(sysfs_root: str, reader: Optional[AttributeReader] = None) -> List[IbPort]:
     """Every HCA port under ``<root>/class/infiniband``, in a stable order."""
+    reader = reader or AttributeReader(keep_open=False)
     base = os.path.join(sysfs_root, "class", "infiniband")
     ports = []
     for device in _listdir(base):
         ports_dir = os.path.join(base, device, "ports")
         for number in _listdir(ports_dir):
-            ports.append(IbPort(device, number, os.path.join(ports_dir, number)))
+            ports.append(IbPort(device, number, os.path.join(ports_dir, number), reader))
     return ports
 
 
-def discover_nics(sysfs_root: str) -> List[Nic]:
+def discover_nics(sysfs_root: str, reader: Optional[AttributeReader] = None) -> List[Nic]:
     """Ethernet interfaces under ``<root>/class/net``, without loopback or virtual ones."""
+    reader = reader or AttributeReader(keep_open=False)
     base = os.path.join(sysfs_root, "class", "net")
     nics = []
     for name in _listdir(base):
@@ -177,5 +262,5 @@ def discover_nics(sysfs_root: str) -> List[Nic]:
         # bridges live under devices/virtual and say nothing about the fabric.
         if name == "lo" or "/devices/virtual/" in os.path.realpath(path):
             continue
-        nics.append(Nic(name, path))
+        nics.append(Nic(name, path, reader))
     return nics

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 
 from collectors.agent.fields import NIC_FIELDS, PORT_FIELDS
-from collectors.agent.sysfs import discover_nics, discover_ports, parse_code, parse_rate
+from collectors.agent.sysfs import (
+    AttributeReader,
+    discover_nics,
+    discover_ports,
+    is_sysfs_mount,
+    parse_code,
+    parse_rate,
+)
 
 
 def write(path: Path, text: str) -> None:
@@ -114,3 +122,30 @@ def test_a_down_nic_has_no_speed(tmp_path: Path) -> None:
 def test_an_absent_tree_has_no_ports(tmp_path: Path) -> None:
     assert discover_ports(str(tmp_path / "nothing")) == []
     assert discover_nics(str(tmp_path / "nothing")) == []
+
+
+def test_only_a_mounted_sysfs_keeps_files_open(tmp_path: Path) -> None:
+    assert is_sysfs_mount("/sys")
+    assert is_sysfs_mount("/sys/class/net")
+    assert not is_sysfs_mount(str(tmp_path))
+
+
+def test_an_open_sysfs_attribute_reads_fresh_values_on_each_read() -> None:
+    # The host's loopback counter: a real sysfs attribute, regenerated per read.
+    reader = AttributeReader(keep_open=True)
+    path = "/sys/class/net/lo/statistics/tx_packets"
+    before = reader.integer(path)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b"x", ("127.0.0.1", 9))
+    after = reader.integer(path)
+    reader.close()
+    assert before is not None and after is not None and after > before
+
+
+def test_an_open_reader_retries_a_file_that_was_missing(tmp_path: Path) -> None:
+    reader = AttributeReader(keep_open=True)
+    path = tmp_path / "link_downed"
+    assert reader.integer(str(path)) is None
+    write(path, "2")
+    assert reader.integer(str(path)) == 2
+    reader.close()
