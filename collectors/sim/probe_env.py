@@ -22,8 +22,9 @@ def probe_fault_env(
     """
     slow: dict[str, float] = {}
     sdc: set[int] = set()
-    for fault in scenario.faults_for(node) if scenario is not None else ():
-        if not fault.at <= elapsed < fault_end(scenario, fault):  # type: ignore[arg-type]
+    scenario = scenario or Scenario()
+    for fault in scenario.faults_for(node):
+        if not fault.at <= elapsed < fault_end(scenario, fault):
             continue
         targets = range(gpus) if fault.gpu is None else (fault.gpu,)
         for gpu in targets:

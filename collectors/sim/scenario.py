@@ -105,11 +105,23 @@ class Scenario:
         """
         for position, fault in enumerate(self.faults, start=1):
             where = f"{self.source}: fault #{position}"
-            number = int(_NODE_NAME.match(fault.node).group(1))  # type: ignore[union-attr]
+            number = node_number(fault.node)
             if nodes is not None and number > nodes:
                 raise ScenarioError(f"{where}: node {fault.node!r} beyond the {nodes} nodes")
             if gpus is not None and fault.gpu is not None and fault.gpu >= gpus:
                 raise ScenarioError(f"{where}: gpu {fault.gpu} beyond the {gpus} GPUs per node")
+
+
+def node_number(node: str) -> int:
+    """``node-007`` -> 7.
+
+    Raises:
+        ScenarioError: the name is not ``node-`` and at least three digits.
+    """
+    match = _NODE_NAME.match(node)
+    if match is None:
+        raise ScenarioError(f"node {node!r} is not a node name like 'node-001'")
+    return int(match.group(1))
 
 
 def fault_end(scenario: Scenario, fault: Fault) -> float:
