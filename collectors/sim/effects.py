@@ -64,6 +64,7 @@ class PortFaultState:
     link_error_recovery: int = 0
     symbol_error: int = 0
     port_rcv_errors: int = 0
+    down_intervals: list[tuple[float, float]] = field(default_factory=list)  # up to now
 
 
 class NodeFaults:
@@ -189,19 +190,24 @@ def _slow(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float
 
 
 def _link_down(state: PortFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
-    held = _held(fault, t, end)
+    stop = min(t, end)
     if not fault.params["flap"]:
-        downs = 1
-        down = active
+        intervals = [(fault.at, stop)]
     else:
-        period = float(fault.params["down_s"]) + float(fault.params["up_s"])
-        # Down periods start at at, at + period, ...; count those begun before the end.
-        downs = math.floor(held / period) + (1 if held % period > 0 or active else 0)
-        down = active and (t - fault.at) % period < float(fault.params["down_s"])
-    state.link_downed += downs
-    state.link_error_recovery += downs  # each downing followed a failed retrain
-    if down:
+        down_s = float(fault.params["down_s"])
+        period = down_s + float(fault.params["up_s"])
+        # Down periods start at at, at + period, ... and are cut short by the fault's end.
+        starts = (fault.at + k * period for k in range(math.ceil((stop - fault.at) / period) + 1))
+        intervals = [(s, min(s + down_s, stop)) for s in starts if s < stop or s == t < end]
+    state.link_downed += len(intervals)
+    state.link_error_recovery += len(intervals)  # each downing followed a failed retrain
+    state.down_intervals.extend(intervals)
+    if active and intervals and intervals[-1][0] <= t < intervals[-1][0] + _down_length(fault):
         state.state, state.phys_state = 1, 2  # DOWN, Polling
+
+
+def _down_length(fault: Fault) -> float:
+    return float(fault.params["down_s"]) if fault.params["flap"] else math.inf
 
 
 def _symbol_errors(state: PortFaultState, fault: Fault, t: float, active: bool, end: float) -> None:

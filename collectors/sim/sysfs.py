@@ -72,10 +72,24 @@ def traffic_bytes(key: int, t: float, share: float) -> float:
     return share * LINK_BYTES_PER_S * (0.55 * t + 0.35 * wave)
 
 
+def link_traffic(key: int, t: float, share: float, down: list[tuple[float, float]]) -> int:
+    """Bytes moved by ``t`` on a link that carried nothing during the ``down`` intervals.
+
+    Whole bytes throughout, so the count is exactly flat while the link is down and
+    never steps back by a rounding error when it comes up.
+    """
+
+    def moved(at: float) -> int:
+        return math.floor(traffic_bytes(key, at, share))
+
+    return moved(t) - sum(moved(end) - moved(start) for start, end in down)
+
+
 def _port_counters(key: int, t: float, fault: PortFaultState) -> dict[str, int]:
-    boot = 1e12 + 1e14 * mix(key, 3)  # traffic since the HCA came up
-    tx = boot + traffic_bytes(key ^ 0x11, t, 0.45)
-    rx = boot * 1.01 + traffic_bytes(key ^ 0x22, t, 0.45)
+    boot = math.floor(1e12 + 1e14 * mix(key, 3))  # traffic since the HCA came up
+    tx = boot + link_traffic(key ^ 0x11, t, 0.45, fault.down_intervals)
+    rx = boot + boot // 100 + link_traffic(key ^ 0x22, t, 0.45, fault.down_intervals)
+    down_s = sum(end - start for start, end in fault.down_intervals)
     counts = {
         "symbol_error": math.floor(4 * mix(key, 4)) + fault.symbol_error,
         "link_error_recovery": fault.link_error_recovery,
@@ -83,19 +97,20 @@ def _port_counters(key: int, t: float, fault: PortFaultState) -> dict[str, int]:
         "port_rcv_errors": fault.port_rcv_errors,
         "port_rcv_remote_physical_errors": 0,
         "port_rcv_switch_relay_errors": 0,
-        "port_xmit_discards": math.floor(20 * mix(key, 5)),
+        # Packets queued for a down port are dropped: ~50 a second while it is down.
+        "port_xmit_discards": math.floor(20 * mix(key, 5) + 50 * down_s),
         "port_xmit_constraint_errors": 0,
         "port_rcv_constraint_errors": 0,
         "local_link_integrity_errors": 0,
         "excessive_buffer_overrun_errors": 0,
         "VL15_dropped": 0,
         "port_xmit_wait": math.floor(2e9 * mix(key, 6) + 40_000 * t),
-        "port_xmit_data": math.floor(tx / 4),  # octets / 4, as the PMA counts
-        "port_rcv_data": math.floor(rx / 4),
-        "port_xmit_packets": math.floor(tx / 3800),
-        "port_rcv_packets": math.floor(rx / 3800),
-        "unicast_xmit_packets": math.floor(tx / 3800),
-        "unicast_rcv_packets": math.floor(rx / 3800),
+        "port_xmit_data": tx // 4,  # octets / 4, as the PMA counts
+        "port_rcv_data": rx // 4,
+        "port_xmit_packets": tx // 3800,
+        "port_rcv_packets": rx // 3800,
+        "unicast_xmit_packets": tx // 3800,
+        "unicast_rcv_packets": rx // 3800,
         "multicast_xmit_packets": math.floor(t / 10),
         "multicast_rcv_packets": math.floor(t / 10),
     }

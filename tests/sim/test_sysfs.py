@@ -182,3 +182,25 @@ def _wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
             return True
         pause.wait(0.01)
     return condition()
+
+
+def test_a_down_link_moves_no_data_and_drops_packets(install_node, clock: ManualClock) -> None:
+    node = install_node(
+        scenario="""
+[[fault]]
+kind = "ib_link_down"
+node = "node-001"
+port = 6
+at = 10
+until = 30
+"""
+    )
+    readings = {}
+    for t in (10, 20, 30, 40):
+        clock.set(t)
+        node.tick()
+        readings[t] = (_counter(node, 6, "port_xmit_data"), _counter(node, 6, "port_xmit_discards"))
+    assert readings[20][0] == readings[10][0] == readings[30][0]  # nothing moved while down
+    assert readings[40][0] > readings[30][0]  # traffic resumes
+    assert readings[30][1] - readings[10][1] == 50 * 20
+    assert readings[40][1] == readings[30][1]
