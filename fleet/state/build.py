@@ -38,12 +38,23 @@ def _float(value: object) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]
 
 
-def slow_values(track: GpuTrack, slow: FieldIndex) -> dict[str, object]:
-    """The snapshot fields read from the slow row (cached on the track until the next one)."""
+def steady_values(track: GpuTrack, slow: FieldIndex) -> dict[str, object]:
+    """Identity and slow-tick fields (cached on the track until the next slow row)."""
     cached = track.slow_values
     if cached is None:
-        srow = track.slow
-        cached = dict.fromkeys(_SLOW_INTS + _SLOW_FLAGS)
+        info, srow = track.info, track.slow
+        cached = {
+            "index": info.index,
+            "uuid": info.uuid,
+            "name": info.name,
+            "serial": info.serial,
+            "pci_bus_id": info.pci_bus_id,
+            "memory_total_bytes": info.memory_total_bytes,
+            "nvlink_crc_rate": track.crc.rate,
+            "nvlink_replay_delta": track.replay.delta,
+            "nvlink_recovery_delta": track.recovery.delta,
+        }
+        cached.update(dict.fromkeys(_SLOW_INTS + _SLOW_FLAGS))
         if srow is not None:  # slow rows are padded to the declared length at ingest
             for name, i in slow.plan(_SLOW_INTS):
                 value = srow[i]
@@ -52,18 +63,20 @@ def slow_values(track: GpuTrack, slow: FieldIndex) -> dict[str, object]:
                 value = srow[i]
                 cached[name] = None if value is None else bool(value)
         limit = pick(srow, slow["power_limit_w"])
-        cached["power_limit_w"] = _float(limit) if limit is not None else track.info.power_limit_w
+        cached["power_limit_w"] = _float(limit) if limit is not None else info.power_limit_w
         track.slow_values = cached
     return cached
 
 
 def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnapshot:
     """A GpuSnapshot of the track's latest readings and verdict."""
-    info, row = track.info, track.fast
-    values: dict[str, object] = {}
-    if row is not None:  # rows are padded to the declared length at ingest
+    row = track.fast
+    values: dict[str, object]
+    if row is None:
+        values = {}
+    else:  # rows are padded to the declared length at ingest
         # JSON numbers pass as they are: an int is a valid float reading.
-        values.update({name: row[i] for name, i in fast.plan(_FAST_NUMBERS)})
+        values = {name: row[i] for name, i in fast.plan(_FAST_NUMBERS)}
         mem = pick(row, fast["mem_used_mib"])
         reasons = pick(row, fast["clock_reasons"])
         pstate = pick(row, fast["pstate"])
@@ -71,21 +84,12 @@ def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnap
         values["clock_reasons"] = None if reasons is None else int(reasons)
         values["pstate"] = None if pstate is None else int(pstate)
     return GpuSnapshot(
-        index=info.index,
-        uuid=info.uuid,
-        name=info.name,
-        serial=info.serial,
-        pci_bus_id=info.pci_bus_id,
-        memory_total_bytes=info.memory_total_bytes,
         lost=track.facts.lost,
-        nvlink_crc_rate=track.crc.rate,
-        nvlink_replay_delta=track.replay.delta,
-        nvlink_recovery_delta=track.recovery.delta,
         field_errors=track.errors,
         verdict=track.verdict,
         reasons=track.reasons,
         since=track.since,
-        **slow_values(track, slow),  # type: ignore[arg-type]
+        **steady_values(track, slow),  # type: ignore[arg-type]
         **values,  # type: ignore[arg-type]
     )
 

@@ -74,7 +74,8 @@ class GpuTrack:
         self.facts = GpuFacts()
         self.fast: Row | None = None
         self.slow: Row | None = None
-        self.slow_values: dict[str, object] | None = None  # snapshot fields of ``slow``
+        # Snapshot fields that change only with hello or a slow tick (see state.build).
+        self.slow_values: dict[str, object] | None = None
         self.errors: tuple[tuple[str, str], ...] = ()
         self.replay = Counter()
         self.recovery = Counter()
@@ -192,6 +193,7 @@ class GpuTrack:
                 rates.append(counter.rate)
         self.facts.nvlink_crc_link_rates = tuple(rates)
         self.rejudge = True
+        self.slow_values = None
 
     def mark_xid(self, code: int, at: float) -> None:
         """Record an XID on this GPU identity."""
