@@ -1,16 +1,78 @@
-"""`gpufleet export`: not built yet."""
+"""``gpufleet export``: utilization history to parquet, CSV or JSON lines."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
+from pathlib import Path
 from typing import Any
+
+import platformdirs
+
+FORMATS = ("parquet", "csv", "json")
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("export", help="(not built yet)")
+    parser = sub.add_parser(
+        "export",
+        help="utilization history to parquet / csv / json",
+        description="Aggregate recorded per-GPU minute rollups to a level and resolution "
+        "(columns in docs/history.md). Safe while a recorder is running.",
+    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="history directory")
+    parser.add_argument("-c", "--config", type=Path, default=None, help="configuration (TOML)")
+    parser.add_argument("--since", required=True, help="7d, 24h or a date (UTC), e.g. 2026-09-01")
+    parser.add_argument("--until", default=None, help="a date or time (UTC); default: now")
+    parser.add_argument("--resolution", choices=("1m", "1h", "1d"), default="1h")
+    parser.add_argument("--level", choices=("gpu", "node", "fleet"), default="node")
+    parser.add_argument("--format", choices=FORMATS, default=None, help="default: from -o suffix")
+    parser.add_argument(
+        "--window", default=None, help="rolling-average window at fleet level (default 7d)"
+    )
+    parser.add_argument("-o", "--output", type=Path, required=True, help="file to write")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gpufleet export: not built yet", flush=True)
+    from fleet.config import ConfigError, load_config
+    from fleet.config.history_section import HistorySection, parse_duration
+    from fleet.export import export_history
+    from fleet.facade import ExportRequest
+
+    logging.basicConfig(level=logging.WARNING, format="gpufleet export: %(message)s")
+    try:
+        history = load_config(args.config).history if args.config else HistorySection()
+        window_s = parse_duration(args.window) if args.window else history.export_rolling_window_s
+    except (ConfigError, ValueError) as exc:
+        return _fail(str(exc))
+    fmt = args.format or _format_of(args.output)
+    request = ExportRequest(
+        path=args.output, since=args.since, until=args.until, level=args.level,
+        resolution=args.resolution, format=fmt,
+    )  # fmt: skip
+    data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
+    try:
+        path = export_history(data_dir, request, progress=_progress, rolling_window_s=window_s)
+    except ValueError as exc:
+        return _fail(str(exc))
+    print(f"\ngpufleet export: wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _format_of(path: Path) -> Any:
+    suffix = path.suffix.lstrip(".").lower()
+    return {"jsonl": "json", "ndjson": "json"}.get(
+        suffix, suffix if suffix in FORMATS else "parquet"
+    )
+
+
+def _progress(done: int, total: int) -> None:
+    # One line rewritten in place: days read so far, then done.
+    step = "done" if done >= total else f"day {done}/{total - 1}"
+    print(f"\rgpufleet export: {step} ", end="", file=sys.stderr, flush=True)
+
+
+def _fail(message: str) -> int:
+    print(f"gpufleet export: {message}", file=sys.stderr)
     return 2

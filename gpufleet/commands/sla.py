@@ -1,16 +1,77 @@
-"""`gpufleet sla`: not built yet."""
+"""``gpufleet sla``: the month's SLA claim as Markdown, JSON or a self-contained HTML page."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+import platformdirs
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("sla", help="(not built yet)")
+    parser = sub.add_parser(
+        "sla",
+        help="the month's SLA claim: availability, outages with evidence, credits",
+        description="Compute a month's availability and provider credit from recorded history "
+        "(the math is in docs/sla.md).",
+    )
+    parser.add_argument("-c", "--config", type=Path, default=None, help="configuration (TOML)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="history directory")
+    parser.add_argument(
+        "--month", default=None, help="YYYY-MM in UTC (default: this month, to date)"
+    )
+    parser.add_argument("--format", choices=("md", "json", "html"), default="md")
+    parser.add_argument("-o", "--output", type=Path, default=None, help="file (default: stdout)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gpufleet sla: not built yet", flush=True)
+    from fleet.config import ConfigError, default_config_path, load_config
+    from fleet.sla.render import render_html, render_markdown
+    from fleet.sla.report import build_report, to_json
+
+    logging.basicConfig(level=logging.WARNING, format="gpufleet sla: %(message)s")
+    config_path = args.config or default_config_path()
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    if config.sla is None:
+        return _fail(f"{config_path}: no [sla] table: the contract is not configured")
+    now = time.time()
+    month = args.month or datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
+    data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
+    try:
+        report = build_report(data_dir, config.sla, month, now)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.format == "json":
+        text = json.dumps(to_json(report), indent=2) + "\n"
+    elif args.format == "html":
+        text = render_html(report)
+    else:
+        text = render_markdown(report)
+    _emit(text, args.output)
+    return 0
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    tmp = output.with_name(f".tmp-{output.name}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, output)  # a reader never sees half a report
+    print(f"gpufleet sla: wrote {output}", file=sys.stderr)
+
+
+def _fail(message: str) -> int:
+    print(f"gpufleet sla: {message}", file=sys.stderr)
     return 2

@@ -1,0 +1,171 @@
+"""The month's SLA claim: the result, each outage's evidence, daily figures, JSON form.
+
+The JSON form is the contract of ``gpufleet sla --format json`` (keys in docs/sla.md);
+Markdown and HTML are rendered from it, so all three always agree.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from fleet.config.sla_section import SlaSection
+from fleet.history.layout import GPU_MINUTES, partition_files
+from fleet.history.reader import load_events
+from fleet.sla.math import HOUR_MS, Outage, SlaResult
+from fleet.sla.period import DAY_MS
+from fleet.sla.summary import sla_for_month
+
+MAX_EVIDENCE = 20  # events listed per outage; the count says how many there were
+
+
+def iso(t_ms: int) -> str:
+    """``t_ms`` as an ISO 8601 UTC time with a Z."""
+    return datetime.fromtimestamp(t_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class SlaReport:
+    """Everything the claim shows, ready to render."""
+
+    result: SlaResult
+    contract: SlaSection
+    evidence: dict[tuple[str, int], list[dict[str, Any]]]
+    hourly_util: list[tuple[int, float]]  # (hour start ms, fleet utilization %)
+
+
+def build_report(data_dir: Path, contract: SlaSection, month: str, now: float) -> SlaReport:
+    """Compute the claim for ``month`` from the history in ``data_dir``."""
+    result = sla_for_month(data_dir, contract, month, now)
+    events = load_events(data_dir, result.period.first_day, result.period.last_day)
+    evidence = {(o.node, o.start_ms): _evidence(o, events) for o in result.outages}
+    return SlaReport(result, contract, evidence, hourly_utilization(data_dir, result.period.days()))
+
+
+def _evidence(outage: Outage, events: pl.DataFrame) -> list[dict[str, Any]]:
+    ts_ms = pl.col("ts").dt.epoch("ms")
+    rows = events.filter(
+        (pl.col("node") == outage.node) & (ts_ms >= outage.start_ms) & (ts_ms <= outage.end_ms)
+    )
+    return [
+        {"ts": iso(round(r["ts"].timestamp() * 1000)), "kind": r["kind"], "gpu": r["gpu"],
+         "code": r["code"], "detail": r["detail"]}
+        for r in rows.iter_rows(named=True)
+    ]  # fmt: skip
+
+
+def hourly_utilization(data_dir: Path, days: list[date]) -> list[tuple[int, float]]:
+    """Fleet utilization per hour of ``days`` (weighted by readings), skipping damaged files."""
+    sums: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for path in partition_files(data_dir, GPU_MINUTES, days):
+        try:
+            frame = pl.read_parquet(path, columns=["ts", "util_mean", "util_samples"])
+        except Exception:  # damaged: the export and SLA readers already warn about it
+            continue
+        hourly = (
+            frame.filter(pl.col("util_mean").is_not_null())
+            .group_by(pl.col("ts").dt.truncate("1h").dt.epoch("ms").alias("hour"))
+            .agg(
+                (pl.col("util_mean").cast(pl.Float64) * pl.col("util_samples")).sum().alias("s"),
+                pl.col("util_samples").cast(pl.Float64).sum().alias("w"),
+            )
+        )
+        for hour, s, w in hourly.iter_rows():
+            sums[int(hour)][0] += s
+            sums[int(hour)][1] += w
+    return [(h, s / w) for h, (s, w) in sorted(sums.items()) if w > 0]
+
+
+def daily_figures(report: SlaReport) -> list[dict[str, Any]]:
+    """Per day of the period: availability and coverage (%), and fleet utilization (%)."""
+    result = report.result
+    monitored: dict[int, int] = defaultdict(int)
+    down: dict[int, int] = defaultdict(int)
+    for piece in result.pieces:
+        t = piece.start_ms
+        while t < piece.end_ms:
+            day = t - (t - result.period.start_ms) % DAY_MS
+            cut = min(piece.end_ms, day + DAY_MS)
+            monitored[day] += cut - t
+            down[day] += (cut - t) * piece.shortfall
+            t = cut
+    util: dict[int, list[float]] = defaultdict(list)
+    for hour, value in report.hourly_util:
+        util[hour - (hour - result.period.start_ms) % DAY_MS].append(value)
+    out = []
+    for day in range(result.period.start_ms, result.period.end_ms, DAY_MS):
+        span = min(DAY_MS, result.period.end_ms - day)
+        avail = None
+        if monitored[day]:
+            avail = 100 * (1 - down[day] / (result.committed_nodes * monitored[day]))
+        values = util.get(day)
+        out.append({
+            "date": iso(day)[:10],
+            "availability_percent": avail,
+            "coverage_percent": 100 * monitored[day] / span,
+            "utilization_percent": sum(values) / len(values) if values else None,
+        })  # fmt: skip
+    return out
+
+
+def _outage_json(report: SlaReport, outage: Outage) -> dict[str, Any]:
+    found = report.evidence.get((outage.node, outage.start_ms), [])
+    return {
+        "node": outage.node,
+        "start": iso(outage.start_ms),
+        "end": iso(outage.end_ms),
+        "ongoing": outage.ongoing,
+        "minutes": round(outage.minutes, 3),
+        "states": list(outage.states),
+        "reasons": list(outage.reasons),
+        "evidence": found[:MAX_EVIDENCE],
+        "evidence_count": len(found),
+    }
+
+
+def to_json(report: SlaReport) -> dict[str, Any]:
+    """The claim as the JSON object documented in docs/sla.md (money as decimal strings)."""
+    r, c = report.result, report.contract
+    availability = None if r.availability_pct is None else float(r.availability_pct)
+    return {
+        "month": r.period.month,
+        "period": {
+            "start": iso(r.period.start_ms),
+            "end": iso(r.period.end_ms),
+            "complete": r.period.end_ms == r.period.month_end_ms,
+        },
+        "contract": {
+            "committed_nodes": c.committed_nodes,
+            "gpus_per_node": c.gpus_per_node,
+            "gpu_hour_price": str(c.gpu_hour_price),
+            "currency": c.currency,
+            "slo_percent": str(c.slo_percent),
+            "grace_minutes": c.grace_minutes,
+            "unreachable_counts_as_down": c.unreachable_counts_as_down,
+            "credit_model": c.credit_model,
+            "tiers": [
+                {"below": str(t.below), "credit_percent": str(t.credit_percent)} for t in c.tiers
+            ],
+        },
+        "monitored_seconds": r.monitored_ms / 1000,
+        "period_seconds": (r.period.end_ms - r.period.start_ms) / 1000,
+        "coverage_percent": float(r.coverage_pct),
+        "availability_percent": availability,
+        "slo_met": None if availability is None else availability >= float(c.slo_percent),
+        "down_node_seconds": r.down_node_ms / 1000,
+        "down_node_hours": r.down_node_ms / HOUR_MS,
+        "outages": [_outage_json(report, o) for o in r.outages if o.counted],
+        "forgiven_outages": [_outage_json(report, o) for o in r.outages if not o.counted],
+        "tier_credit_percent": str(r.tier_credit_pct),
+        "bill": str(r.bill),
+        "tiered_credit": str(r.tiered_credit),
+        "pro_rata_credit": str(r.pro_rata_credit),
+        "owed": str(r.owed),
+        "currency": c.currency,
+        "daily": daily_figures(report),
+    }

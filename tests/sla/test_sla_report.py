@@ -1,0 +1,149 @@
+"""``gpufleet sla`` on recorded history: JSON keys, evidence, Markdown and HTML, summary."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from fleet.config import load_config
+from fleet.config.history_section import HistorySection
+from fleet.history import HistoryRecorder
+from fleet.history.synthetic import snapshot
+from fleet.model import EventRecord
+from fleet.sla import sla_summary
+from gpufleet.cli import main
+
+T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()
+CONTRACT = """
+[sla]
+committed_nodes = 2
+gpus_per_node = 8
+gpu_hour_price = 2.50
+currency = "EUR"
+grace_minutes = 10
+credit_model = "pro_rata"
+tiers = [{below = 99.5, credit_percent = 10}, {below = 90, credit_percent = 25}]
+"""
+XID = EventRecord(
+    t=T0 + 1800, node="gpu-0001", kind="xid", gpu=3, code=79, detail="fallen off the bus"
+)
+
+
+def record_september_day(data_dir: Path) -> HistoryRecorder:
+    """Ticks every 30 s for 2 h from T0; node 1 broken from T0 + 30 min to T0 + 60 min.
+
+    Coverage = [T0, T0 + 7170 s] (the last tick is at 239 x 30 s).
+    """
+    recorder = HistoryRecorder(data_dir, HistorySection(), clock=lambda: T0)
+    for k in range(240):
+        t = T0 + 30 * k
+
+        def state(n: int, k: int = k) -> str:
+            return "broken" if n == 1 and 60 <= k < 120 else "up"
+
+        recorder.record(snapshot(t, 2, states=state, events=[XID] if k == 60 else []))  # type: ignore[arg-type]
+    return recorder
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path]:
+    data_dir = tmp_path / "data"
+    record_september_day(data_dir).close()
+    config = tmp_path / "gpufleet.toml"
+    config.write_text(CONTRACT)
+    return data_dir, config
+
+
+def test_json_claim_has_the_documented_keys_and_figures(
+    setup: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Down = 1800 s (one of 2 slots for 30 min) over 7170 monitored seconds.
+
+    Availability = 100 x (1 - 1800 / (2 x 7170)) = 87.447698...%; tier 25 % (below 90).
+    Pro rata = 0.5 h x 8 GPUs x 2.50 = 10.00 EUR (owed); bill = 2 x 8 x 2.50 x 720 = 28,800.00.
+    """
+    data_dir, config = setup
+    assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09",
+                 "--format", "json"]) == 0  # fmt: skip
+    claim = json.loads(capsys.readouterr().out)
+    assert claim["availability_percent"] == pytest.approx(100 * (1 - 1800 / 14340), abs=1e-9)
+    assert claim["coverage_percent"] == pytest.approx(100 * 7170 / (30 * 86400))
+    assert (claim["bill"], claim["pro_rata_credit"], claim["owed"]) == (
+        "28800.00",
+        "10.00",
+        "10.00",
+    )
+    assert claim["tier_credit_percent"] == "25" and claim["tiered_credit"] == "7200.00"
+    assert claim["period"] == {"start": "2026-09-01T00:00:00Z", "end": "2026-10-01T00:00:00Z",
+                               "complete": True}  # fmt: skip
+    (outage,) = claim["outages"]
+    assert (outage["node"], outage["start"], outage["minutes"]) == (
+        "gpu-0001",
+        "2026-09-10T10:30:00Z",
+        30.0,
+    )
+    assert outage["evidence"] == [
+        {
+            "ts": "2026-09-10T10:30:00Z",
+            "kind": "xid",
+            "gpu": 3,
+            "code": 79,
+            "detail": "fallen off the bus",
+        }
+    ]
+    assert claim["forgiven_outages"] == []
+    day = next(d for d in claim["daily"] if d["date"] == "2026-09-10")
+    assert day["availability_percent"] == pytest.approx(claim["availability_percent"])
+    assert 0 < day["utilization_percent"] < 100
+
+
+def test_html_claim_is_self_contained_with_a_chart(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data_dir, config = setup
+    out = tmp_path / "claim.html"
+    assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09",
+                 "--format", "html", "-o", str(out)]) == 0  # fmt: skip
+    page = out.read_text()
+    assert "<svg" in page and "<polyline" in page and 'class="avail' in page
+    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "gpu-0001" in page and "fallen off the bus" in page
+
+
+def test_markdown_claim_lists_outages(
+    setup: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir, config = setup
+    assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# SLA claim 2026-09")
+    assert "| gpu-0001 | 2026-09-10T10:30:00Z | 2026-09-10T11:00:00Z | 30.0 |" in text
+    assert "10.00 EUR" in text
+
+
+def test_without_a_contract_the_command_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "empty.toml"
+    config.write_text("")
+    assert main(["sla", "--data-dir", str(tmp_path), "-c", str(config), "--month", "2026-09"]) == 2
+    assert "no [sla] table" in capsys.readouterr().err
+
+
+def test_summary_from_the_live_recorder_matches_the_one_from_disk(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data_dir, config = setup
+    contract = load_config(config).sla
+    assert contract is not None
+    on_disk = sla_summary(data_dir, contract, T0 + 7200)
+    live = record_september_day(tmp_path / "live")
+    in_memory = sla_summary(live, contract, T0 + 7200)
+    live.close()
+    assert on_disk == in_memory
+    assert on_disk.month == "2026-09" and on_disk.currency == "EUR"
+    assert on_disk.availability_pct == pytest.approx(100 * (1 - 1800 / 14340))
+    assert on_disk.down_node_hours == 0.5 and on_disk.credit_owed == 10.0
