@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncssh
 
-from collectors.protocol import Hello, ProtocolError, decode_line
+from collectors.protocol import Error, Hello, ProtocolError, decode_line
 from collectors.ssh.connect import connect_node
 from collectors.ssh.errors import AgentExited, classify
 from collectors.ssh.node import agent_command
@@ -75,7 +75,9 @@ async def _first_hello(conn: asyncssh.SSHClientConnection, command: str, within:
         except ProtocolError as exc:
             session.fail(exc)
             return
-        if not isinstance(message, Hello):
+        if isinstance(message, Error):
+            session.fail(AgentExited(f"agent error {message.code}: {message.message}"))
+        elif not isinstance(message, Hello):
             session.fail(ProtocolError(f"first message is {type(message).__name__}, not hello"))
         elif not first.done():
             first.set_result(message)
