@@ -65,10 +65,13 @@ class SimNode:
         self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._on_crash = on_crash
-        crashes = model.faults.of_kind("agent_crash")
         start = clock()
         # A crash already behind us (an agent restarted after it) does not fire again.
-        self._crash = next(((f.at, f) for f, _ in crashes if f.at >= start), None)
+        self._crashes = sorted(
+            (f.at, int(f.params["exit_code"]))
+            for f, _ in model.faults.of_kind("agent_crash")
+            if f.at >= start
+        )
         self.tick()
         self._thread: threading.Thread | None = None
         if refresh_s is not None:
@@ -90,13 +93,13 @@ class SimNode:
         t = self._clock()
         with self._write_lock:
             self._writer.write(t)
+            due = [code for at, code in self._crashes if at <= t]
+            del self._crashes[: len(due)]
         self.library.notify_events()
-        if self._crash is not None and t >= self._crash[0]:
-            fault = self._crash[1]
-            self._crash = None
+        for exit_code in due:
             if self._on_crash is _default_crash and self.owns_root:
                 shutil.rmtree(self.sysfs_root, ignore_errors=True)  # don't leak RAM in /dev/shm
-            self._on_crash(int(fault.params["exit_code"]))
+            self._on_crash(exit_code)
         return t
 
     def unreachable(self) -> bool:

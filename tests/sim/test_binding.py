@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ctypes
 import re
 
 import pynvml
 import pytest
 
 from collectors.sim import ManualClock
+
+
+def _address(handle: object) -> int | None:
+    return ctypes.cast(handle, ctypes.c_void_p).value
 
 
 def test_calls_before_init_raise_pynvml_uninitialized(install_node) -> None:
@@ -54,7 +59,8 @@ def test_identity_looks_like_an_h100_board(nvml) -> None:
         assert re.fullmatch(r"00000000:[0-9A-F]{2}:00\.0", pci.busId)
         assert pci.busIdLegacy == pci.busId[4:]
         assert pci.pciDeviceId == 0x233010DE
-        assert pynvml.nvmlDeviceGetHandleByUUID(uuid.encode()).contents is not None
+        by_uuid = pynvml.nvmlDeviceGetHandleByUUID(uuid.encode())
+        assert _address(by_uuid) == _address(handle)
         uuids.add(uuid)
         buses.append(pci.busId)
     assert len(uuids) == 8
@@ -168,3 +174,21 @@ def test_nvlink_and_reliability_calls_on_a_healthy_gpu(nvml) -> None:
     total = pynvml.nvmlDeviceGetTotalEccErrors(handle, 1, pynvml.NVML_VOLATILE_ECC)
     dram = pynvml.nvmlDeviceGetMemoryErrorCounter(handle, 1, 0, pynvml.NVML_MEMORY_LOCATION_DRAM)
     assert total == dram == 0
+
+
+def test_unknown_uuid_is_not_found(nvml) -> None:
+    nvml()
+    with pytest.raises(pynvml.NVMLError_NotFound):
+        pynvml.nvmlDeviceGetHandleByUUID(b"GPU-00000000-0000-0000-0000-000000000000")
+
+
+def test_shutdown_makes_calls_uninitialized_again(nvml) -> None:
+    nvml()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    pynvml.nvmlInit()  # refcounted: two inits need two shutdowns
+    pynvml.nvmlShutdown()
+    assert pynvml.nvmlDeviceGetIndex(handle) == 0
+    pynvml.nvmlShutdown()
+    with pytest.raises(pynvml.NVMLError_Uninitialized):
+        pynvml.nvmlDeviceGetIndex(handle)
+    pynvml.nvmlInit()  # the fixture shuts down once more
