@@ -78,6 +78,16 @@ class Family:
         return f"# HELP {self.name} {escape_help(self.help)}\n# TYPE {self.name} {self.type}\n"
 
 
+def gauge(name: str, help_: str, labels: tuple[str, ...]) -> Family:
+    """A gauge family."""
+    return Family(name, help_, "gauge", labels)
+
+
+def counter(name: str, help_: str, labels: tuple[str, ...]) -> Family:
+    """A counter family; ``name`` ends in ``_total``."""
+    return Family(name, help_, "counter", labels)
+
+
 def _line_head(family: Family, head: str, extra: tuple[str, ...]) -> str:
     """``name{base labels,extra labels} `` for one series: everything but the value."""
     names = family.labels[len(family.labels) - len(extra) :]
