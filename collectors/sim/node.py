@@ -14,7 +14,7 @@ import pynvml
 
 from collectors.sim.library import FakeNvmlLibrary
 from collectors.sim.model import NodeModel
-from collectors.sim.scenario import Scenario, ScenarioError, fault_end
+from collectors.sim.scenario import Scenario, ScenarioError
 from collectors.sim.sysfs import SysfsWriter
 
 REFRESH_S = 0.25
@@ -118,6 +118,12 @@ class SimNode:
         if self.owns_root:
             shutil.rmtree(self.sysfs_root, ignore_errors=True)
 
+    def __enter__(self) -> SimNode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _run(self, refresh_s: float) -> None:
         while not self._stop.wait(refresh_s):
             self.tick()
@@ -173,4 +179,4 @@ def install(
     return sim
 
 
-__all__ = ["SimNode", "fault_end", "install"]
+__all__ = ["SimNode", "install", "memory_tempdir"]
