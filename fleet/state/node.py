@@ -36,6 +36,7 @@ class NodeTrack:
         self.last_sample_at: float | None = None
         self.interval = 1.0
         self.hello: Hello | None = None
+        self.pending: tuple[Hello, float] | None = None  # a hello awaiting its first sample
         self.layout: Layout | None = None
         self.gpus: list[GpuTrack] = []
         self.by_uuid: dict[str, GpuTrack] = {}
@@ -63,11 +64,23 @@ class NodeTrack:
         self.dirty = True
 
     def on_hello(self, hello: Hello, received: float) -> None:
-        """A new agent session: field orders, GPU identities and ports."""
+        """A new agent session. It takes effect with its first sample or event, so a
+        snapshot between ``hello`` and that sample still shows the previous session
+        (no GPU reads "unknown" for an instant after a reconnect)."""
+        self.pending = (hello, received)
+        self.last_seen = received
+        if self.status in ("connecting", "stale"):
+            self.status = "streaming"
+            self.dirty = True
+
+    def _activate(self) -> None:
+        if self.pending is None:
+            return
+        hello, received = self.pending
+        self.pending = None
         self.hello = hello
         self.layout = layout = Layout.from_hello(hello)
         self.interval = hello.interval if hello.interval > 0 else 1.0
-        self.last_seen = received
         gpus = []
         for info in hello.gpus:
             track = self.by_uuid.get(info.uuid)
@@ -80,8 +93,6 @@ class NodeTrack:
         self.by_uuid = {track.info.uuid: track for track in gpus}
         self.ports = [self._port(info, layout) for info in hello.ports]
         self.nics = [self._port(info, layout) for info in hello.nics]
-        if self.status in ("connecting", "stale"):
-            self.status = "streaming"
         self.dirty = True
 
     def _port(self, info: PortInfo, layout: Layout) -> PortTrack:
@@ -101,6 +112,7 @@ class NodeTrack:
 
     def on_sample(self, sample: Sample, received: float) -> None:
         """One tick: keep the rows, advance counters. No snapshot objects are built here."""
+        self._activate()
         layout = self.layout
         if layout is None:
             self.garbage += 1  # a sample before hello is not protocol; the transport judges
@@ -153,6 +165,7 @@ class NodeTrack:
 
     def on_event(self, event: Event, received: float) -> EventRecord:
         """An agent event: XIDs mark their GPU identity; every event is recorded."""
+        self._activate()
         track = self.by_uuid.get(event.uuid) if event.uuid else None
         if track is None and event.gpu is not None:
             track = self._gpu_at(event.gpu)

@@ -140,3 +140,18 @@ def test_published_rates_are_never_negative(steps: list[tuple[int, int, float]])
         for rate in (port.symbol_error_rate, port.tx_bytes_per_s, gpu.nvlink_crc_rate):
             assert rate is None or rate >= 0
         assert port.link_downed_delta >= 0
+
+
+def test_a_reconnect_with_a_new_board_shows_no_unknown_gap() -> None:
+    feed = NodeFeed()
+    state = FleetState([NodeSpec(feed.name)], HealthSection())
+    start(state, feed)
+    state.snapshot(feed.t)
+    feed.uuids[0] = "GPU-new-board"
+    state.ingest(feed.hello())
+    between = state.snapshot(feed.t)
+    assert between.transitions == () and between.nodes[0].gpus[0].uuid == "GPU-gpu-001-0"
+    state.ingest(feed.sample())
+    after = state.snapshot(feed.t)
+    assert after.transitions == ()
+    assert (after.nodes[0].gpus[0].uuid, after.nodes[0].gpus[0].verdict) == ("GPU-new-board", "ok")
