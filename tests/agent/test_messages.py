@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from collectors.agent import wire
 from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, NIC_FIELDS, PORT_FIELDS
@@ -67,3 +69,16 @@ def test_non_finite_numbers_never_reach_the_wire() -> None:
     assert wire.finite(float("nan")) is None
     assert wire.finite(float("inf")) is None
     assert wire.finite(12.345) == 12.3
+
+
+def test_the_examples_in_the_protocol_doc_are_valid_protocol() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+    blocks = re.findall(r"```json\n(.*?)```", doc, flags=re.S)
+    lines = []
+    for block in blocks:
+        try:
+            lines.append(json.dumps(json.loads(block)))  # the pretty-printed hello
+        except json.JSONDecodeError:
+            lines.extend(block.strip().splitlines())
+    types = [type(decode_line(line)).__name__ for line in lines]
+    assert sorted(set(types)) == ["Bye", "Error", "Event", "Hello", "Sample"]
