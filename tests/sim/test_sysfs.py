@@ -7,6 +7,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pynvml
+
+from collectors import sim
 from collectors.agent.fields import NIC_FIELDS, PORT_COUNTER_BITS, PORT_FIELDS
 from collectors.sim import ManualClock, SimNode
 
@@ -204,3 +207,19 @@ until = 30
     assert readings[40][0] > readings[30][0]  # traffic resumes
     assert readings[30][1] - readings[10][1] == 50 * 20
     assert readings[40][1] == readings[30][1]
+
+
+def test_default_install_uses_real_time_and_cleans_its_temp_tree() -> None:
+    previous = pynvml.nvmlLib
+    try:
+        with sim.install("node-009") as node:
+            root = node.sysfs_root
+            assert pynvml.nvmlLib is node.library
+            assert (root / "class/infiniband/mlx5_0/ports/1/state").is_file()
+            first = node.elapsed()
+            assert _wait_for(lambda: node.elapsed() > first)  # a real, running clock
+            assert 0 <= first < 60
+        assert not root.exists()  # install() made it, close() removed it
+    finally:
+        pynvml.nvmlLib = previous
+        pynvml._nvmlGetFunctionPointer_cache.clear()
