@@ -3,7 +3,7 @@
 import contextlib
 import subprocess
 import time
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Protocol
 
 from .devices import ProbeDevice
 from .emit import Emitter
@@ -29,13 +29,23 @@ class Deadline:
         return self.remaining() <= 0
 
 
+class Worker(Protocol):
+    """A started worker process: ``subprocess.Popen`` or a forked rank."""
+
+    def poll(self) -> Optional[int]: ...
+
+    def kill(self) -> None: ...
+
+    def wait(self, timeout: Optional[float] = None) -> int: ...
+
+
 class Children:
     """Worker processes a probe started (NCCL ranks), so that every exit path ends them."""
 
     def __init__(self) -> None:
-        self.processes: List["subprocess.Popen[bytes]"] = []
+        self.processes: List[Worker] = []
 
-    def add(self, process: "subprocess.Popen[bytes]") -> None:
+    def add(self, process: Worker) -> None:
         """Remember a started worker."""
         self.processes.append(process)
 

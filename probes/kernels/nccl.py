@@ -10,10 +10,13 @@ one slow GPU slows the whole ring, so a simulated slow factor is not applied her
 
 import datetime
 import json
+import multiprocessing
+import signal
 import socket
 import subprocess
+import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from .context import ProbeContext, ProbeTimeout
 from .emit import Emitter
@@ -37,12 +40,54 @@ def run(ctx: ProbeContext) -> None:
     for rank, device in enumerate(ctx.devices):
         spec = _worker_spec(ctx, rank, device.index, str(device.torch_device), port)
         # stdout is inherited: each rank writes its own result lines to the same pipe.
-        command = [*ctx.entry, "--nccl-worker", json.dumps(spec)]
-        ctx.children.add(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+        if ctx.on_gpu:
+            # A fresh process per GPU: CUDA cannot be used in a child forked after init.
+            command = [*ctx.entry, "--nccl-worker", json.dumps(spec)]
+            ctx.children.add(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+        else:
+            ctx.children.add(ForkedRank(spec, ctx.emit))
     try:
         _wait(ctx)
     finally:
         ctx.children.kill_all()
+
+
+class ForkedRank:
+    """A CPU rank forked from the probe: torch is already imported, so no second start-up.
+
+    Offers the part of ``subprocess.Popen`` that ``Children`` uses.
+    """
+
+    def __init__(self, spec: Dict[str, Any], emitter: Emitter) -> None:
+        self._process = multiprocessing.get_context("fork").Process(
+            target=_forked_rank, args=(spec, emitter), daemon=True
+        )
+        self._process.start()
+
+    def poll(self) -> Optional[int]:
+        """The exit status, None while running."""
+        return self._process.exitcode
+
+    def kill(self) -> None:
+        """SIGKILL the rank."""
+        self._process.kill()
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        """Wait for the exit status.
+
+        Raises:
+            subprocess.TimeoutExpired: still running after ``timeout`` seconds.
+        """
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired("nccl rank", timeout or 0.0)
+        return self._process.exitcode
+
+
+def _forked_rank(spec: Dict[str, Any], emitter: Emitter) -> None:
+    # The parent turns SIGTERM into an exception; a rank just dies of it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sys.exit(worker(spec, emitter))
 
 
 def _worker_spec(

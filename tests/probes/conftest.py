@@ -102,9 +102,9 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-async def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll ``condition`` until it holds or ``timeout`` seconds pass; returns its last value."""
-    deadline = time.monotonic() + timeout
+async def wait_until(condition: Callable[[], bool], within: float = 10.0) -> bool:
+    """Poll ``condition`` until it holds or ``within`` seconds pass; returns its last value."""
+    deadline = time.monotonic() + within
     while not condition():
         if time.monotonic() > deadline:
             return False
