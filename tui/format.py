@@ -44,6 +44,11 @@ def count(value: int | None) -> str:
     return NA if value is None else str(value)
 
 
+def count_f(value: float | None) -> str:
+    """A float without trailing zeros (400.0 -> 400), or N/A."""
+    return NA if value is None else f"{value:g}"
+
+
 def flag(value: bool | None, yes: str = "yes", no: str = "no") -> str:
     return NA if value is None else (yes if value else no)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fleet.facade import EventRecord, GpuSeries, GpuSnapshot, NodeSnapshot, PortSnapshot
 from tui import format as fmt
-from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, Cell, port_cell, port_problem, sparkline
+from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, Cell, Role, port_cell, port_problem, sparkline
 from tui.transitions import BrokenInterval
 
 SPARK_W = 16
@@ -26,14 +26,11 @@ RELIABILITY_COLUMNS = (
     "ECC vol c/u",
     "ECC agg c/u",
     "retired s/d",
-    "retire pend",
-    "remap c/u",
-    "remap",
+    "row remap c/u",
     "PCIe replay",
-    "NVLink",
+    "NVLink up",
     "CRC",
-    "replay",
-    "recov",
+    "replay/recov",
     "reasons",
 )
 PORT_COLUMNS = (
@@ -82,28 +79,28 @@ def _pair(a: int | None, b: int | None) -> str:
 
 
 def reliability_row(g: GpuSnapshot) -> list[Cell]:
-    remap = (
-        "failure"
-        if g.remap_failure
-        else ("pending" if g.remap_pending else fmt.flag(g.remap_pending, "pending", "ok"))
-    )
-    bad_ecc = (g.ecc_unc_vol or 0) > 0
-    links = _pair(g.nvlink_active, g.nvlink_total)
+    retired = _pair(g.retired_sbe, g.retired_dbe) + (" pending" if g.retired_pending else "")
+    remap = _pair(g.remap_corr, g.remap_unc)
+    remap_role: Role = "text"
+    if g.remap_failure:
+        remap, remap_role = remap + " FAILED", "gpu-failed"
+    elif g.remap_pending:
+        remap, remap_role = remap + " pending", "gpu-warn"
     nvlink_bad = (g.nvlink_active or 0) < (g.nvlink_total or 0)
+    crc_role: Role = "link-degraded" if (g.nvlink_crc_rate or 0) > 0 else "text"
+    replay = "N/A" if g.nvlink_replay_delta is None else f"+{g.nvlink_replay_delta}"
+    recov = "N/A" if g.nvlink_recovery_delta is None else f"+{g.nvlink_recovery_delta}"
     return [
         _t(str(g.index)),
         (g.serial or g.uuid, "muted"),
-        (_pair(g.ecc_corr_vol, g.ecc_unc_vol), "gpu-failed" if bad_ecc else "text"),
+        (_pair(g.ecc_corr_vol, g.ecc_unc_vol), "gpu-failed" if g.ecc_unc_vol else "text"),
         _t(_pair(g.ecc_corr_agg, g.ecc_unc_agg)),
-        _t(_pair(g.retired_sbe, g.retired_dbe)),
-        (fmt.flag(g.retired_pending), "gpu-warn" if g.retired_pending else "text"),
-        _t(_pair(g.remap_corr, g.remap_unc)),
-        (remap, "gpu-failed" if g.remap_failure else ("gpu-warn" if g.remap_pending else "text")),
+        (retired, "gpu-warn" if g.retired_pending else "text"),
+        (remap, remap_role),
         _t(fmt.count(g.pcie_replay)),
-        (links, "link-down" if nvlink_bad else "text"),
-        (fmt.rate(g.nvlink_crc_rate), "link-degraded" if (g.nvlink_crc_rate or 0) > 0 else "text"),
-        _t("N/A" if g.nvlink_replay_delta is None else f"+{g.nvlink_replay_delta}"),
-        _t("N/A" if g.nvlink_recovery_delta is None else f"+{g.nvlink_recovery_delta}"),
+        (_pair(g.nvlink_active, g.nvlink_total), "link-down" if nvlink_bad else "text"),
+        (fmt.rate(g.nvlink_crc_rate), crc_role),
+        (f"{replay}/{recov}", "link-down" if g.nvlink_recovery_delta else "text"),
         ("; ".join(g.reasons) or "—", VERDICT_ROLE[g.verdict] if g.reasons else "muted"),
     ]
 

@@ -51,25 +51,27 @@ def summarize(node: NodeSnapshot) -> NodeSummary:
 
 
 class SummaryCache:
-    """NodeSummary per node object; entries for nodes no longer current are dropped."""
+    """NodeSummary per node object, computed on first use (only visible rows, unless a sort
+    or filter needs them all); summaries of nodes that were not current are dropped."""
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[NodeSnapshot, NodeSummary]] = {}
+        self._previous: dict[int, tuple[NodeSnapshot, NodeSummary]] = {}
 
-    def refresh(self, nodes: Sequence[NodeSnapshot]) -> None:
-        old, new = self._by_id, {}
-        for n in nodes:
-            hit = old.get(id(n))
-            new[id(n)] = hit if hit is not None and hit[0] is n else (n, summarize(n))
-        self._by_id = new
+    def refresh(self) -> None:
+        """A new tick: summaries used last tick carry over for node objects that did not
+        change; the rest are forgotten."""
+        self._previous, self._by_id = self._by_id, {}
 
     def get(self, node: NodeSnapshot) -> NodeSummary:
-        hit = self._by_id.get(id(node))
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        summary = summarize(node)
-        self._by_id[id(node)] = (node, summary)
-        return summary
+        key = id(node)
+        hit = self._by_id.get(key)
+        if hit is None or hit[0] is not node:
+            hit = self._previous.get(key)
+            if hit is None or hit[0] is not node:
+                hit = (node, summarize(node))
+            self._by_id[key] = hit
+        return hit[1]
 
 
 NodePredicate = Callable[[NodeSnapshot, NodeSummary], bool]

@@ -22,6 +22,9 @@ class FailedGpu:
     since: float | None
 
 
+FAILED = frozenset(v for v in VERDICT_RANK if VERDICT_RANK[v] >= VERDICT_RANK["fail"])
+
+
 def failed_gpus(snapshot: FleetSnapshot | None) -> list[FailedGpu]:
     """GPUs whose verdict is fail or lost, newest first."""
     if snapshot is None:
@@ -29,9 +32,8 @@ def failed_gpus(snapshot: FleetSnapshot | None) -> list[FailedGpu]:
     rows = [
         FailedGpu(n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since)
         for n in snapshot.nodes
-        if n.healthy_gpus < len(n.gpus)
         for g in n.gpus
-        if VERDICT_RANK[g.verdict] >= VERDICT_RANK["fail"]
+        if g.verdict in FAILED
     ]
     rows.sort(key=lambda r: (-(r.since or 0.0), r.node, r.index))
     return rows
@@ -66,12 +68,16 @@ def link_issue_lines(snapshot: FleetSnapshot | None, limit: int = 5) -> list[str
 def _port_lines(node: NodeSnapshot) -> list[str]:
     out = []
     for p in node.ports + node.nics:
+        if p.verdict == "ok" and not (
+            p.link_downed_delta or p.symbol_error_rate or p.rcv_error_rate
+        ):
+            continue  # judged healthy and not erroring: the common case, checked cheaply
         problem = port_problem(p)
         if problem == "up":
             continue
         role = "link-down" if problem == "down" else "link-degraded"
         glyph = "○" if problem == "down" else "◐"
-        speed = f"{fmt.gbps(p.rate_gbps)} of {fmt.gbps(p.expected_rate_gbps)}"
+        speed = f"{fmt.count_f(p.rate_gbps)}/{fmt.count_f(p.expected_rate_gbps)} Gb/s"
         out.append(
             f"[${role}]{glyph} {escape(node.name)} {escape(p.name)}[/] {p.kind} "
             f"[${role}]{escape(p.state or 'N/A')}[/] {escape(p.phys_state or '')}\n"
@@ -84,6 +90,10 @@ def _port_lines(node: NodeSnapshot) -> list[str]:
 def _nvlink_lines(node: NodeSnapshot) -> list[str]:
     out = []
     for g in node.gpus:
+        if not (g.nvlink_crc_rate or g.nvlink_replay_delta or g.nvlink_recovery_delta) and (
+            g.nvlink_active == g.nvlink_total
+        ):
+            continue
         crc, replay = g.nvlink_crc_rate or 0, g.nvlink_replay_delta or 0
         recov = g.nvlink_recovery_delta or 0
         down = (

@@ -45,7 +45,7 @@ def test_filters() -> None:
 def test_sort_orders() -> None:
     snap = demo_snapshot(16)
     cache = SummaryCache()
-    cache.refresh(snap.nodes)
+    cache.refresh()
     by_health = sort_nodes(snap.nodes, "health", cache)
     assert [n.name for n in by_health[:4]] == ["node-0012", "node-0003", "node-0007", "node-0005"]
     by_util = sort_nodes(snap.nodes, "utilization", cache)
@@ -58,10 +58,10 @@ def test_sort_orders() -> None:
 def test_summary_cache_reuses_unchanged_nodes() -> None:
     snap = demo_snapshot(4)
     cache = SummaryCache()
-    cache.refresh(snap.nodes)
+    cache.refresh()
     first = cache.get(snap.nodes[0])
     changed = replace(snap.nodes[1], last_seen=T0 + 1)
-    cache.refresh((snap.nodes[0], changed, *snap.nodes[2:]))
+    cache.refresh()
     assert cache.get(snap.nodes[0]) is first
     assert cache.get(changed) == summarize(changed)
 

@@ -43,8 +43,8 @@ class HelpScreen(ModalScreen[None]):
                 last = section
             lines.append(f"  [b]{escape(key):>10}[/]  {escape(what)}")
         lines.append(
-            "\n[$muted]Grid glyphs: ▁…█ utilization · ! warn · ✗ fail · ? lost or "
-            "missing · · no data\nPorts: ● up · ◐ degraded · ○ down[/]"
+            "\n[$muted]GPUs: ▁…█ utilization  ! warn  ✗ fail  ? lost or missing  · no data\n"
+            "Ports: ● up  ◐ degraded  ○ down[/]"
         )
         with VerticalScroll(id="help"):
             yield Static("\n".join(lines).lstrip("\n"))

@@ -32,7 +32,7 @@ class MainScreen(Screen[None]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
-    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
     window_index: reactive[int] = reactive(1)
 
     def __init__(self, facade: FleetFacade) -> None:
@@ -77,7 +77,10 @@ class MainScreen(Screen[None]):
         parts = [f"Fleet · {len(grid.rows)}/{total} nodes", f"sort: {grid.sort_key}"]
         if grid.filter_text:
             parts.append(f"filter: {grid.filter_text}")
-        self.query_one("#left").border_title = " · ".join(parts)
+        title = " · ".join(parts)
+        left = self.query_one("#left")
+        if left.border_title != title:
+            left.border_title = title
 
     @property
     def window(self) -> tuple[str, float]:

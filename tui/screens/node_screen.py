@@ -35,7 +35,7 @@ class NodeScreen(Screen[None]):
     CSS_PATH = "node_screen.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back")]
 
-    node: reactive[NodeSnapshot | None] = reactive(None, always_update=True)
+    node: reactive[NodeSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
     def __init__(self, facade: FleetFacade, name: str, seen: list[SeenTransition]) -> None:
         super().__init__()

@@ -55,7 +55,7 @@ class FleetGrid(ScrollView, can_focus=True):
         Binding("enter", "open", "Open node"),
     ]
 
-    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
     sort_key: reactive[SortKey] = reactive("name")
     filter_text: reactive[str] = reactive("")
 
@@ -86,15 +86,14 @@ class FleetGrid(ScrollView, can_focus=True):
 
     def _rebuild(self, full: bool = False) -> None:
         nodes = self.snapshot.nodes if self.snapshot is not None else ()
-        self._summaries.refresh(nodes)
+        self._summaries.refresh()
         layout = layout_for(nodes)
         if layout != self._layout:
             self._layout, self._strips, full = layout, {}, True
         pred, summary = self._predicate, self._summaries.get
         old = self.rows
-        self.rows = [
-            n for n in sort_nodes(nodes, self.sort_key, self._summaries) if pred(n, summary(n))
-        ]
+        ordered = sort_nodes(nodes, self.sort_key, self._summaries)
+        self.rows = [n for n in ordered if pred(n, summary(n))] if self.filter_text else ordered
         self._strips = {
             id(n): hit for n in self.rows if (hit := self._strips.get(id(n))) and hit[0] is n
         }

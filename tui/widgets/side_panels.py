@@ -14,7 +14,7 @@ from tui.panels import FailedGpu, failed_gpu_markup, failed_gpus, link_issue_lin
 class FailedPanel(OptionList):
     """GPUs that failed or were lost, newest first; selecting one opens its node."""
 
-    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -40,7 +40,7 @@ class FailedPanel(OptionList):
 class InterconnectPanel(Static):
     """Ports down, degraded or erroring; GPUs with NVLink errors."""
 
-    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -58,7 +58,7 @@ class InterconnectPanel(Static):
 class SlaPanel(Static):
     """Month-to-date availability against the SLO and the credit it earns."""
 
-    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True)
+    snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

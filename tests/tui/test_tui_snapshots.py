@@ -1,0 +1,63 @@
+"""SVG snapshots of the dashboard at a fixed terminal size (140x45), deterministic fleet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from tui.app import GpuFleetApp, build_app
+from tui.demo_fleet import demo_snapshot
+from tui.demo_source import StaticFleet
+
+SIZE = (140, 45)
+SnapCompare = Callable[..., bool]
+
+
+def app_for(tmp_path: Path, theme: str) -> GpuFleetApp:
+    fleet = StaticFleet([demo_snapshot(40)])
+    return build_app(fleet, theme=theme, state_path=tmp_path / "state.json", refresh_s=0.0)
+
+
+def test_main_screen_dark(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(app_for(tmp_path, "gpufleet-dark"), terminal_size=SIZE, press=["_"])
+
+
+def test_main_screen_light_sorted_by_health(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    app = app_for(tmp_path, "gpufleet-light")
+    assert snap_compare(app, terminal_size=SIZE, press=["s", "s", "_"])
+
+
+def test_main_screen_contrast_filtered(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    async def filter_broken(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash")
+        pilot.app.screen.query_one("#filter", Input).value = "state:broken|unreachable"
+        await pilot.press("enter")
+        await pilot.pause()
+
+    app = app_for(tmp_path, "gpufleet-contrast")
+    assert snap_compare(app, terminal_size=SIZE, run_before=filter_broken)
+
+
+def test_node_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    app = app_for(tmp_path, "gpufleet-dark")
+    assert snap_compare(app, terminal_size=SIZE, press=["down", "down", "enter", "_"])
+
+
+def test_export_dialog(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    async def open_export(pilot: Pilot[Any]) -> None:
+        await pilot.press("e")
+        await pilot.pause()
+        pilot.app.screen.query_one("#path", Input).value = "/data/gpufleet-node-1h.csv"
+        await pilot.pause()
+
+    app = app_for(tmp_path, "gpufleet-dark")
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_export)
+
+
+def test_help_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    app = app_for(tmp_path, "gpufleet-dark")
+    assert snap_compare(app, terminal_size=SIZE, press=["question_mark", "_"])
