@@ -28,7 +28,7 @@ from collectors.agent.fields import (
     PORT_COUNTER_BITS,
     PORT_FIELDS,
 )
-from collectors.protocol import GpuInfo, Hello, PortInfo, Sample
+from collectors.protocol import GpuInfo, Hello, PortInfo, Sample, Value
 from collectors.updates import NodeMessage, NodeStatusChange, NodeUpdate
 from fleet.config.health_section import HealthSection
 from fleet.health import (
@@ -103,21 +103,21 @@ class NaiveState:
         for i, (info, row) in enumerate(zip(hello_msg.ports, node["ports"], strict=False)):
             before = prev[i] if prev else row
             rates = {k: (row[k] - before[k]) / dt for k in _RATED}
-            facts = PortFacts(info.name, info.kind, sampled=True,
+            port = PortFacts(info.name, info.kind, sampled=True,
                               state=IB_PORT_STATES[row["state"]],
                               phys_state=IB_PHYS_STATES[row["phys_state"]],
                               rate_gbps=row["rate_gbps"],
                               symbol_error_rate=rates["symbol_error"],
                               rcv_error_rate=rates["port_rcv_errors"],
                               xmit_discard_rate=rates["port_xmit_discards"])  # fmt: skip
-            judgement = judge_port(facts, 400.0, cfg, now)
+            judgement = judge_port(port, 400.0, cfg, now)
             judgements.append(judgement)
             counters = tuple((k, v) for k, v in row.items() if k in PORT_COUNTER_BITS)
-            ports.append(PortSnapshot(info.name, info.kind, state=facts.state,
-                                      phys_state=facts.phys_state, rate_gbps=facts.rate_gbps,
-                                      symbol_error_rate=facts.symbol_error_rate,
-                                      rcv_error_rate=facts.rcv_error_rate,
-                                      xmit_discard_rate=facts.xmit_discard_rate,
+            ports.append(PortSnapshot(info.name, info.kind, state=port.state,
+                                      phys_state=port.phys_state, rate_gbps=port.rate_gbps,
+                                      symbol_error_rate=port.symbol_error_rate,
+                                      rcv_error_rate=port.rcv_error_rate,
+                                      xmit_discard_rate=port.xmit_discard_rate,
                                       rx_bytes_per_s=rates["port_rcv_data"] * 4,
                                       tx_bytes_per_s=rates["port_xmit_data"] * 4,
                                       counters=counters, verdict=judgement.verdict,
@@ -138,6 +138,9 @@ def hello(node: str) -> NodeMessage:
 
 
 def sample(node: str, tick: int, slow: bool) -> NodeMessage:
+    fast: list[list[Value] | None]
+    port: list[Value]
+    slow_rows: list[list[Value] | None]
     fast = [[(tick * 7 + g) % 100, 20, 40.0, 10.0, 1024, 300.5 + tick % 9, 55, 1980, 0, 0]
             for g in range(GPUS)]  # fmt: skip
     # A healthy fleet: error counters still, traffic counters moving.
