@@ -66,10 +66,10 @@ def test_readings_do_not_depend_on_the_process_hash_seed() -> None:
         import pynvml
         from collectors import sim
         clock = sim.ManualClock(1234.5)
-        sim.install("node-007", seed=42, clock=clock, refresh_s=None)
-        pynvml.nvmlInit()
-        h = pynvml.nvmlDeviceGetHandleByIndex(6)
-        print(pynvml.nvmlDeviceGetUUID(h), pynvml.nvmlDeviceGetPowerUsage(h))
+        with sim.install("node-007", seed=42, clock=clock, refresh_s=None):
+            pynvml.nvmlInit()
+            h = pynvml.nvmlDeviceGetHandleByIndex(6)
+            print(pynvml.nvmlDeviceGetUUID(h), pynvml.nvmlDeviceGetPowerUsage(h))
         """
     first = _python(code, PYTHONHASHSEED="1")
     second = _python(code, PYTHONHASHSEED="2")
