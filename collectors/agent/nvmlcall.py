@@ -22,6 +22,8 @@ UNSUPPORTED_CODES = (
     pynvml.NVML_ERROR_NOT_SUPPORTED,
     pynvml.NVML_ERROR_FUNCTION_NOT_FOUND,
     pynvml.NVML_ERROR_INVALID_ARGUMENT,
+    # A driver that knows the symbol but not the struct version we pass (memory v2).
+    pynvml.NVML_ERROR_ARGUMENT_VERSION_MISMATCH,
 )
 
 # ctypes union member for each NVML_VALUE_TYPE_*.

@@ -87,3 +87,35 @@ def test_row_remap_failure_is_reported_in_slow_fields(agent_run) -> None:  # typ
     assert run.slow(run.samples[5], 6, "remap_failure") == 1
     assert run.slow(run.samples[5], 6, "recovery_action") >= 1  # type: ignore[operator]
     assert ("xid", 6, 64) in {(e.kind, e.gpu, e.code) for e in run.events}
+
+
+def test_ib_symbol_errors_rise_on_their_port(agent_run) -> None:  # type: ignore[no-untyped-def]
+    run = agent_run(fault("ib_symbol_errors", "1s", port=6, rate=50), samples=5)
+    first, later = run.samples[0], run.samples[4]
+    grown = run.port(later, 6, "symbol_error") - run.port(first, 6, "symbol_error")  # type: ignore[operator]
+    assert grown >= 100
+    assert run.port(later, 5, "symbol_error") == run.port(first, 5, "symbol_error")
+
+
+def test_ib_degraded_rate_lowers_the_port_rate(agent_run) -> None:  # type: ignore[no-untyped-def]
+    run = agent_run(fault("ib_degraded_rate", "2s", port=0), samples=4)
+    assert run.port(run.samples[0], 0, "rate_gbps") == 400.0
+    assert run.port(run.samples[3], 0, "rate_gbps") == 200.0
+    assert run.port(run.samples[3], 0, "state") == 4
+
+
+def test_row_remap_pending_sets_the_flag_and_sends_xid_63(agent_run) -> None:  # type: ignore[no-untyped-def]
+    run = agent_run(fault("row_remap_pending", "1s", gpu=7), samples=6, slow_interval=5.0)
+    assert run.slow(run.samples[0], 7, "remap_pending") == 0
+    assert run.slow(run.samples[5], 7, "remap_pending") == 1
+    assert ("xid", 7, 63) in {(e.kind, e.gpu, e.code) for e in run.events}
+
+
+def test_a_recovered_gpu_leaves_lost_on_the_next_slow_tick(agent_run) -> None:  # type: ignore[no-untyped-def]
+    scenario = fault("xid79", "2s", gpu=5) + fault("recover", "5s")
+    run = agent_run(scenario, samples=9, slow_interval=3.0)
+    lost = [s.lost for s in run.samples]
+    # Lost from 2 s; the recovery at 5 s is noticed at the slow tick of 6 s.
+    assert lost == [[], [], [5], [5], [5], [5], [], [], []]
+    assert run.gpu(run.samples[6], 5, "util_gpu") is not None
+    assert [e.gpu for e in run.events if e.kind == "gpu_lost"] == [5]

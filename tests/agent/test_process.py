@@ -128,3 +128,17 @@ def test_a_bad_scenario_is_refused_with_a_fatal_error(tmp_path: Path) -> None:
     error = decode_line(line)
     assert isinstance(error, Error) and error.fatal and error.code == "SimStartError"
     assert "xid80" in error.message and b"xid80" in done.stderr
+
+
+def test_an_agent_crash_fault_kills_the_process_mid_stream(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.toml"
+    crash.write_text('[[fault]]\nkind = "agent_crash"\nnode = "node-001"\nat = "0.3s"\n')
+    done = subprocess.run(
+        [*AGENT, "--sim", str(crash), "--interval", "0.05"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 137
+    messages = [decode_line(line) for line in done.stdout.splitlines()]
+    assert isinstance(messages[0], Hello) and not isinstance(messages[-1], Bye)
