@@ -151,6 +151,12 @@ def default_scenario_path() -> Path:
     return Path(str(resources.files("collectors.sim").joinpath("scenarios/demo.toml")))
 
 
+def default_scenario() -> Scenario:
+    """The demo scenario, read as package data (works from inside a zipapp too)."""
+    resource = resources.files("collectors.sim").joinpath("scenarios/demo.toml")
+    return parse_scenario(resource.read_text(encoding="utf-8"), source=str(resource))
+
+
 def load_scenario(path: Path | None) -> Scenario:
     """Read a scenario file; ``None`` gives the empty scenario.
 

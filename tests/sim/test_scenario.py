@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -139,3 +142,23 @@ def test_demo_scenario_shows_the_headline_faults_in_the_first_minute() -> None:
     assert flap.params["flap"] is True
     nodes = {f.node for f in scenario.faults}
     assert len(nodes) >= 5  # faults spread over the fleet, not piled on one node
+
+
+def test_default_scenario_reads_from_inside_a_zipapp(tmp_path: Path) -> None:
+    archive = tmp_path / "bundle.pyz"
+    root = Path(sim.__file__).parent
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("collectors/__init__.py", "")
+        for path in root.rglob("*"):
+            if path.suffix in (".py", ".toml"):
+                bundle.write(path, f"collectors/sim/{path.relative_to(root)}")
+        agent = root.parent / "agent"
+        bundle.write(agent / "__init__.py", "collectors/agent/__init__.py")
+        bundle.write(agent / "fields.py", "collectors/agent/fields.py")
+        bundle.writestr(
+            "__main__.py",
+            "from collectors import sim\nprint(len(sim.default_scenario().faults))\n",
+        )
+    out = subprocess.run([sys.executable, str(archive)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == len(load_scenario(sim.default_scenario_path()).faults)
