@@ -167,3 +167,21 @@ def test_ticking_snapshots_record_broken_then_up_with_evidence(sysfs_root: Path)
     assert [t.state for t in transitions] == ["up", "broken", "up"]
     # The agent saw the GPU lost before the XID event came through: the evidence says so.
     assert "GPU 5: GPU lost (NVMLError_GpuIsLost)" in transitions[1].reasons
+
+
+def test_agent_link_and_memory_faults(sysfs_root: Path) -> None:
+    scenario = (
+        fault("nvlink_crc_storm", "1s", gpu=3, link=2, rate=180)
+        + fault("row_remap_failure", "1s", gpu=6)
+        + fault("ib_symbol_errors", "1s", port=1, rate=20)
+        + fault("ib_degraded_rate", "1s", port=2)
+    )
+    node = snapshot_after(sysfs_root, scenario, samples=6).nodes[0]
+    gpus, ports = node.gpus, node.ports
+    assert gpus[3].verdict == "fail"
+    assert any(r.startswith("NVLink CRC") and r.endswith("on 1 link") for r in gpus[3].reasons)
+    assert gpus[6].verdict == "fail" and "row remap failure" in gpus[6].reasons
+    assert ports[1].verdict == "fail" and ports[1].symbol_error_rate == 20.0
+    assert ports[2].verdict == "warn"
+    assert ports[2].reasons == (f"{ports[2].name} rate 200 Gb/s < expected 400",)
+    assert node.state == "broken"

@@ -261,3 +261,37 @@ def test_never_connected_node_is_unreachable(state: FleetState, feed: NodeFeed) 
         "connecting",
         ("connecting: no sample yet",),
     )
+
+
+def test_pegged_symbol_error_reads_as_unknown_rate(state: FleetState, feed: NodeFeed) -> None:
+    feed.ports[0]["symbol_error"] = 65_000
+    state.ingest(feed.sample())
+    feed.ports[0]["symbol_error"] = 65_535  # clamped at 16 bits
+    state.ingest(feed.sample())
+    port = port_of(state, feed, 0)
+    assert port.symbol_error_rate is None  # not 535/s
+    assert "mlx5_0/1 symbol_error pegged at its maximum (rate unknown)" in port.reasons
+
+
+def test_counter_reset_gives_no_negative_rate(state: FleetState, feed: NodeFeed) -> None:
+    feed.ports[0]["port_xmit_data"] = 1_000_000
+    state.ingest(feed.sample())
+    feed.ports[0]["port_xmit_data"] = 2_000_000
+    state.ingest(feed.sample())
+    assert port_of(state, feed, 0).tx_bytes_per_s == 4_000_000.0  # data counter x 4
+    feed.ports[0]["port_xmit_data"] = 10  # PerfMgt cleared it
+    state.ingest(feed.sample())
+    port = port_of(state, feed, 0)
+    assert port.tx_bytes_per_s is None and port.verdict == "ok"
+
+
+def test_nvlink_counter_reset_after_reboot_is_not_an_error_storm(
+    state: FleetState, feed: NodeFeed
+) -> None:
+    feed.add_link_crc(gpu=0, link=0, errors=50_000)
+    state.ingest(feed.sample(advance=1_000.0))
+    feed.links[0][0][3] = 0  # driver reload zeroed the counters
+    feed.slow[0]["nvlink_crc_flit"] = 0
+    state.ingest(feed.sample())
+    gpu = gpu_of(state, feed, 0)
+    assert gpu.nvlink_crc_rate is None and gpu.verdict == "ok"
