@@ -33,7 +33,7 @@ class ProbeSettings:
     allow_cpu: bool = False
     slow_fraction: float = DEFAULT_SLOW_FRACTION
     straggler_fraction: float = DEFAULT_STRAGGLER_FRACTION
-    expected: tuple[ExpectedFigure, ...] = EXPECTED_FIGURES
+    expected: tuple[ExpectedFigure, ...] = field(default=EXPECTED_FIGURES, repr=False)
 
     def python_for(self, node: str) -> str:
         """The probe Python of ``node``."""

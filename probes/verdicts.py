@@ -8,7 +8,8 @@ Per measurement:
 - ``straggler``: more than ``straggler_fraction`` below the fleet median of the
   same GPU model, probe and metric (at least two figures needed).
 - ``pass`` otherwise. A GPU's verdict is the worst of its measurements
-  (fail > slow > straggler > pass), with every reason.
+  (fail > slow > straggler > pass), with every reason. A cancelled run judges its
+  measurements but gives no GPU a verdict.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ def fleet_medians(reports: Sequence[ProbeReport]) -> dict[FleetKey, float]:
 
 def _judge_report(report: ProbeReport, policy: _Policy) -> ProbeReport:
     measurements = tuple(_judge_measurement(report, m, policy) for m in report.measurements)
+    if report.status == "cancelled":
+        # The operator stopped it: what was measured is judged, but no GPU is.
+        return dataclasses.replace(report, measurements=measurements, verdicts=())
     verdicts = tuple(_gpu_verdict(report, gpu, measurements) for gpu in report.gpus)
     return dataclasses.replace(report, measurements=measurements, verdicts=verdicts)
 

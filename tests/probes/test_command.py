@@ -1,0 +1,76 @@
+"""What reaches the node's shell: every word quoted, pids only as integers."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import time
+
+import pytest
+
+from probes.command import kill_command, probe_command, shell_word
+
+from .conftest import group_members
+
+
+def inner_argv(command: str) -> list[str]:
+    """The words ``sh -c '<inner>'`` would exec, after the ``echo $$;``."""
+    sh, dash_c, inner = shlex.split(command)
+    assert (sh, dash_c) == ("sh", "-c")
+    echo, rest = inner.split("; exec ", 1)
+    assert echo == "echo $$"
+    return shlex.split(rest)
+
+
+def test_hostile_words_stay_single_arguments() -> None:
+    python = "/opt/py thon; rm -rf ~"
+    bundle = ".cache/gpufleet/probes-0123456789ab.pyz"
+    argv = inner_argv(probe_command(python, bundle, "quick", 120, "all", False))
+    assert argv == [python, bundle, "--suite", "quick", "--timeout", "120", "--gpus", "all"]
+
+
+def test_a_home_relative_python_expands_in_the_shell() -> None:
+    assert shell_word("~/venv/bin/python") == '"$HOME"/venv/bin/python'
+    out = subprocess.run(
+        ["sh", "-c", "printf %s " + shell_word("~/a b")],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/home/x"},
+        check=True,
+    )
+    assert out.stdout == "/home/x/a b"
+
+
+def test_the_gpu_selection_is_validated() -> None:
+    assert "--allow-cpu" in inner_argv(probe_command("python3", "p.pyz", "full", 5, "0,3", True))
+    with pytest.raises(ValueError):
+        probe_command("python3", "p.pyz", "quick", 5, "0; reboot", False)
+
+
+def test_the_echoed_pid_is_the_program_pid() -> None:
+    command = probe_command("python3", "-c", "quick", 1, "all", False)
+    # Replace the program by one that prints its own pid: exec must keep the shell's.
+    inner = shlex.split(command)[2].replace(
+        "exec python3 -c", "exec python3 -c 'import os; print(os.getpid())' #"
+    )
+    out = subprocess.run(["sh", "-c", inner], capture_output=True, text=True, check=True)
+    echoed, own = out.stdout.split()
+    assert echoed == own
+
+
+def test_kill_command_ends_a_whole_process_group() -> None:
+    leader = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & sleep 60 & wait"],
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while len(group_members(leader.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling a condition, bounded by the deadline
+        assert len(group_members(leader.pid)) == 3
+        subprocess.run(shlex.split(kill_command(leader.pid, grace_s=1.0)), check=True, timeout=10)
+        leader.wait(timeout=10)
+        assert group_members(leader.pid) == []
+    finally:
+        if leader.poll() is None:
+            leader.kill()
