@@ -147,7 +147,7 @@ class HistoryRecorder:
 
     def _close_minute(self) -> None:
         minute_ms = self._minute.minute_ms
-        rows = self._minute.take(self.registry.identities)
+        rows = self._minute.take(self.registry.identity_frame())
         self._minute.minute_ms = None
         if minute_ms is None or rows.is_empty():
             return

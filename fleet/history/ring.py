@@ -57,6 +57,7 @@ class GpuRegistry:
         self.identities: list[GpuIdentity] = []
         self._keys: dict[tuple[str, int], int] = {}
         self._layout: Layout | None = None
+        self._frame: pl.DataFrame | None = None  # identities as columns, rebuilt on change
 
     def key(self, node: str, gpu: int) -> int | None:
         """The key of ``node``'s GPU ``gpu``, or None if never seen."""
@@ -80,14 +81,31 @@ class GpuRegistry:
         if key is None:
             key = self._keys[slot] = len(self.identities)
             self.identities.append(GpuIdentity(node, gpu.index, gpu.uuid))
+            self._frame = None
         elif self.identities[key].uuid != gpu.uuid:  # the GPU in that slot was swapped
             self.identities[key] = GpuIdentity(node, gpu.index, gpu.uuid)
+            self._frame = None
         return key
+
+    def identity_frame(self) -> pl.DataFrame:
+        """``node``, ``gpu``, ``uuid`` with one row per key (row number = key)."""
+        if self._frame is None:
+            self._frame = pl.DataFrame(
+                {
+                    "node": [i.node for i in self.identities],
+                    "gpu": [i.gpu for i in self.identities],
+                    "uuid": [i.uuid for i in self.identities],
+                },
+                schema={"node": pl.String(), "gpu": pl.UInt16(), "uuid": pl.String()},
+            )
+        return self._frame
 
 
 def _floats(values: list[float | int | None]) -> np.ndarray:
-    # numpy turns None into NaN for a float array, which is exactly the sentinel we want.
-    return np.array(values, dtype=np.float64)
+    try:  # the common case, every value read: fromiter is the cheapest conversion
+        return np.fromiter(values, dtype=np.float64, count=len(values))
+    except TypeError:  # a None among them: np.array turns it into NaN, our sentinel
+        return np.array(values, dtype=np.float64)
 
 
 def _u8(values: np.ndarray) -> np.ndarray:
@@ -111,7 +129,9 @@ def tick_frame(nodes: Sequence[NodeSnapshot]) -> pl.DataFrame:
             "mem_mib": mem_mib,
             "power_w": _floats([g.power_w for g in gpus]).astype(np.float32),
             "temp_c": _u8(_floats([g.temp_c for g in gpus])),
-            "verdict": np.array([VERDICT_RANK[g.verdict] for g in gpus], dtype=np.uint8),
+            "verdict": np.fromiter(
+                [VERDICT_RANK[g.verdict] for g in gpus], dtype=np.uint8, count=len(gpus)
+            ),
         }
     )
 

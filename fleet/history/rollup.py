@@ -7,13 +7,11 @@ minute's 480,000 samples.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import polars as pl
 
 from fleet.history.layout import GPU_MINUTES, SCHEMAS, empty_frame
-from fleet.history.ring import MEM_NULL, MIB, U8_NULL, VERDICT_OF_RANK, GpuIdentity, TickFrame
+from fleet.history.ring import MEM_NULL, MIB, U8_NULL, VERDICT_OF_RANK, TickFrame
 
 _SUMS = ("util", "sm_active", "mem_mib", "power_w")
 
@@ -78,18 +76,18 @@ class MinuteAccumulator:
         a = self._arrays
         return self.minute_ms, float(a["sum_util"].sum()), float(a["n_util"].sum())
 
-    def take(self, identities: Sequence[GpuIdentity]) -> pl.DataFrame:
+    def take(self, identities: pl.DataFrame) -> pl.DataFrame:
         """The finished minute as ``gpu_minutes`` rows, and a fresh start for the next one."""
         if self.minute_ms is None:
             return empty_frame(GPU_MINUTES)
         a = self._arrays
-        seen = np.flatnonzero(a["samples"][: len(identities)])
+        seen = np.flatnonzero(a["samples"][: identities.height])
         frame = self._rows(seen, identities)
         self._arrays = {}
         self._grow(self._size)  # fresh zeroed arrays for the next minute
         return frame
 
-    def _rows(self, seen: np.ndarray, identities: Sequence[GpuIdentity]) -> pl.DataFrame:
+    def _rows(self, seen: np.ndarray, identities: pl.DataFrame) -> pl.DataFrame:
         a = self._arrays
 
         def mean(column: str) -> np.ndarray:
@@ -99,12 +97,9 @@ class MinuteAccumulator:
 
         max_util = a["max_util"][seen]
         max_temp = a["max_temp_c"][seen]
-        frame = pl.DataFrame(
+        values = pl.DataFrame(
             {
                 "ts": np.full(len(seen), self.minute_ms, dtype=np.int64),
-                "node": [identities[k].node for k in seen],
-                "gpu": [identities[k].gpu for k in seen],
-                "uuid": [identities[k].uuid for k in seen],
                 "util_mean": mean("util"),
                 "util_max": np.where(max_util >= 0, max_util, np.nan),
                 "sm_active_mean": mean("sm_active"),
@@ -112,11 +107,17 @@ class MinuteAccumulator:
                 "power_mean_w": mean("power_w"),
                 "power_max_w": a["max_power_w"][seen],
                 "temp_max_c": np.where(max_temp >= 0, max_temp, np.nan),
-                "verdict": [VERDICT_OF_RANK.get(int(r), "unknown") for r in a["worst"][seen]],
+                "verdict": a["worst"][seen],
                 "samples": a["samples"][seen],
                 "util_samples": a["n_util"][seen],
             },
             nan_to_null=True,
         )
-        ts = pl.col("ts").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
-        return frame.with_columns(ts).cast(SCHEMAS[GPU_MINUTES])  # type: ignore[arg-type]
+        frame = pl.concat([identities[seen], values], how="horizontal").with_columns(
+            pl.col("ts").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
+            pl.col("verdict").replace_strict(
+                VERDICT_OF_RANK, default="unknown", return_dtype=pl.String
+            ),
+        )
+        schema = SCHEMAS[GPU_MINUTES]
+        return frame.select(list(schema)).cast(schema)  # type: ignore[arg-type]
