@@ -104,7 +104,8 @@ class Agent:
             # Half an interval of slack: a wait that wakes a hair early still counts.
             slow = now >= next_slow - self.interval / 2
             if slow:
-                next_slow = _next_on_grid(start, self.slow_interval, now)
+                # Past the slack too, or an early wake would make the next tick slow again.
+                next_slow = _next_on_grid(start, self.slow_interval, now + self.interval / 2)
             self._tick(slow)
             if self.max_samples is not None and self.seq >= self.max_samples:
                 return "max samples"

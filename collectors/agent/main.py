@@ -86,6 +86,12 @@ def run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool
     except wire.StreamClosed:
         clock.stop("stdout closed")
         return 0
+    except Exception as exc:
+        # A bug: say so on the stream (the controller shows it and restarts the
+        # agent), then let the traceback reach stderr and the exit status.
+        with contextlib.suppress(wire.StreamClosed):
+            writer.send(wire.error(clock.time(), type(exc).__name__, repr(exc), fatal=True))
+        raise
 
 
 def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool) -> int:

@@ -31,8 +31,9 @@ WALL_START = 1_800_000_000.0
 class SimClock:
     """The agent's clock and the sim's clock in one; waits return at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, early: float = 0.0) -> None:
         self.t = 0.0
+        self.early = early  # each wait wakes this much before its deadline
         self.stop_event = threading.Event()
         self.reason = ""
         self.node: sim.SimNode | None = None
@@ -47,7 +48,7 @@ class SimClock:
         return self.t
 
     def wait_until(self, deadline: float) -> bool:
-        self.t = max(self.t, deadline)
+        self.t = max(self.t, deadline - self.early)
         if self.node is not None:
             self.node.tick()
         return self.stop_event.is_set()
@@ -134,9 +135,10 @@ def run_agent(
     slow_interval: float = 5.0,
     gpus: int = 8,
     returns: dict[str, int | None] | None = None,
+    early: float = 0.0,
 ) -> Run:
     """Run the agent for ``samples`` samples on a simulated node and decode its output."""
-    clock = SimClock()
+    clock = SimClock(early)
     installed = sim.install(
         node,
         sim.parse_scenario(scenario, "test") if scenario else None,

@@ -48,6 +48,11 @@ def test_slow_fields_come_on_the_slow_cadence_only(agent_run) -> None:  # type: 
     assert len(slow.links[0]) == run.hello.gpus[0].nvlinks
 
 
+def test_waits_that_wake_early_still_give_one_slow_sample_per_slow_interval(agent_run) -> None:  # type: ignore[no-untyped-def]
+    run = agent_run(samples=16, interval=1.0, slow_interval=5.0, early=0.3)
+    assert [s.seq for s in run.samples if s.slow is not None] == [0, 5, 10, 15]
+
+
 def test_a_gpu_entry_is_well_under_100_bytes(agent_run) -> None:  # type: ignore[no-untyped-def]
     run = agent_run(samples=5)
     sizes = [len(json.dumps(row, separators=(",", ":"))) for s in run.samples for row in s.gpus]
