@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
+import os
 import statistics
 import time
 import tracemalloc
@@ -53,15 +54,30 @@ def variants(base: FleetSnapshot, count: int) -> list[FleetSnapshot]:
     return out
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    """Median seconds of ``repeat`` calls, and the last result."""
-    times, result = [], None
-    for _ in range(repeat):
-        gc.collect()
-        started = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+class Timings:
+    """Rows of (fastest, median) seconds; fastest is the least disturbed run on a shared CPU."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[float, float]] = {}
+
+    def run(self, name: str, fn: Callable[[], object], repeat: int) -> object:
+        """Time ``repeat`` calls of ``fn`` as row ``name``; returns the last result."""
+        times, result = [], None
+        for _ in range(repeat):
+            gc.collect()
+            started = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - started)
+        self.rows[name] = (min(times), statistics.median(times))
+        return result
+
+    def best(self, name: str) -> float:
+        return self.rows[name][0]
+
+    def print(self) -> None:
+        print(f"{'':40s} {'fastest':>9s} {'median':>9s}")
+        for name, (fastest, median) in self.rows.items():
+            print(f"{name:40s} {fastest * 1000:9.1f} {median * 1000:9.1f} ms")
 
 
 def gauge_registry(snapshot: FleetSnapshot) -> tuple[CollectorRegistry, list[tuple[Gauge, float]]]:
@@ -105,29 +121,27 @@ def main() -> None:
     parser.add_argument("--ports", type=int, default=0, help="IB ports per node")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    load = os.getloadavg()
     base = fleet(args.nodes, args.gpus, args.ports)
     snaps = variants(base, args.repeat + 1)
-    rows: dict[str, float] = {}
-
+    t = Timings()
     cold = ExpositionRenderer()
-    rows["fast, cold (first scrape)"], body = timed(lambda: cold.render(snaps[0]), 1)
+    body = t.run("fast, cold (first scrape)", lambda: cold.render(snaps[0]), 1)
     assert isinstance(body, bytes)
     series = sum(1 for line in body.splitlines() if not line.startswith(b"#"))
     turn = iter(snaps[1:] * args.repeat)
-    rows["fast, steady (new nodes)"], _ = timed(lambda: cold.render(next(turn)), args.repeat)
+    t.run("fast, steady (new nodes)", lambda: cold.render(next(turn)), args.repeat)
     last = snaps[-1]
-    rows["fast, nodes unchanged"], _ = timed(lambda: cold.render(last), args.repeat)
+    t.run("fast, nodes unchanged", lambda: cold.render(last), args.repeat)
 
     registry = CollectorRegistry()
     registry.register(FleetCollector(lambda: last))
-    rows["collector + generate_latest"], _ = timed(lambda: generate_latest(registry), 2)
+    t.run("collector + generate_latest", lambda: generate_latest(registry), 2)
     gauges, children = gauge_registry(last)
-    rows["baseline: Gauges + generate_latest"], base_body = timed(
-        lambda: generate_latest(gauges), 2
-    )
-    rows["baseline: set every child per tick"], _ = timed(lambda: set_all(children), 2)
-    rows["gzip level 1 of the body"], zipped = timed(lambda: gzip.compress(body, 1), 2)
-    rows["gzip level 6 of the body"], _ = timed(lambda: gzip.compress(body, 6), 1)
+    base_body = t.run("baseline: Gauges + generate_latest", lambda: generate_latest(gauges), 2)
+    t.run("baseline: set every child per tick", lambda: set_all(children), 2)
+    zipped = t.run("gzip level 1 of the body", lambda: gzip.compress(body, 1), 2)
+    t.run("gzip level 6 of the body", lambda: gzip.compress(body, 6), 1)
     assert isinstance(zipped, bytes) and isinstance(base_body, bytes)
 
     warm_peak, _, _ = peak_mib(lambda: cold.render(snaps[1]))
@@ -139,12 +153,12 @@ def main() -> None:
     print(f"series: {series:,}  ({series / (args.nodes * args.gpus):.1f} per GPU)")
     print(f"body: {len(body) / MiB:.1f} MiB, gzip-1 {len(zipped) / MiB:.2f} MiB;")
     print(f"  baseline body {len(base_body) / MiB:.1f} MiB")
-    for name, seconds in rows.items():
-        print(f"{name:40s} {seconds * 1000:9.1f} ms")
-    steady = rows["fast, steady (new nodes)"]
-    baseline = rows["baseline: Gauges + generate_latest"]
-    print(f"ratio baseline / fast steady:   {baseline / steady:5.1f}x")
-    print(f"ratio collector / fast steady:  {rows['collector + generate_latest'] / steady:5.1f}x")
+    print(f"load average at start: {load[0]:.1f} on {os.cpu_count()} CPUs")
+    t.print()
+    steady = t.best("fast, steady (new nodes)")
+    baseline = t.best("baseline: Gauges + generate_latest")
+    print(f"ratio baseline / fast steady:   {baseline / steady:5.1f}x  (fastest runs)")
+    print(f"ratio collector / fast steady:  {t.best('collector + generate_latest') / steady:5.1f}x")
     print(f"per series, fast steady: {steady / series * 1e9:.0f} ns")
     print("memory (tracemalloc):")
     print(f"  fast renderer: caches held {renderer_held:.1f} MiB, scrape peak {warm_peak:.1f} MiB")
