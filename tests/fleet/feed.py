@@ -28,6 +28,7 @@ from collectors.protocol import (
     Message,
     PortInfo,
     Sample,
+    Value,
     decode_line,
 )
 from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange
@@ -77,7 +78,9 @@ class NodeFeed:
         self.uuids = [f"GPU-{name}-{i}" for i in range(gpus)]
         self.fast = [fast_defaults() for _ in range(gpus)]
         self.slow = [slow_defaults(nvlinks) for _ in range(gpus)]
-        self.links = [[[1, 0, 0, 0, 0] for _ in range(nvlinks)] for _ in range(gpus)]
+        self.links: list[list[list[Value]]] = [
+            [[1, 0, 0, 0, 0] for _ in range(nvlinks)] for _ in range(gpus)
+        ]
         self.port_names = [f"mlx5_{i}/1" for i in range(ports)]
         self.ports = [port_defaults() for _ in range(ports)]
         self.lost: set[int] = set()
@@ -154,7 +157,9 @@ class NodeFeed:
 
     def add_link_crc(self, gpu: int, link: int, errors: int) -> None:
         """Add CRC flit errors on one link (and the GPU's totals, as the agent sums them)."""
-        self.links[gpu][link][NVLINK_FIELDS.index("crc_flit")] += errors
+        values = self.links[gpu][link]
+        position = NVLINK_FIELDS.index("crc_flit")
+        values[position] = int(values[position] or 0) + errors
         self.slow[gpu]["nvlink_crc_flit"] += errors
 
 

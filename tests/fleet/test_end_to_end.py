@@ -24,7 +24,7 @@ from collectors.agent.wire import Writer
 from collectors.protocol import decode_line
 from collectors.updates import NodeMessage, NodeStatusChange
 from fleet.config.health_section import HealthSection
-from fleet.model import FleetSnapshot
+from fleet.model import FleetSnapshot, NodeTransition
 from fleet.state import FleetState, NodeSpec
 
 WALL_START = 1_800_000_000.0
@@ -37,6 +37,7 @@ class SimClock:
     def __init__(self) -> None:
         self.t = 0.0
         self.stop_event = threading.Event()
+        self.reason = ""
         self.node: sim.SimNode | None = None
 
     def time(self) -> float:
@@ -55,6 +56,7 @@ class SimClock:
         return self.stop_event.is_set()
 
     def stop(self, reason: str) -> None:
+        self.reason = self.reason or reason
         self.stop_event.set()
 
 
@@ -158,7 +160,7 @@ def test_ticking_snapshots_record_broken_then_up_with_evidence(sysfs_root: Path)
     scenario = fault("xid79", "2s", gpu=5) + fault("recover", "5s")
     state = FleetState([NodeSpec(NODE)], HealthSection())
     state.ingest(NodeStatusChange(NODE, "streaming", "", WALL_START))
-    transitions = []
+    transitions: list[NodeTransition] = []
     for line in agent_lines(sysfs_root, scenario, samples=9):
         message = decode_line(line)
         state.ingest(NodeMessage(NODE, message, message.t))
