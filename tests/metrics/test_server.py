@@ -134,3 +134,19 @@ async def test_binds_loopback_unless_told_otherwise() -> None:
 def test_bad_addresses_are_refused(addr: str) -> None:
     with pytest.raises(ValueError, match=r"9400|port"):
         parse_addr(addr)
+
+
+async def test_oversized_and_malformed_requests_are_answered_and_closed(
+    served: tuple[MetricsServer, list[bool]],
+) -> None:
+    server, _ = served
+    for raw, status in (
+        (b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 20_000, 431),
+        (b"hello\r\n\r\n", 400),
+    ):
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.bound_port)
+        writer.write(raw)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), timeout=5)  # EOF: the server closed
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer[:80]
+        writer.close()
