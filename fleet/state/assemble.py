@@ -40,6 +40,8 @@ def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
         node.state, node.state_since = state, now
         transition = NodeTransition(node.spec.name, state, now, reasons)
     node.state_reasons = reasons
+    if state == "unreachable":  # its last readings are not the fleet's utilization now
+        node.util_sum, node.util_count = 0.0, 0
     node.until = min(until, view.until, _earliest(node))
     node.snap = _node_snapshot(node, view, gpus, ports, nics)
     node.dirty = False

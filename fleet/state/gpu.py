@@ -40,9 +40,7 @@ def _reset_between(before: Row, after: Row, index: FieldIndex) -> bool:
     total = pick_int(after, index["nvlink_total"])
     old_active = pick_int(before, index["nvlink_active"])
     new_active = pick_int(after, index["nvlink_active"])
-    return bool(
-        total and old_active is not None and old_active < total and new_active == total
-    )
+    return bool(total and old_active is not None and old_active < total and new_active == total)
 
 
 class GpuTrack:
@@ -93,6 +91,8 @@ class GpuTrack:
     def new_session(self, info: GpuInfo, at: float) -> None:
         """The agent said hello again: hardware XIDs clear once this GPU answers."""
         self.info = info
+        # The new session may order slow fields differently: compare rows within it only.
+        self.slow = None
         self.slow_values = None
         self.session_started = at
         self.dirty = self.rejudge = True

@@ -155,3 +155,12 @@ def test_a_reconnect_with_a_new_board_shows_no_unknown_gap() -> None:
     after = state.snapshot(feed.t)
     assert after.transitions == ()
     assert (after.nodes[0].gpus[0].uuid, after.nodes[0].gpus[0].verdict) == ("GPU-new-board", "ok")
+
+
+def test_unreachable_nodes_leave_fleet_utilization() -> None:
+    state, a, b = two_nodes()
+    for f in a.fast:
+        f["util_gpu"] = 100
+    state.ingest(a.sample())
+    state.ingest(b.status("unreachable", "connect timeout"))
+    assert state.snapshot(a.t).utilization.now == 100.0
