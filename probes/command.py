@@ -15,6 +15,17 @@ def shell_word(word: str) -> str:
     return shlex.quote(word)
 
 
+def validate_gpu_selection(gpus: str) -> str:
+    """``gpus`` itself when it is ``all`` or indices like ``0,3``.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not _GPU_SELECTION.match(gpus):
+        raise ValueError(f"GPU selection {gpus!r}: expected 'all' or indices like 0,3")
+    return gpus
+
+
 def probe_command(
     python: str, bundle_path: str, suite: str, timeout_s: float, gpus: str, allow_cpu: bool
 ) -> str:
@@ -27,9 +38,8 @@ def probe_command(
     Raises:
         ValueError: ``gpus`` is neither ``all`` nor a list of indices like ``0,3``.
     """
-    if not _GPU_SELECTION.match(gpus):
-        raise ValueError(f"GPU selection {gpus!r}: expected 'all' or indices like 0,3")
-    argv = [python, bundle_path, "--suite", suite, "--timeout", f"{timeout_s:g}", "--gpus", gpus]
+    argv = [python, bundle_path, "--suite", suite, "--timeout", f"{timeout_s:g}"]
+    argv += ["--gpus", validate_gpu_selection(gpus)]
     if allow_cpu:
         argv.append("--allow-cpu")
     inner = "echo $$; exec " + " ".join(shell_word(word) for word in argv)
