@@ -72,6 +72,17 @@ def traffic_bytes(key: int, t: float, share: float) -> float:
     return share * LINK_BYTES_PER_S * (0.55 * t + 0.35 * wave)
 
 
+def merge_intervals(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Sorted, non-overlapping union of ``(start, end)`` intervals."""
+    merged: list[tuple[float, float]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def link_traffic(key: int, t: float, share: float, down: list[tuple[float, float]]) -> int:
     """Bytes moved by ``t`` on a link that carried nothing during the ``down`` intervals.
 
@@ -87,9 +98,10 @@ def link_traffic(key: int, t: float, share: float, down: list[tuple[float, float
 
 def _port_counters(key: int, t: float, fault: PortFaultState) -> dict[str, int]:
     boot = math.floor(1e12 + 1e14 * mix(key, 3))  # traffic since the HCA came up
-    tx = boot + link_traffic(key ^ 0x11, t, 0.45, fault.down_intervals)
-    rx = boot + boot // 100 + link_traffic(key ^ 0x22, t, 0.45, fault.down_intervals)
-    down_s = sum(end - start for start, end in fault.down_intervals)
+    down = merge_intervals(fault.down_intervals)  # two faults may hold the link down at once
+    tx = boot + link_traffic(key ^ 0x11, t, 0.45, down)
+    rx = boot + boot // 100 + link_traffic(key ^ 0x22, t, 0.45, down)
+    down_s = sum(end - start for start, end in down)
     counts = {
         "symbol_error": math.floor(4 * mix(key, 4)) + fault.symbol_error,
         "link_error_recovery": fault.link_error_recovery,

@@ -3,6 +3,8 @@ fault's state effects hold exactly inside its window."""
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,9 +25,9 @@ def scenarios(draw: st.DrawFn) -> str:
         at = draw(st.integers(0, 500))
         lines = [f'kind = "{kind}"', 'node = "node-001"', f"at = {at}"]
         if kind in GPU_KINDS:
-            lines.append(f"gpu = {draw(st.integers(0, 7))}")
+            lines.append(f"gpu = {draw(st.integers(0, 2))}")  # few targets: overlaps
         elif kind in PORT_KINDS:
-            lines.append(f"port = {draw(st.integers(0, 7))}")
+            lines.append(f"port = {draw(st.integers(0, 2))}")
         if kind == "ib_link_down" and draw(st.booleans()):
             lines += ["flap = true", f"down_s = {draw(st.integers(1, 30))}"]
         if kind == "ib_symbol_errors":
@@ -40,7 +42,7 @@ MONOTONIC_GPU = ("ecc_unc_agg", "remap_corr", "remap_unc")
 MONOTONIC_LINKS = ("replay", "recovery", "crc_flit", "crc_data")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=int(os.environ.get("SIM_EXAMPLES", "40")), deadline=None)
 @given(scenarios(), st.lists(st.floats(0, 2000), min_size=2, max_size=6))
 def test_cumulative_counters_never_decrease_and_stay_in_width(
     text: str, times: list[float]
@@ -65,7 +67,7 @@ def test_cumulative_counters_never_decrease_and_stay_in_width(
             previous_port[path] = value
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=int(os.environ.get("SIM_EXAMPLES", "40")), deadline=None)
 @given(st.integers(0, 1000), st.integers(1, 1000), st.floats(0, 3000))
 def test_a_lost_gpu_is_lost_exactly_inside_its_window(at: int, length: int, t: float) -> None:
     text = (

@@ -223,3 +223,34 @@ def test_default_install_uses_real_time_and_cleans_its_temp_tree() -> None:
     finally:
         pynvml.nvmlLib = previous
         pynvml._nvmlGetFunctionPointer_cache.clear()
+
+
+def test_overlapping_outages_never_run_counters_backwards(install_node, clock: ManualClock) -> None:
+    node = install_node(
+        scenario="""
+[[fault]]
+kind = "ib_link_down"
+node = "node-001"
+port = 3
+at = 10
+until = 40
+[[fault]]
+kind = "ib_link_down"
+node = "node-001"
+port = 3
+at = 20
+until = 50
+flap = true
+down_s = 3
+up_s = 2
+"""
+    )
+    previous = 0
+    for t in range(0, 80, 1):
+        clock.set(t)
+        node.tick()
+        data = _counter(node, 3, "port_xmit_data")
+        assert data >= previous, t
+        # Down 10-43 (the outage, then flaps 40-43) and 45-48 (the last flap); moving otherwise.
+        assert (data == previous) == (10 < t <= 43 or 45 < t <= 48) or t == 0
+        previous = data
