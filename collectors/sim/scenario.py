@@ -69,7 +69,8 @@ class Fault:
     port: int | None
     at: float
     until: float | None
-    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # Not hashed (a mapping proxy is unhashable); faults still compare by their params.
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
 
     def covers_gpu(self, gpu: int) -> bool:
         """True when this fault applies to GPU ``gpu`` (None means all GPUs)."""

@@ -162,3 +162,11 @@ def test_default_scenario_reads_from_inside_a_zipapp(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(archive)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == len(load_scenario(sim.default_scenario_path()).faults)
+
+
+def test_faults_are_immutable_values() -> None:
+    first, second = sim.default_scenario(), sim.default_scenario()
+    assert first.faults == second.faults
+    assert len(set(first.faults)) == len(first.faults)  # hashable, all distinct
+    with pytest.raises(TypeError):
+        first.faults[0].params["xid"] = 95  # type: ignore[index]
