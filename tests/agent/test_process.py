@@ -10,8 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from collectors import sim
-from collectors.protocol import Bye, Error, Hello, Sample, decode_line
+from collectors.protocol import Bye, Error, Event, Hello, Sample, decode_line
 
 AGENT = [sys.executable, "-m", "collectors.agent"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,16 +37,17 @@ def read_until_sample(proc: subprocess.Popen[bytes]) -> list[bytes]:
             return lines
 
 
-def test_sigterm_ends_with_bye_and_exit_zero() -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_stop_signal_ends_with_bye_and_exit_zero(signum: signal.Signals) -> None:
     proc = start("--sim", "none", "--interval", "0.1")
     try:
         read_until_sample(proc)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=20)
     finally:
         proc.kill()
     last = decode_line(out.splitlines()[-1])
-    assert isinstance(last, Bye) and last.reason == "SIGTERM"
+    assert isinstance(last, Bye) and last.reason == signum.name
     assert proc.returncode == 0, err
 
 
@@ -142,3 +145,21 @@ def test_an_agent_crash_fault_kills_the_process_mid_stream(tmp_path: Path) -> No
     assert done.returncode == 137
     messages = [decode_line(line) for line in done.stdout.splitlines()]
     assert isinstance(messages[0], Hello) and not isinstance(messages[-1], Bye)
+
+
+def test_the_event_thread_delivers_an_xid_while_samples_stream(tmp_path: Path) -> None:
+    scenario = tmp_path / "xid.toml"
+    scenario.write_text('[[fault]]\nkind = "xid79"\nnode = "node-001"\ngpu = 2\nat = "0.4s"\n')
+    out = subprocess.run(
+        [*AGENT, "--sim", str(scenario), "--interval", "0.1", "--max-samples", "12"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    messages = [decode_line(line) for line in out.splitlines()]
+    xids = [m for m in messages if isinstance(m, Event) and m.kind == "xid"]
+    assert [(e.gpu, e.code) for e in xids] == [(2, 79)]
+    samples = [m for m in messages if isinstance(m, Sample)]
+    assert samples[-1].lost == [2] and samples[-1].gpus[3] is not None
+    assert isinstance(messages[-1], Bye)
