@@ -37,10 +37,15 @@ class ExpectedFigure:
 
 
 def _model(
-    model: str, bf16: float, tf32: float, hbm_gbs: float, pcie_gbs: float, nvlink_gbs: float | None
+    model: str,
+    sheet: str,
+    bf16: float,
+    tf32: float,
+    hbm_gbs: float,
+    pcie_gbs: float,
+    nvlink_gbs: float | None,
 ) -> tuple[ExpectedFigure, ...]:
     """One model's figures; ``nvlink_gbs`` is per-direction NVLink bandwidth per GPU."""
-    sheet = f"NVIDIA {model} datasheet"
     figures = [
         ExpectedFigure(model, "gemm", "bf16", bf16, "TFLOPS", GEMM_FRACTION, sheet),
         ExpectedFigure(model, "gemm", "tf32", tf32, "TFLOPS", GEMM_FRACTION, sheet),
@@ -58,14 +63,31 @@ def _model(
 
 
 # PCIe per direction: Gen5 x16 = 64 GB/s, Gen4 x16 = 32 GB/s (datasheets give both ways summed).
+H100_SHEET = "NVIDIA H100 Tensor Core GPU datasheet"
 EXPECTED_FIGURES: tuple[ExpectedFigure, ...] = (
-    *_model("H100 SXM", bf16=989.0, tf32=494.0, hbm_gbs=3350.0, pcie_gbs=64.0, nvlink_gbs=450.0),
-    *_model("H100 PCIe", bf16=756.0, tf32=378.0, hbm_gbs=2000.0, pcie_gbs=64.0, nvlink_gbs=None),
-    *_model("H200", bf16=989.0, tf32=494.0, hbm_gbs=4800.0, pcie_gbs=64.0, nvlink_gbs=450.0),
+    *_model("H100 SXM", H100_SHEET + ", H100 SXM", 989.0, 494.0, 3350.0, 64.0, 450.0),
+    *_model("H100 PCIe", H100_SHEET + ", H100 PCIe", 756.0, 378.0, 2000.0, 64.0, None),
     *_model(
-        "A100 80GB SXM", bf16=312.0, tf32=156.0, hbm_gbs=2039.0, pcie_gbs=32.0, nvlink_gbs=300.0
+        "H200", "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM", 989.0, 494.0, 4800.0, 64.0, 450.0
     ),
-    *_model("B200", bf16=2250.0, tf32=1100.0, hbm_gbs=8000.0, pcie_gbs=64.0, nvlink_gbs=900.0),
+    *_model(
+        "A100 80GB SXM",
+        "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM",
+        312.0,
+        156.0,
+        2039.0,
+        32.0,
+        300.0,
+    ),
+    *_model(
+        "B200",
+        "NVIDIA HGX B200 / DGX B200 datasheets, per GPU",
+        2250.0,
+        1100.0,
+        8000.0,
+        64.0,
+        900.0,
+    ),
 )
 
 
