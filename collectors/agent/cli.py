@@ -20,6 +20,17 @@ def positive(text: str) -> float:
     return value
 
 
+def count(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number, got %r" % text) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected at least 1, got %r" % text)
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The agent's options; ``--help`` needs nothing but the standard library."""
     parser = argparse.ArgumentParser(
@@ -39,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--sysfs-root", default=None, help="sysfs mount point (default /sys)")
     parser.add_argument("--host", default=None, help="node name in hello (default: hostname)")
+    _add_sim_arguments(parser)
+    parser.add_argument(
+        "--max-samples", type=count, default=None, help=argparse.SUPPRESS
+    )  # tests and benchmarks: stop after N samples
+    return parser
+
+
+def _add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     sim = parser.add_argument_group("simulated node (no GPU needed)")
     sim.add_argument(
         "--sim",
@@ -48,11 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--sim-node", default="node-001", help="node name in the scenario")
     sim.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated workload")
-    sim.add_argument("--sim-gpus", type=int, default=8, help="GPUs on the simulated node")
-    parser.add_argument(
-        "--max-samples", type=int, default=None, help=argparse.SUPPRESS
-    )  # tests and benchmarks: stop after N samples
-    return parser
+    sim.add_argument("--sim-gpus", type=count, default=8, help="GPUs on the simulated node")
 
 
 class Options:

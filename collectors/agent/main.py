@@ -9,7 +9,7 @@ import shutil
 import signal
 import sys
 import threading
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import pynvml
 
@@ -95,27 +95,14 @@ def run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool
 
 
 def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool) -> int:
-    nvml_error = _init_nvml()
-    gpus: List[Gpu] = []
-    if nvml_error is None:
-        try:
-            gpus = open_gpus()
-        except pynvml.NVMLError as exc:
-            nvml_error = exc
+    nvml, gpus, nvml_error = _open_nvml()
     root = options.sysfs_root or "/sys"
     reader = AttributeReader(keep_open=is_sysfs_mount(root))
     sampler = NodeSampler(gpus, discover_ports(root, reader), discover_nics(root, reader))
-    writer.send(_hello(options, sampler, clock, nvml_error is None))
+    writer.send(_hello(options, sampler, clock, nvml))
     if nvml_error is not None:
         writer.send(wire.error(clock.time(), error_name(nvml_error), _nvml_hint(nvml_error)))
-
-    def emit(message: wire.Message) -> None:
-        try:
-            writer.send(message)
-        except wire.StreamClosed:
-            clock.stop("stdout closed")
-
-    events = EventWatcher(gpus, emit, clock.time) if gpus else None
+    events = EventWatcher(gpus, _emitter(writer, clock), clock.time) if gpus else None
     thread = events.start(clock.stop_event) if events and not inline_events else None
     agent = Agent(
         writer,
@@ -130,19 +117,34 @@ def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: boo
         reason = agent.run()
     finally:
         clock.stop("exiting")
-        _close(events, thread, gpus, nvml_error is None)
+        _close(events, thread, gpus, nvml)
         reader.close()
     writer.send(wire.bye(clock.time(), reason))
     return 0
 
 
-def _init_nvml() -> Optional[BaseException]:
-    """Initialise NVML once; the error when there is none (no driver, no library)."""
+def _open_nvml() -> Tuple[bool, List[Gpu], Optional[BaseException]]:
+    """``(initialised, GPUs, error)``: NVML initialised once and every GPU opened."""
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
-        return exc
-    return None
+        return False, [], exc
+    try:
+        return True, open_gpus(), None
+    except pynvml.NVMLError as exc:  # e.g. the device count itself fails
+        return True, [], exc
+
+
+def _emitter(writer: wire.Writer, clock: Clock) -> Callable[[wire.Message], None]:
+    """How the event thread writes: a closed stdout stops the agent instead of raising."""
+
+    def emit(message: wire.Message) -> None:
+        try:
+            writer.send(message)
+        except wire.StreamClosed:
+            clock.stop("stdout closed")
+
+    return emit
 
 
 def _nvml_hint(exc: BaseException) -> str:
