@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from fleet.model import GpuSnapshot, PortSnapshot
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import FieldIndex, pick
@@ -38,12 +40,26 @@ def _float(value: object) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]
 
 
-def steady_values(track: GpuTrack, slow: FieldIndex) -> dict[str, object]:
-    """Identity and slow-tick fields (cached on the track until the next slow row)."""
+# GpuSnapshot is built positionally from a per-GPU list (the model's field order, read
+# at import): ~50 keyword arguments per GPU per tick cost more than the object itself.
+_GPU_FIELDS = dataclasses.fields(GpuSnapshot)
+_GPU_AT = {f.name: i for i, f in enumerate(_GPU_FIELDS)}
+_GPU_DEFAULTS: list[object] = [
+    None if f.default is dataclasses.MISSING else f.default for f in _GPU_FIELDS
+]
+_AT_LOST, _AT_ERRORS, _AT_VERDICT, _AT_REASONS, _AT_SINCE = (
+    _GPU_AT[n] for n in ("lost", "field_errors", "verdict", "reasons", "since")
+)
+_AT_MEM, _AT_CLOCK, _AT_PSTATE = (_GPU_AT[n] for n in ("mem_used_bytes", "clock_reasons", "pstate"))
+
+
+def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
+    """Identity and slow-tick fields in GpuSnapshot order (cached until the next slow row)."""
     cached = track.slow_values
     if cached is None:
         info, srow = track.info, track.slow
-        cached = {
+        cached = list(_GPU_DEFAULTS)
+        steady: dict[str, object] = {
             "index": info.index,
             "uuid": info.uuid,
             "name": info.name,
@@ -54,50 +70,49 @@ def steady_values(track: GpuTrack, slow: FieldIndex) -> dict[str, object]:
             "nvlink_replay_delta": track.replay.delta,
             "nvlink_recovery_delta": track.recovery.delta,
         }
-        cached.update(dict.fromkeys(_SLOW_INTS + _SLOW_FLAGS))
         if srow is not None:  # slow rows are padded to the declared length at ingest
             for name, i in slow.plan(_SLOW_INTS):
                 value = srow[i]
-                cached[name] = None if value is None else int(value)
+                steady[name] = None if value is None else int(value)
             for name, i in slow.plan(_SLOW_FLAGS):
                 value = srow[i]
-                cached[name] = None if value is None else bool(value)
+                steady[name] = None if value is None else bool(value)
         limit = pick(srow, slow["power_limit_w"])
-        cached["power_limit_w"] = _float(limit) if limit is not None else info.power_limit_w
+        steady["power_limit_w"] = _float(limit) if limit is not None else info.power_limit_w
+        for name, reading in steady.items():
+            cached[_GPU_AT[name]] = reading
         track.slow_values = cached
     return cached
 
 
 def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnapshot:
     """A GpuSnapshot of the track's latest readings and verdict."""
+    values = steady_values(track, slow).copy()
     row = track.fast
-    values: dict[str, object]
-    if row is None:
-        values = {}
-    else:  # rows are padded to the declared length at ingest
+    if row is not None:  # rows are padded to the declared length at ingest
         # JSON numbers pass as they are: an int is a valid float reading.
-        values = {name: row[i] for name, i in fast.plan(_FAST_NUMBERS)}
+        for at, i in fast.routes(_FAST_NUMBERS, _GPU_AT):
+            values[at] = row[i]
         mem = pick(row, fast["mem_used_mib"])
         reasons = pick(row, fast["clock_reasons"])
         pstate = pick(row, fast["pstate"])
-        values["mem_used_bytes"] = None if mem is None else int(mem * _MIB)
-        values["clock_reasons"] = None if reasons is None else int(reasons)
-        values["pstate"] = None if pstate is None else int(pstate)
-    return GpuSnapshot(
-        lost=track.facts.lost,
-        field_errors=track.errors,
-        verdict=track.verdict,
-        reasons=track.reasons,
-        since=track.since,
-        **steady_values(track, slow),  # type: ignore[arg-type]
-        **values,  # type: ignore[arg-type]
-    )
+        values[_AT_MEM] = None if mem is None else int(mem * _MIB)
+        values[_AT_CLOCK] = None if reasons is None else int(reasons)
+        values[_AT_PSTATE] = None if pstate is None else int(pstate)
+    values[_AT_LOST] = track.facts.lost
+    values[_AT_ERRORS] = track.errors
+    values[_AT_VERDICT] = track.verdict
+    values[_AT_REASONS] = track.reasons
+    values[_AT_SINCE] = track.since
+    return GpuSnapshot(*values)  # type: ignore[arg-type]
 
 
 def port_snapshot(track: PortTrack, expected_rate: float | None) -> PortSnapshot:
     """A PortSnapshot of the track's latest readings, rates and verdict."""
     facts, judgement = track.facts, track.judgement
-    counters = track.counter_view() + tuple(track.hw.items())
+    counters = track.counter_view()
+    if track.hw:
+        counters += tuple(track.hw.items())
     if track.is_nic:
         rx, tx = track.rate("rx_bytes"), track.rate("tx_bytes")
         link_downed, downed_total = None, 0

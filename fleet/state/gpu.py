@@ -73,7 +73,7 @@ class GpuTrack:
         self.fast: Row | None = None
         self.slow: Row | None = None
         # Snapshot fields that change only with hello or a slow tick (see state.build).
-        self.slow_values: dict[str, object] | None = None
+        self.slow_values: list[object] | None = None
         self.errors: tuple[tuple[str, str], ...] = ()
         self.replay = Counter()
         self.recovery = Counter()

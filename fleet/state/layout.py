@@ -40,6 +40,7 @@ class FieldIndex:
     names: tuple[str, ...]
     positions: dict[str, int]
     plans: dict[tuple[str, ...], tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    route_cache: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, names: Sequence[str]) -> FieldIndex:
@@ -51,6 +52,19 @@ class FieldIndex:
         if cached is None:
             cached = tuple((n, self.positions[n]) for n in names if n in self.positions)
             self.plans[names] = cached
+        return cached
+
+    def routes(
+        self, names: tuple[str, ...], targets: dict[str, int]
+    ) -> tuple[tuple[int, int], ...]:
+        """(target position, row position) of those ``names`` this session sends, cached.
+
+        ``targets`` must be the same mapping for the same ``names`` (a module constant).
+        """
+        cached = self.route_cache.get(names)
+        if cached is None:
+            cached = tuple((targets[n], i) for n, i in self.plan(names))
+            self.route_cache[names] = cached
         return cached
 
     def pad(self, row: Row) -> Row:

@@ -84,6 +84,7 @@ class NodeFeed:
         self.port_names = [f"mlx5_{i}/1" for i in range(ports)]
         self.ports = [port_defaults() for _ in range(ports)]
         self.lost: set[int] = set()
+        self.errs: dict[str, dict[str, str]] = {}  # next sample's failed fields
 
     def _wrap(self, message: Message) -> NodeMessage:
         line = msgspec.json.encode(message)
@@ -135,6 +136,7 @@ class NodeFeed:
                 gpus=gpus,
                 ports=[[p[name] for name in PORT_FIELDS] for p in self.ports],
                 lost=sorted(self.lost),
+                errs=self.errs,
                 slow=slow_rows if slow else None,
                 links=links if slow else None,
             )

@@ -164,3 +164,52 @@ def test_unreachable_nodes_leave_fleet_utilization() -> None:
     state.ingest(a.sample())
     state.ingest(b.status("unreachable", "connect timeout"))
     assert state.snapshot(a.t).utilization.now == 100.0
+
+
+def test_gpu_snapshot_fields_land_under_their_names() -> None:
+    feed = NodeFeed(gpus=1, ports=1)
+    feed.fast[0].update(util_gpu=97, util_mem=33, mem_used_mib=2, power_w=411.5, pstate=2)
+    feed.fast[0].update(temp_c=71, sm_clock_mhz=1755, clock_reasons=0x4, tensor_active=12.5)
+    feed.slow[0].update(ecc_corr_vol=5, ecc_corr_agg=9, remap_corr=3, pcie_replay=4)
+    feed.slow[0].update(retired_sbe=1, retired_dbe=2, power_limit_w=650.0)
+    state = FleetState([NodeSpec(feed.name, expected_gpus=1)], HealthSection())
+    start(state, feed)
+    gpu = state.snapshot(feed.t).nodes[0].gpus[0]
+    assert (gpu.index, gpu.uuid, gpu.name) == (0, "GPU-gpu-001-0", "NVIDIA H100 80GB HBM3")
+    assert (gpu.util_gpu, gpu.util_mem, gpu.sm_active, gpu.tensor_active) == (97, 33, 40.0, 12.5)
+    assert (gpu.mem_used_bytes, gpu.power_w, gpu.power_limit_w) == (2 << 20, 411.5, 650.0)
+    assert (gpu.temp_c, gpu.sm_clock_mhz, gpu.clock_reasons, gpu.pstate) == (71, 1755, 4, 2)
+    assert (gpu.ecc_corr_vol, gpu.ecc_unc_vol, gpu.ecc_corr_agg, gpu.ecc_unc_agg) == (5, 0, 9, 0)
+    assert (gpu.retired_sbe, gpu.retired_dbe, gpu.retired_pending) == (1, 2, False)
+    assert (gpu.remap_corr, gpu.remap_unc, gpu.remap_pending, gpu.remap_failure) == (
+        3,
+        0,
+        False,
+        False,
+    )
+    assert (gpu.pcie_replay, gpu.recovery_action, gpu.nvlink_active, gpu.nvlink_total) == (
+        4,
+        0,
+        4,
+        4,
+    )
+    assert (gpu.nvlink_crc_rate, gpu.nvlink_replay_delta, gpu.nvlink_recovery_delta) == (0, 0, 0)
+    assert (gpu.lost, gpu.field_errors, gpu.verdict, gpu.reasons) == (False, (), "ok", ())
+    assert (gpu.since, gpu.probe_verdict) == (feed.t, None)
+
+
+def test_failed_fields_are_reported_for_their_gpu_until_they_read_again() -> None:
+    feed = NodeFeed(gpus=3)
+    state = FleetState([NodeSpec(feed.name, expected_gpus=3)], HealthSection())
+    start(state, feed)
+    feed.errs = {"2": {"temp_c": "NVMLError_Unknown"}}
+    feed.fast[2]["temp_c"] = None
+    state.ingest(feed.sample())
+    gpus = state.snapshot(feed.t).nodes[0].gpus
+    assert gpus[2].field_errors == (("temp_c", "NVMLError_Unknown"),)
+    assert gpus[2].temp_c is None and gpus[2].verdict == "ok"
+    assert gpus[1].field_errors == ()
+    feed.errs = {}
+    feed.fast[2]["temp_c"] = 60
+    state.ingest(feed.sample())
+    assert state.snapshot(feed.t).nodes[0].gpus[2].field_errors == ()
