@@ -21,7 +21,7 @@ import polars as pl
 
 from fleet.config.history_section import parse_duration
 from fleet.facade import ExportRequest
-from fleet.history.aggregate import UTIL_WEIGHT, aggregate, with_rolling_mean
+from fleet.history.aggregate import UTIL_WEIGHT, aggregate, as_gpu_minutes, with_rolling_mean
 from fleet.history.layout import GPU_MINUTES, SCHEMAS, days_between, partition_files, read_file
 
 Progress = Callable[[int, int], None]  # (steps done, steps in all)
@@ -96,20 +96,28 @@ def _spill_days(
 ) -> list[Path]:
     parts = []
     in_range = (pl.col("ts") >= start) & (pl.col("ts") < end)
+    full_resolution = request.level == "gpu" and request.resolution == "1m"
     for i, day in enumerate(days):
-        frames = [
-            frame
-            for path in partition_files(data_dir, GPU_MINUTES, [day])
-            if (frame := read_file(path, GPU_MINUTES)) is not None
-        ]
+        paths = partition_files(data_dir, GPU_MINUTES, [day])
+        frames = [frame for path in paths if (frame := read_file(path, GPU_MINUTES)) is not None]
         if frames:
             rows = pl.concat(frames).filter(in_range)
+            if full_resolution and _one_file_per_hour(paths):
+                rows = as_gpu_minutes(rows)  # no minute can be in two files: nothing to merge
+            else:
+                rows = aggregate(rows, request.level, request.resolution)
             part = scratch / f"part-{i:05d}.parquet"
-            aggregate(rows, request.level, request.resolution).write_parquet(part)
+            rows.write_parquet(part)
             parts.append(part)
         if progress is not None:
             progress(i + 1, len(days) + 1)
     return parts
+
+
+def _one_file_per_hour(paths: list[Path]) -> bool:
+    # A session writes each minute once, into the file of its hour ("HH-<session>...").
+    hours = [p.name.split("-", 1)[0] for p in paths]
+    return len(set(hours)) == len(hours)
 
 
 def _combine(

@@ -16,7 +16,7 @@ from fleet.config.history_section import HistorySection
 from fleet.export import export_history, parse_time
 from fleet.facade import ExportRequest
 from fleet.history import HistoryRecorder
-from fleet.history.synthetic import snapshot
+from fleet.history.synthetic import sample_util, snapshot
 from fleet.model import FleetSnapshot
 
 T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()
@@ -162,3 +162,20 @@ def test_time_arguments() -> None:
     assert parse_time("2026-09-01", T0) == datetime(2026, 9, 1, tzinfo=UTC)
     with pytest.raises(ValueError, match="expected '7d'"):
         parse_time("last tuesday", T0)
+
+
+def test_a_minute_recorded_by_two_sessions_is_merged(tmp_path: Path) -> None:
+    """Stop after 20 s of a minute, restart, record its last 40 s: one row, 60 samples."""
+    first = HistoryRecorder(tmp_path, HistorySection(), clock=lambda: T0)
+    for s in range(20):
+        first.record(snapshot(T0 + s, 1, 1))
+    first.close()
+    second = HistoryRecorder(tmp_path, HistorySection(), clock=lambda: T0 + 20)
+    for s in range(20, 61):
+        second.record(snapshot(T0 + s, 1, 1))
+    second.close()
+    rows = export(tmp_path, tmp_path / "out", level="gpu", resolution="1m")
+    first_minute = rows.filter(pl.col("ts") == datetime.fromtimestamp(T0, UTC))
+    assert first_minute["samples"].to_list() == [60]
+    expected = fmean(sample_util(0, 0, T0 + s) for s in range(60))
+    assert first_minute["util_mean"][0] == pytest.approx(expected, rel=1e-6)
