@@ -17,6 +17,8 @@ from collectors.agent.fields import NIC_FIELDS, PORT_FIELDS
 _PORT_COUNTERS = PORT_FIELDS[3:]
 # NIC_FIELDS after up/speed/carrier_changes live under statistics/.
 _NIC_STATISTICS = NIC_FIELDS[3:]
+# class/net/<if>/type of an IPoIB interface (ARPHRD_INFINIBAND); Ethernet is "1".
+_ARPHRD_INFINIBAND = "32"
 # Open attribute files kept at most; beyond that, files are opened per read.
 MAX_OPEN_FILES = 512
 
@@ -262,5 +264,7 @@ def discover_nics(sysfs_root: str, reader: Optional[AttributeReader] = None) -> 
         # bridges live under devices/virtual and say nothing about the fabric.
         if name == "lo" or "/devices/virtual/" in os.path.realpath(path):
             continue
+        if read_text(os.path.join(path, "type")) == _ARPHRD_INFINIBAND:
+            continue  # IPoIB (ib0): its traffic is already counted on the HCA port
         nics.append(Nic(name, path, reader))
     return nics

@@ -110,6 +110,12 @@ def test_nics_skip_loopback_and_read_statistics(tmp_path: Path) -> None:
     assert values["rx_crc_errors"] == 9
 
 
+def test_ipoib_interfaces_are_not_nics(tmp_path: Path) -> None:
+    for name, arphrd in (("ib0", "32"), ("eth3", "1")):
+        write(tmp_path / "class" / "net" / name / "type", arphrd)
+    assert [nic.name for nic in discover_nics(str(tmp_path))] == ["eth3"]
+
+
 def test_a_down_nic_has_no_speed(tmp_path: Path) -> None:
     nic_dir = tmp_path / "class" / "net" / "eth1"
     write(nic_dir / "operstate", "down")
