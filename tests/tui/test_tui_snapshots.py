@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from textual.widgets import Input
 from tui.app import GpuFleetApp, build_app
 from tui.demo_fleet import demo_snapshot
 from tui.demo_source import StaticFleet
+from tui.widgets.util_plot import UtilPlot
 
 SIZE = (140, 45)
 SnapCompare = Callable[..., bool]
@@ -22,17 +23,39 @@ def app_for(tmp_path: Path, theme: str) -> GpuFleetApp:
     return build_app(fleet, theme=theme, state_path=tmp_path / "state.json", refresh_s=0.0)
 
 
+async def plotted(pilot: Pilot[Any]) -> None:
+    """Until the utilization plot has its data (it loads after the first paint)."""
+    plot = pilot.app.screen.query_one(UtilPlot)
+    for _ in range(500):
+        if plot.points:
+            break
+        await pilot.pause(0.01)
+    assert plot.points, "the utilization plot never got its series"
+    await pilot.pause()
+
+
+def pressing(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    async def run(pilot: Pilot[Any]) -> None:
+        await plotted(pilot)
+        await pilot.press(*keys)
+        await pilot.pause()
+
+    return run
+
+
 def test_main_screen_dark(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    assert snap_compare(app_for(tmp_path, "gpufleet-dark"), terminal_size=SIZE, press=["_"])
+    app = app_for(tmp_path, "gpufleet-dark")
+    assert snap_compare(app, terminal_size=SIZE, run_before=plotted)
 
 
 def test_main_screen_light_sorted_by_health(snap_compare: SnapCompare, tmp_path: Path) -> None:
     app = app_for(tmp_path, "gpufleet-light")
-    assert snap_compare(app, terminal_size=SIZE, press=["s", "s", "_"])
+    assert snap_compare(app, terminal_size=SIZE, run_before=pressing("s", "s"))
 
 
 def test_main_screen_contrast_filtered(snap_compare: SnapCompare, tmp_path: Path) -> None:
     async def filter_broken(pilot: Pilot[Any]) -> None:
+        await plotted(pilot)
         await pilot.press("slash")
         pilot.app.screen.query_one("#filter", Input).value = "state:broken|unreachable"
         await pilot.press("enter")
@@ -44,11 +67,12 @@ def test_main_screen_contrast_filtered(snap_compare: SnapCompare, tmp_path: Path
 
 def test_node_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
     app = app_for(tmp_path, "gpufleet-dark")
-    assert snap_compare(app, terminal_size=SIZE, press=["down", "down", "enter", "_"])
+    assert snap_compare(app, terminal_size=SIZE, run_before=pressing("down", "down", "enter"))
 
 
 def test_export_dialog(snap_compare: SnapCompare, tmp_path: Path) -> None:
     async def open_export(pilot: Pilot[Any]) -> None:
+        await plotted(pilot)
         await pilot.press("e")
         await pilot.pause()
         pilot.app.screen.query_one("#path", Input).value = "/data/gpufleet-node-1h.csv"
@@ -60,4 +84,4 @@ def test_export_dialog(snap_compare: SnapCompare, tmp_path: Path) -> None:
 
 def test_help_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
     app = app_for(tmp_path, "gpufleet-dark")
-    assert snap_compare(app, terminal_size=SIZE, press=["question_mark", "_"])
+    assert snap_compare(app, terminal_size=SIZE, run_before=pressing("question_mark"))

@@ -64,7 +64,7 @@ class MainScreen(Screen[None]):
         self.query_one(FleetGrid).focus()
         self._title_grid()
         self.set_interval(SERIES_REFRESH_S, self.load_series)
-        self.load_series()
+        self.call_after_refresh(self.load_series)  # the grid paints first
 
     # -- data --------------------------------------------------------------------------
     def watch_snapshot(self) -> None:

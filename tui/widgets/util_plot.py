@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from textual.app import RenderResult
 from textual.color import Color
+from textual.content import Content
 from textual_plotext import PlotextPlot
 
 from fleet.facade import UtilizationPoint
@@ -25,6 +27,24 @@ def time_axis(points: Sequence[UtilizationPoint], window_s: float) -> tuple[list
     return [(p.ts - end) / unit for p in points], label
 
 
+def downsample(points: Sequence[UtilizationPoint], buckets: int) -> list[UtilizationPoint]:
+    """At most ``buckets`` points: consecutive points averaged (a plot cell cannot show more)."""
+    if buckets <= 0 or len(points) <= buckets:
+        return list(points)
+    out = []
+    step = len(points) / buckets
+    for b in range(buckets):
+        chunk = points[int(b * step) : max(int((b + 1) * step), int(b * step) + 1)]
+        out.append(
+            UtilizationPoint(
+                ts=chunk[-1].ts,
+                util=sum(p.util for p in chunk) / len(chunk),
+                rolling=sum(p.rolling for p in chunk) / len(chunk),
+            )
+        )
+    return out
+
+
 class UtilPlot(PlotextPlot):
     """A braille line plot of fleet utilization (%) against time before now."""
 
@@ -36,6 +56,14 @@ class UtilPlot(PlotextPlot):
     def on_mount(self) -> None:
         super().on_mount()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.redraw())
+        self.redraw()
+
+    def render(self) -> RenderResult:
+        if not self.points:  # nothing to plot yet: skip building an empty figure
+            return Content.from_markup("[$muted]loading utilization history…[/]")
+        return super().render()
+
+    def on_resize(self) -> None:
         self.redraw()
 
     def show(self, points: Sequence[UtilizationPoint], window_s: float) -> None:
@@ -51,21 +79,22 @@ class UtilPlot(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        xs, label = time_axis(self.points, self.window_s)
+        points = downsample(self.points, 2 * max(self.size.width, 40))  # braille: 2 dots/cell
+        xs, label = time_axis(points, self.window_s)
         plt.xlabel(label)
         plt.ylabel("util %")
         plt.ylim(0, 100)
         if xs:
             plt.plot(
                 xs,
-                [p.util for p in self.points],
+                [p.util for p in points],
                 marker="braille",
                 color=self._role_rgb("util-line"),
                 label="per minute",
             )
             plt.plot(
                 xs,
-                [p.rolling for p in self.points],
+                [p.rolling for p in points],
                 marker="braille",
                 color=self._role_rgb("util-rolling"),
                 label="rolling avg",
