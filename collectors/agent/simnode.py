@@ -53,6 +53,9 @@ def start_sim(options: Options) -> Any:
             seed=options.sim_seed,
             gpus=options.sim_gpus,
             sysfs_root=Path(options.sysfs_root) if options.sysfs_root else None,
+            # Refreshing the fake sysfs faster than the agent samples it is wasted work
+            # (a demo runs one such process per simulated node).
+            refresh_s=min(options.interval, 1.0),
         )
     except (sim.ScenarioError, ValueError, OSError) as exc:
         raise SimStartError(str(exc)) from None
