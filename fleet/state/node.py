@@ -166,9 +166,12 @@ class NodeTrack:
     def on_event(self, event: Event, received: float) -> EventRecord:
         """An agent event: XIDs mark their GPU identity; every event is recorded."""
         self._activate()
-        track = self.by_uuid.get(event.uuid) if event.uuid else None
-        if track is None and event.gpu is not None:
-            track = self._gpu_at(event.gpu)
+        # The UUID names the board; the index only when no UUID came (an unknown UUID
+        # is a board this session does not have, never the one now at that index).
+        if event.uuid:
+            track = self.by_uuid.get(event.uuid)
+        else:
+            track = None if event.gpu is None else self._gpu_at(event.gpu)
         detail = event.detail
         if event.kind == "xid" and event.code is not None:
             detail = xid_text(event.code) + (f" ({detail})" if detail else "")

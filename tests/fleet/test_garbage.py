@@ -49,3 +49,14 @@ def test_expected_rate_rises_when_a_faster_port_appears() -> None:
     state.ingest(feed.sample())
     port = state.snapshot(feed.t).nodes[0].ports[0]
     assert (port.verdict, port.expected_rate_gbps) == ("warn", 400.0)
+
+
+def test_an_xid_for_an_unknown_uuid_marks_no_gpu() -> None:
+    feed = NodeFeed(gpus=2)
+    state = FleetState([NodeSpec(feed.name, expected_gpus=2)], HealthSection())
+    start(state, feed)
+    feed.uuids[1] = "GPU-old-board"  # the event names a board this session does not have
+    state.ingest(feed.event("xid", gpu=1, code=79))
+    snap = state.snapshot(feed.t)
+    assert snap.nodes[0].gpus[1].verdict == "ok"
+    assert [(e.code, e.uuid) for e in snap.new_events] == [(79, "GPU-old-board")]
