@@ -213,3 +213,33 @@ def test_failed_fields_are_reported_for_their_gpu_until_they_read_again() -> Non
     feed.fast[2]["temp_c"] = 60
     state.ingest(feed.sample())
     assert state.snapshot(feed.t).nodes[0].gpus[2].field_errors == ()
+
+
+ACTIONS = st.sampled_from(["sample", "lose", "answer", "port_down", "port_up", "xid13", "silence"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(ACTIONS, st.floats(0.5, 40.0, allow_nan=False)), max_size=15))
+def test_transitions_are_exactly_the_state_changes(steps: list[tuple[str, float]]) -> None:
+    feed = NodeFeed(gpus=2, ports=1)
+    state = FleetState([NodeSpec(feed.name, expected_gpus=2)], HealthSection())
+    start(state, feed, samples=1)
+    now = feed.t
+    previous = state.snapshot(now).nodes[0].state
+    for action, advance in steps:
+        now += advance
+        if action == "lose":
+            feed.lost.add(1)
+        elif action == "answer":
+            feed.lost.clear()
+        elif action in ("port_down", "port_up"):
+            feed.ports[0]["state"] = 1 if action == "port_down" else 4
+        elif action == "xid13":
+            state.ingest(feed.event("xid", gpu=0, code=13))
+        if action != "silence":
+            state.ingest(feed.sample(advance=now - feed.t))
+        snap = state.snapshot(now)
+        current = snap.nodes[0].state
+        expected = () if current == previous else ((feed.name, current, now),)
+        assert tuple((t.node, t.state, t.at) for t in snap.transitions) == expected
+        previous = current
