@@ -16,6 +16,7 @@ from tui.screens.help_screen import HelpScreen
 from tui.screens.node_screen import NodeScreen
 from tui.widgets.fleet_grid import FleetGrid
 from tui.widgets.side_panels import FailedPanel
+from tui.widgets.util_plot import UtilPlot
 
 MakeApp = Callable[..., GpuFleetApp]
 
@@ -231,3 +232,26 @@ async def test_tick_redraws_only_changed_nodes(make_app: MakeApp) -> None:
         await pilot.pause()
         assert grid._strips[id(first.nodes[0])][1] is before
         assert "?" in grid_line(app, "node-0002")
+
+
+async def test_selecting_a_failed_gpu_opens_its_node(fleet: StaticFleet, make_app: MakeApp) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        panel = app.main.query_one(FailedPanel)
+        await wait_for(pilot, lambda: len(panel.rows) == 2)
+        panel.focus()
+        await pilot.press("down", "enter")  # the second entry: node-0007's ECC failure
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen))
+        assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "node-0007"
+
+
+async def test_window_key_cycles_the_plot_window(fleet: StaticFleet, make_app: MakeApp) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        plot = app.main.query_one(UtilPlot)
+        await wait_for(pilot, lambda: plot.window_s == 86_400 and len(plot.points) == 1440)
+        await pilot.press("w")
+        await wait_for(pilot, lambda: plot.window_s == 604_800)
+        assert "7 d window" in str(plot.border_title)
+        await pilot.press("w")
+        await wait_for(pilot, lambda: plot.window_s == 3_600 and len(plot.points) == 60)
