@@ -15,10 +15,11 @@ import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import asyncssh
 import pytest
 
 from collectors.loopback import LoopbackFleet
-from collectors.ssh import SshOptions, connect_node
+from collectors.ssh import NodeTarget, SshOptions, connect_node
 from probes.bundle import ProbeBundle, build_probe_bundle
 from probes.runner import ProbeRunner, ProbeTarget
 from probes.settings import ProbeSettings
@@ -59,8 +60,9 @@ def make_runner(bundle: ProbeBundle) -> Callable[..., ProbeRunner]:
     return make
 
 
-async def _connect(target: ProbeTarget):  # type: ignore[no-untyped-def]
-    return await connect_node(target, OPTIONS)  # type: ignore[arg-type]
+async def _connect(target: ProbeTarget) -> asyncssh.SSHClientConnection:
+    assert isinstance(target, NodeTarget)
+    return await connect_node(target, OPTIONS)
 
 
 @contextlib.asynccontextmanager

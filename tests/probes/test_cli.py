@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from fleet.probe_history import read_probe_history
 from gpufleet.cli import main
 
@@ -54,7 +56,9 @@ async def test_probe_prints_json_records_history_and_fails_on_sdc(tmp_path: Path
     assert set(history["probe"].to_list()) == {"gemm", "hbm", "sdc"}
 
 
-def test_an_unknown_node_or_bad_gpu_selection_is_refused(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_node_or_bad_gpu_selection_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = write_config(tmp_path / "fleet.toml", 22, "/nonexistent", "/nonexistent")
     assert main(["probe", "gpu-999", "-c", str(config)]) == 2
     assert "'gpu-999' is not in the configured fleet" in capsys.readouterr().err

@@ -5,16 +5,23 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 from probes.report import ProbeEvent, ProbeMeasurement, ProbeProgress
+from probes.runner import ProbeRunner
 
 from .conftest import ENDLESS, group_members, process_running, sim_fleet, wait_until
+
+MakeRunner = Callable[..., ProbeRunner]
 
 # The system Python of the development and CI images has no torch (checked in a test).
 NO_TORCH_PYTHON = "/usr/bin/python3"
 
 
-async def test_a_quick_suite_streams_progress_and_judges_each_gpu(tmp_path, make_runner) -> None:
+async def test_a_quick_suite_streams_progress_and_judges_each_gpu(
+    tmp_path: Path, make_runner: MakeRunner
+) -> None:
     async with sim_fleet(tmp_path, nodes=1, gpus=2, sdc={"node-001": [1]}) as fleet:
         (target,) = fleet.targets()
         events: list[ProbeEvent] = []
@@ -29,7 +36,9 @@ async def test_a_quick_suite_streams_progress_and_judges_each_gpu(tmp_path, make
     assert (report.figure("gemm", "bf16", 0) or 0) > 0
 
 
-async def test_a_slow_gpu_is_a_straggler_among_its_fleet(tmp_path, make_runner) -> None:
+async def test_a_slow_gpu_is_a_straggler_among_its_fleet(
+    tmp_path: Path, make_runner: MakeRunner
+) -> None:
     slow = {"node-002": {1: 3.0}}
     async with sim_fleet(tmp_path, nodes=3, gpus=2, slow=slow) as fleet:
         runner = make_runner()
@@ -48,7 +57,9 @@ async def test_a_slow_gpu_is_a_straggler_among_its_fleet(tmp_path, make_runner) 
     assert set(gemm_stragglers) == {("node-002", 1)}
 
 
-async def test_a_python_without_torch_gives_the_documented_error(tmp_path, make_runner) -> None:
+async def test_a_python_without_torch_gives_the_documented_error(
+    tmp_path: Path, make_runner: MakeRunner
+) -> None:
     async with sim_fleet(tmp_path) as fleet:
         (target,) = fleet.targets()
         report = await make_runner(python=NO_TORCH_PYTHON).run(target)
@@ -59,7 +70,7 @@ async def test_a_python_without_torch_gives_the_documented_error(tmp_path, make_
     )
 
 
-async def test_a_missing_python_is_named(tmp_path, make_runner) -> None:
+async def test_a_missing_python_is_named(tmp_path: Path, make_runner: MakeRunner) -> None:
     async with sim_fleet(tmp_path) as fleet:
         (target,) = fleet.targets()
         report = await make_runner(python="/nonexistent/python3").run(target)
@@ -67,7 +78,9 @@ async def test_a_missing_python_is_named(tmp_path, make_runner) -> None:
     assert "probe_python '/nonexistent/python3' was not found on node-001" in report.error
 
 
-async def test_an_unreachable_node_is_a_report_not_an_exception(tmp_path, make_runner) -> None:
+async def test_an_unreachable_node_is_a_report_not_an_exception(
+    tmp_path: Path, make_runner: MakeRunner
+) -> None:
     async with sim_fleet(tmp_path) as fleet:
         (target,) = fleet.targets()
         await fleet.stop_node("node-001")
@@ -75,7 +88,9 @@ async def test_an_unreachable_node_is_a_report_not_an_exception(tmp_path, make_r
     assert report.status == "error" and report.error.startswith("node-001: ")
 
 
-async def test_cancel_kills_the_probe_process_group(tmp_path, make_runner) -> None:
+async def test_cancel_kills_the_probe_process_group(
+    tmp_path: Path, make_runner: MakeRunner
+) -> None:
     # GPU 0 finishes a trial (the first progress event), then GPU 1 never does.
     async with sim_fleet(tmp_path, gpus=2, slow={"node-001": {1: ENDLESS}}) as fleet:
         (target,) = fleet.targets()
@@ -98,7 +113,9 @@ async def test_cancel_kills_the_probe_process_group(tmp_path, make_runner) -> No
     assert not runner.busy("node-001") and not runner.cancel("node-001")
 
 
-async def test_the_runner_enforces_the_time_limit_itself(tmp_path, make_runner) -> None:
+async def test_the_runner_enforces_the_time_limit_itself(
+    tmp_path: Path, make_runner: MakeRunner
+) -> None:
     # A probe Python that drops --timeout: only the runner's own limit can end it.
     wrapper = tmp_path / "deaf-python"
     wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} "$1" --suite quick --timeout 600\n')

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from probes.expected import EXPECTED_FIGURES, expected_for, model_of
-from probes.report import ProbeFailure, ProbeMeasurement, ProbeReport
+from probes.report import ProbeFailure, ProbeMeasurement, ProbeReport, RunStatus
 from probes.verdicts import fleet_medians, judge
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -22,7 +22,7 @@ def report(
     metric: str = "bf16",
     unit: str = "TFLOPS",
     failures: tuple[ProbeFailure, ...] = (),
-    status: str = "ok",
+    status: RunStatus = "ok",
 ) -> ProbeReport:
     measurements = tuple(
         ProbeMeasurement(node, probe, metric, gpu, value, unit) for gpu, value in figures.items()
@@ -32,7 +32,7 @@ def report(
         suite="quick",
         status=status,
         started=0.0,
-        finished=1.0,  # type: ignore[arg-type]
+        finished=1.0,
         model=model,
         simulated=simulated,
         gpus=tuple(figures),
