@@ -33,6 +33,7 @@ from probes.verdicts import judge
 log = logging.getLogger(__name__)
 MAX_LINE = 1 << 20  # a probe line is a few hundred bytes; anything huge is not ours
 EXIT_NOT_FOUND = 127  # sh: the probe Python does not exist
+EXIT_GRACE_S = 10.0  # after its last line, how long a probe may take to exit
 
 
 class ProbeTarget(Protocol):
@@ -149,6 +150,9 @@ class ProbeRunner:
             collector.fail_run("cancelled", "cancelled", "cancelled by the operator")
         except (OSError, asyncssh.Error, HostKeyMismatchError) as exc:
             collector.fail_run("error", "unreachable", f"{target.name}: {_describe(exc)}")
+        except Exception:
+            await self._stop(active)  # a bug (e.g. in the callback) must not orphan the probe
+            raise
         finally:
             if active.conn is not None:
                 active.conn.close()
@@ -175,13 +179,17 @@ class ProbeRunner:
         try:
             async with asyncio.timeout(limit):
                 await _stream(process.stdout, collector)
-                await process.wait_closed()
         except TimeoutError:
             await self._stop(active)
             collector.fail_run("timeout", "timeout", f"no complete result within {limit:g}s")
             return
         finally:
             drain.cancel()
+        try:
+            # The results are in; a probe stuck in teardown (a hung CUDA context) is ended.
+            await asyncio.wait_for(process.wait_closed(), EXIT_GRACE_S)
+        except TimeoutError:
+            await self._stop(active)
         if collector.done is None:
             collector.fail_run(
                 "error", "exited", _exit_reason(target.name, python, process, stderr_tail)
