@@ -38,6 +38,9 @@ class Gpu:
         self.gpm = GpmPair()
         self.unsupported: List[str] = []
         self.lost = handle is None
+        # False until a probe completes: a GPU lost during its probe is probed again
+        # when it answers (on a slow tick), rather than read with half a plan.
+        self.probed = False
 
     def describe(self) -> None:
         """Fill the hello facts; a fact that fails is null (the GPU may be half-broken)."""
@@ -61,6 +64,8 @@ class Gpu:
         Raises:
             GpuLost: the GPU is already gone.
         """
+        self.readers, self.unsupported = [], []
+        self.gpm.close()
         try:
             for names, candidates in fast_candidates(self.gpm):
                 reader = _first_supported(self.handle, candidates)
@@ -75,6 +80,7 @@ class Gpu:
                 raise GpuLost() from None
             raise
         self.info["nvlinks"] = self.slow.links
+        self.probed = True
 
     def read_fast(self) -> Tuple[List[Any], Errors]:
         """GPU_FIELDS values and the errors of fields that failed this tick.
@@ -82,6 +88,9 @@ class Gpu:
         Raises:
             GpuLost: the GPU is gone.
         """
+        if not self.probed:
+            self.describe()  # facts hello could not give (events carry the uuid)
+            self.probe()
         values: List[Any] = [None] * len(GPU_FIELDS)
         errs: Errors = {}
         for names, reader in self.readers:

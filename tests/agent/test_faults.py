@@ -119,3 +119,16 @@ def test_a_recovered_gpu_leaves_lost_on_the_next_slow_tick(agent_run) -> None:  
     assert lost == [[], [], [5], [5], [5], [5], [], [], []]
     assert run.gpu(run.samples[6], 5, "util_gpu") is not None
     assert [e.gpu for e in run.events if e.kind == "gpu_lost"] == [5]
+
+
+def test_a_gpu_lost_before_start_is_listed_and_fully_read_once_it_answers(agent_run) -> None:  # type: ignore[no-untyped-def]
+    run = agent_run(
+        fault("xid79", "0s", gpu=5) + fault("recover", "2s"), samples=5, slow_interval=3.0
+    )
+    assert [g.index for g in run.hello.gpus] == list(range(8))
+    assert [s.lost for s in run.samples] == [[5], [5], [5], [], []]
+    back = run.samples[3]
+    assert all(value is not None for value in back.gpus[5])  # type: ignore[union-attr]
+    assert back.slow is not None and back.slow[5] is not None and not back.errs
+    # Lost before hello: NVML could say nothing about it then.
+    assert run.hello.gpus[5].uuid == "" and run.hello.gpus[4].uuid.startswith("GPU-")
