@@ -191,6 +191,7 @@ class HistoryRecorder:
             return
         self._close_minute()
         self.flush()
+        self.series.wait_loaded()  # the resume thread must not outlive the recorder
         self._closed = True
         if self._store is not None:
             self._store.close()
@@ -239,6 +240,10 @@ class HistoryRecorder:
             return self.coverage.all_spans(), self.states.intervals()
         spans = load_coverage(self.data_dir, first, last)
         return spans, load_intervals(self.data_dir, last)
+
+    def wait_resumed(self, timeout: float | None = None) -> bool:
+        """Wait until the utilization history of earlier sessions is loaded (True when it is)."""
+        return self.series.wait_loaded(timeout)
 
     def ring_bytes_per_sample(self) -> float:
         """Memory held per full-resolution GPU-sample in the ring."""

@@ -7,6 +7,7 @@ averages over any window weight every GPU-sample equally, the same way exports d
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import date
 from pathlib import Path
 
@@ -38,25 +39,45 @@ class FleetMinuteSeries:
         self.keep_ms = round(keep_s * 1000)
         self._minutes: dict[int, tuple[float, float]] = {}
         self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # Resuming reads days of rollups; it runs on a thread and merges under this lock.
+        self._lock = threading.Lock()
+        self._loader: threading.Thread | None = None
 
     def add(self, minute_ms: int, util_sum: float, weight: float) -> None:
         """Add (or merge into) one minute."""
+        with self._lock:
+            self._add(minute_ms, util_sum, weight)
+
+    def _add(self, minute_ms: int, util_sum: float, weight: float) -> None:
         old_sum, old_weight = self._minutes.get(minute_ms, (0.0, 0.0))
         self._minutes[minute_ms] = (old_sum + util_sum, old_weight + weight)
-        horizon = minute_ms - self.keep_ms
-        if min(self._minutes) < horizon:
+        if len(self._minutes) > self.keep_ms // MINUTE_MS + 60:  # prune now and then, not per add
+            horizon = max(self._minutes) - self.keep_ms
             self._minutes = {m: v for m, v in self._minutes.items() if m >= horizon}
         self._arrays = None
 
     def add_frame(self, frame: pl.DataFrame) -> None:
         """Add every minute of a ``gpu_minutes`` frame."""
         sums = minute_sums(frame).with_columns(pl.col("ts").dt.epoch("ms"))
-        for ts, util_sum, weight in sums.iter_rows():
-            self.add(int(ts), float(util_sum), float(weight))
+        with self._lock:
+            for ts, util_sum, weight in sums.iter_rows():
+                self._add(int(ts), float(util_sum), float(weight))
 
     def load(self, data_dir: Path, days: list[date]) -> None:
-        """Resume from the ``gpu_minutes`` partitions of ``days`` (unreadable files skipped)."""
-        for path in partition_files(data_dir, GPU_MINUTES, days):
+        """Start resuming from the ``gpu_minutes`` files of ``days`` that exist now.
+
+        The files are listed here, before this session writes any, and read on a thread
+        (for 8,000 GPUs a week of rollups is tens of millions of rows); ``wait_loaded``
+        joins it.
+        """
+        paths = partition_files(data_dir, GPU_MINUTES, days)
+        self._loader = threading.Thread(
+            target=self._read, args=(paths,), name="history-resume", daemon=True
+        )
+        self._loader.start()
+
+    def _read(self, paths: list[Path]) -> None:
+        for path in paths:
             try:
                 frame = pl.read_parquet(path, columns=["ts", "util_mean", "util_samples"])
             except Exception as exc:  # polars raises several types for damaged files
@@ -64,15 +85,23 @@ class FleetMinuteSeries:
                 continue
             self.add_frame(frame)
 
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Wait for the resume started by ``load``; False if it is still running."""
+        if self._loader is not None:
+            self._loader.join(timeout)
+            return not self._loader.is_alive()
+        return True
+
     def _sorted(self, partial: Partial | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._arrays is None:
-            keys = sorted(self._minutes)
-            self._arrays = (
-                np.array(keys, dtype=np.int64),
-                np.array([self._minutes[k][0] for k in keys]),
-                np.array([self._minutes[k][1] for k in keys]),
-            )
-        ts, sums, weights = self._arrays
+        with self._lock:
+            if self._arrays is None:
+                keys = sorted(self._minutes)
+                self._arrays = (
+                    np.array(keys, dtype=np.int64),
+                    np.array([self._minutes[k][0] for k in keys]),
+                    np.array([self._minutes[k][1] for k in keys]),
+                )
+            ts, sums, weights = self._arrays
         if partial is not None and partial[2] > 0 and (not ts.size or partial[0] > ts[-1]):
             ts = np.append(ts, partial[0])
             sums, weights = np.append(sums, partial[1]), np.append(weights, partial[2])

@@ -74,6 +74,7 @@ def test_sigkill_while_writing_leaves_every_file_readable_and_restart_resumes(
     assert not list(tmp_path.rglob(".tmp-*"))  # leftovers of the interrupted write are gone
     assert set(recorder.states.open) == {f"gpu-{n:04d}" for n in range(40)}
     assert recorder.coverage.earlier and recorder.coverage.earlier[0][0] == T0 * 1000
+    assert recorder.wait_resumed(timeout=60)
     assert recorder.utilization_summary(T0 + 2000).avg_1h is not None  # rollups resumed
     recorder.close()
 
@@ -88,6 +89,7 @@ def test_a_second_recorder_does_not_record_and_says_why(tmp_path: Path) -> None:
         second.record(snapshot(T0 + s, 2))
     second.close()
     assert list(tmp_path.rglob("*.parquet")) == []
+    assert second.wait_resumed(timeout=60)
     assert second.utilization_summary(T0 + 70).avg_1h is not None  # it still works in memory
     first.close()
     third = HistoryRecorder(tmp_path, CONFIG, clock=lambda: T0)
