@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -117,6 +117,27 @@ class ProbeRunner:
             finally:
                 del self._active[target.name]
         return self.judge([report])[0]
+
+    async def run_fleet(
+        self,
+        targets: Sequence[ProbeTarget],
+        suite: Suite = "quick",
+        on_progress: ProgressCallback | None = None,
+        concurrency: int = 8,
+    ) -> tuple[ProbeReport, ...]:
+        """Run ``suite`` on every target (``concurrency`` nodes at a time), judged as one fleet.
+
+        Returns:
+            One report per target, in order, with fleet-relative straggler verdicts.
+        """
+        gate = asyncio.Semaphore(max(1, concurrency))
+
+        async def one(target: ProbeTarget) -> ProbeReport:
+            async with gate:
+                return await self.run(target, suite, on_progress)
+
+        reports = await asyncio.gather(*(one(t) for t in targets))
+        return self.judge(reports)
 
     def judge(self, reports: Iterable[ProbeReport]) -> tuple[ProbeReport, ...]:
         """``probes.verdicts.judge`` with this runner's settings."""

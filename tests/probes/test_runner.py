@@ -43,8 +43,9 @@ async def test_a_slow_gpu_is_a_straggler_among_its_fleet(
     async with sim_fleet(tmp_path, nodes=3, gpus=2, slow=slow) as fleet:
         runner = make_runner()
         targets = fleet.targets()
-        reports = await asyncio.gather(*(runner.run(t, "quick") for t in targets))
-    judged = {r.node: r for r in runner.judge(reports)}
+        reports = await runner.run_fleet(targets, "quick", concurrency=3)
+    assert [r.node for r in reports] == ["node-001", "node-002", "node-003"]
+    judged = {r.node: r for r in reports}
     assert judged["node-002"].verdict_of(1) == "straggler"
     reasons = next(v.reasons for v in judged["node-002"].verdicts if v.gpu == 1)
     assert any(r.startswith("gemm bf16") and "below the fleet median" in r for r in reasons)
