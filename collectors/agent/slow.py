@@ -186,8 +186,13 @@ class SlowPlan:
         try:
             results = FieldBatch([v.current for v in values]).read(handle)  # type: ignore[misc]
         except pynvml.NVMLError as exc:
-            if not is_unsupported(exc):
+            if is_gpu_lost(exc):
                 raise
+            if not is_unsupported(exc):
+                # The call exists but failed this time: keep the fields, ticks report errors.
+                for value in values:
+                    value.chosen = value.current
+                return
             results = [(exc.value, None)] * len(values)
         for value, (code, _) in zip(values, results):  # noqa: B905 (3.8: no strict=)
             if code == pynvml.NVML_ERROR_GPU_IS_LOST:

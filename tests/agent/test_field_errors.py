@@ -61,3 +61,13 @@ def test_a_failing_slow_call_is_null_with_its_error_on_slow_ticks(agent_run) -> 
     assert run.slow(slow, 3, "nvlink_total") == run.hello.gpus[3].nvlinks
     assert run.hello.gpus[3].power_limit_w is None
     assert not fast.errs  # the slow field is not read on fast ticks
+
+
+def test_a_batched_read_failing_at_start_keeps_its_fields_and_the_other_gpus(agent_run) -> None:  # type: ignore[no-untyped-def]
+    run = agent_run(returns={"nvmlDeviceGetFieldValues": pynvml.NVML_ERROR_UNKNOWN}, samples=1)
+    assert len(run.hello.gpus) == 8 and not run.hello.unsupported.get("0")
+    sample = run.samples[0]
+    assert run.gpu(sample, 0, "util_gpu") is not None
+    assert run.slow(sample, 0, "ecc_unc_vol") is None
+    assert sample.errs["0"]["ecc_unc_vol"] == "NVMLError_Unknown"
+    assert run.slow(sample, 0, "power_limit_w") == 700.0
