@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -66,6 +67,9 @@ class FleetRuntime:
 
     async def start(self) -> None:
         """Connect to every node and start ticking."""
+        # Start-up objects (config, modules, targets) live for the whole run: keeping them
+        # out of the collector's generations removes the full-GC pauses seen in tick times.
+        gc.freeze()
         await self._ssh.start()
         self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
 
