@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import zipfile
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Union
 
 from . import PROTOCOL_VERSION
 from .context import Deadline, ProbeContext
@@ -73,9 +73,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     signal.signal(signal.SIGTERM, _raise_terminated)
     ctx: Optional[ProbeContext] = None
     try:
-        ctx = _prepare(args, emitter, finish)
-        if ctx is None:
-            return EXIT_NO_TORCH if _missing_torch() else EXIT_NO_GPU
+        prepared = _prepare(args, emitter)
+        if isinstance(prepared, int):
+            finish("error")
+            return prepared
+        ctx = prepared
+        _start_watchdog(args.timeout, ctx, finish)
         incomplete = run_suite(ctx, args.suite)
         finish("incomplete" if incomplete else "ok")
         return EXIT_OK
@@ -87,26 +90,26 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_TERM
 
 
-def _prepare(args: argparse.Namespace, emitter: Emitter, finish: Finish) -> Optional[ProbeContext]:
-    """Import torch, find devices, start the watchdog, say hello; None after an error line."""
+def _prepare(args: argparse.Namespace, emitter: Emitter) -> Union[ProbeContext, int]:
+    """Import torch, find devices, say hello; after an error line, the exit status."""
     try:
         import torch
     except ImportError as exc:
         emitter.error("no_torch", "%s cannot import torch: %s" % (sys.executable, exc))
-        finish("error")
-        return None
+        return EXIT_NO_TORCH
     try:
         faults = simulated_faults()
         devices = discover(torch, parse_gpu_selection(args.gpus), args.allow_cpu, faults)
-    except (NoDeviceError, ValueError) as exc:
-        emitter.error("no_gpu" if isinstance(exc, NoDeviceError) else "bad_request", str(exc))
-        finish("error")
-        return None
+    except NoDeviceError as exc:
+        emitter.error("no_gpu", str(exc))
+        return EXIT_NO_GPU
+    except ValueError as exc:
+        emitter.error("bad_request", str(exc))
+        return EXIT_USAGE
     if faults is not None or not devices[0].is_cuda:
         torch.set_num_threads(1)  # CPU runs: one core per measurement keeps figures comparable
     deadline = Deadline(args.timeout - min(5.0, 0.1 * args.timeout))
     ctx = ProbeContext(torch, devices, emitter, deadline, entry=_entry_command())
-    _start_watchdog(args.timeout, ctx, finish)
     emitter.send(
         "hello",
         v=PROTOCOL_VERSION,
@@ -120,14 +123,6 @@ def _prepare(args: argparse.Namespace, emitter: Emitter, finish: Finish) -> Opti
         gpus=[d.describe() for d in devices],
     )
     return ctx
-
-
-def _missing_torch() -> bool:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return True
-    return False
 
 
 def _lead_process_group() -> None:

@@ -66,9 +66,10 @@ def parse_gpu_selection(text: str) -> Optional[List[int]]:
     """
     if text.strip() == "all":
         return None
-    indices = [int(part) for part in text.split(",") if part.strip()]
-    if not indices or any(i < 0 for i in indices):
-        raise ValueError("--gpus takes 'all' or a list like 0,3")
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isdigit() for part in parts):
+        raise ValueError("--gpus takes 'all' or a list like 0,3, not %r" % text)
+    indices = [int(part) for part in parts]
     return sorted(set(indices))
 
 
