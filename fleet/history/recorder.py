@@ -160,10 +160,12 @@ class HistoryRecorder:
     def _persist(self, now: float) -> None:
         self._last_persist = now
         events, self._events = self._events, []
+        if self._store is None:  # in memory only: the books are the history
+            self.states.dirty.clear()
+            self.coverage.take_dirty()
+            return
         state_files = self.states.take_dirty()
         coverage_files = self.coverage.take_dirty()
-        if self._store is None:
-            return  # in memory only: the books are the history
         for hour_ms, frame in event_rows.by_hour(events):
             self._store.append(EVENTS, frame, hour_ms)
         for relpath, frame in (state_files | coverage_files).items():
