@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from probes.expected import EXPECTED_FIGURES, expected_for, model_of
 from probes.report import ProbeFailure, ProbeMeasurement, ProbeReport, RunStatus
@@ -132,3 +136,12 @@ def test_a_cancelled_run_gives_no_gpu_a_verdict() -> None:
     judged = judge([cancelled])[0]
     assert judged.verdicts == ()
     assert judged.measurements[1].verdict == "slow"
+
+
+@given(st.lists(st.floats(min_value=1.0, max_value=1e4), min_size=2, max_size=24))
+def test_straggler_means_ten_percent_below_the_median(values: list[float]) -> None:
+    fleet = [report(f"n{i}", {0: v}, model=SIM, simulated=True) for i, v in enumerate(values)]
+    median = statistics.median(values)
+    for judged, value in zip(judge(fleet), values, strict=True):
+        expected = "straggler" if value < 0.9 * median else "pass"
+        assert judged.verdict_of(0) == expected
