@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import pkgutil
+import shutil
 import tempfile
 from typing import Any, Optional
 
 from collectors.agent.cli import Options
 
 DEFAULT_SCENARIO = "scenarios/demo.toml"
+_SCRATCH_PREFIX = "gpufleet-sim-sysfs-"
 
 
 class SimStartError(Exception):
@@ -28,9 +30,35 @@ def scratch_sysfs(options: Options) -> Optional[str]:
     if options.sysfs_root is not None:
         return None
     shm = "/dev/shm"
-    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-    options.sysfs_root = tempfile.mkdtemp(prefix="gpufleet-sim-sysfs-", dir=base)
+    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else tempfile.gettempdir()
+    _sweep_orphans(base)
+    prefix = "%s%d-" % (_SCRATCH_PREFIX, os.getpid())
+    options.sysfs_root = tempfile.mkdtemp(prefix=prefix, dir=base)
     return options.sysfs_root
+
+
+def _sweep_orphans(base: str) -> None:
+    """Remove scratch trees of agents that died without cleaning up.
+
+    An ``agent_crash`` fault ends the process with ``os._exit``, which skips every
+    cleanup; the next agent removes what such a process left (its pid is in the name).
+    """
+    for name in os.listdir(base):
+        if not name.startswith(_SCRATCH_PREFIX):
+            continue
+        pid = name[len(_SCRATCH_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def start_sim(options: Options) -> Any:

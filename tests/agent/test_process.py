@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ctypes.util
 import itertools
+import os
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -133,18 +135,27 @@ def test_a_bad_scenario_is_refused_with_a_fatal_error(tmp_path: Path) -> None:
     assert "xid80" in error.message and b"xid80" in done.stderr
 
 
-def test_an_agent_crash_fault_kills_the_process_mid_stream(tmp_path: Path) -> None:
+def test_an_agent_crash_kills_the_process_and_the_next_agent_sweeps_its_tree(
+    tmp_path: Path,
+) -> None:
     crash = tmp_path / "crash.toml"
     crash.write_text('[[fault]]\nkind = "agent_crash"\nnode = "node-001"\nat = "0.3s"\n')
-    done = subprocess.run(
-        [*AGENT, "--sim", str(crash), "--interval", "0.05"],
+    proc = start("--sim", str(crash), "--interval", "0.05")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 137
+    messages = [decode_line(line) for line in out.splitlines()]
+    assert isinstance(messages[0], Hello) and not isinstance(messages[-1], Bye)
+    base = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path(tempfile.gettempdir())
+    left = list(base.glob(f"gpufleet-sim-sysfs-{proc.pid}-*"))
+    assert left, "os._exit skips cleanup: the crashed agent's tree is still there"
+    subprocess.run(
+        [*AGENT, "--sim", "none", "--max-samples", "1"],
         cwd=ROOT,
         capture_output=True,
+        check=True,
         timeout=60,
     )
-    assert done.returncode == 137
-    messages = [decode_line(line) for line in done.stdout.splitlines()]
-    assert isinstance(messages[0], Hello) and not isinstance(messages[-1], Bye)
+    assert not any(path.exists() for path in left)
 
 
 def test_the_event_thread_delivers_an_xid_while_samples_stream(tmp_path: Path) -> None:
