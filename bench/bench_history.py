@@ -16,18 +16,22 @@ import statistics
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from fleet.config.history_section import HistorySection
+from fleet.config.sla_section import SlaSection
 from fleet.export import export_history
 from fleet.facade import ExportRequest
 from fleet.history import HistoryRecorder
 from fleet.history.layout import GPU_MINUTES, SCHEMAS, partition_dir, write_atomic
+from fleet.history.states import StateInterval
 from fleet.history.synthetic import snapshot
 from fleet.model import FleetSnapshot
+from fleet.sla import sla_summary
 
 T0 = datetime(2026, 9, 1, tzinfo=UTC).timestamp()
 
@@ -113,6 +117,29 @@ def month_of_rollups(data_dir: Path, gpus: int, days: int) -> int:
     return rows
 
 
+def bench_sla_summary() -> None:
+    """Month-to-date SLA header from a live recorder: 1,000 nodes, 10 outages each."""
+    recorder = HistoryRecorder(None, HistorySection(), clock=lambda: T0)
+    rows = []
+    for n in range(1000):
+        t = int(T0 * 1000)
+        for k in range(10):
+            up_until = t + (2 + (n + k) % 5) * 3_600_000
+            rows.append(StateInterval(f"gpu-{n:04d}", "up", t, up_until))
+            t = up_until + (5 + (n * k) % 90) * 60_000
+            rows.append(StateInterval(f"gpu-{n:04d}", "broken", up_until, t, ("xid 79",)))
+        rows.append(StateInterval(f"gpu-{n:04d}", "up", t, None))
+    recorder.states.adopt("node_states/bench.parquet", rows)
+    recorder.coverage.earlier = [(int(T0 * 1000), int(T0 * 1000) + 20 * 86_400_000)]
+    contract = SlaSection(committed_nodes=1000, grace_minutes=30, gpu_hour_price=Decimal("2.37"))
+    now = T0 + 20 * 86400
+    start = time.process_time()
+    summary = sla_summary(recorder, contract, now)
+    cpu = time.process_time() - start
+    print(f"sla_summary(): 1,000 nodes, {len(rows):,} intervals month to date: {ms(cpu)} CPU "
+          f"(availability {summary.availability_pct:.3f} %)")  # fmt: skip
+
+
 def bench_export(scratch: Path) -> None:
     data_dir = scratch / "month"
     start = time.perf_counter()
@@ -179,6 +206,7 @@ def main() -> None:
         print(f"baseline, polars {how} per node message: {ms(naive)} per tick -> "
               f"ours is {naive / per_tick:.0f}x cheaper")  # fmt: skip
 
+    bench_sla_summary()
     if not args.skip_export:
         with tempfile.TemporaryDirectory(dir="/tmp") as scratch:
             bench_export(Path(scratch))
