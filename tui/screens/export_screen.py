@@ -33,7 +33,9 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         self._path_edited = False
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        dialog = Vertical(id="dialog")
+        dialog.border_title = "Export utilization history"
+        with dialog:
             with Grid(id="fields"):
                 yield Label("Range")
                 yield Select(RANGES, value="7d", allow_blank=False, id="since")
@@ -48,9 +50,6 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
             with Horizontal(id="buttons"):
                 yield Button("Export", variant="primary", id="export")
                 yield Button("Cancel", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#dialog").border_title = "Export utilization history"
 
     def _value(self, select_id: str) -> str:
         return str(self.query_one(f"#{select_id}", Select).value)

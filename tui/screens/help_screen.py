@@ -46,9 +46,7 @@ class HelpScreen(ModalScreen[None]):
             "\n[$muted]GPUs: ▁…█ utilization  ! warn  ✗ fail  ? lost or missing  · no data\n"
             "Ports: ● up  ◐ degraded  ○ down[/]"
         )
-        with VerticalScroll(id="help"):
+        box = VerticalScroll(id="help")
+        box.border_title, box.border_subtitle = "Keys", "esc to close"
+        with box:
             yield Static("\n".join(lines).lstrip("\n"))
-
-    def on_mount(self) -> None:
-        self.query_one("#help").border_title = "Keys"
-        self.query_one("#help").border_subtitle = "esc to close"

@@ -76,6 +76,7 @@ class FleetGrid(ScrollView, can_focus=True):
 
     def watch_sort_key(self) -> None:
         self._rebuild(full=True)
+        self._show_cursor()
 
     def watch_filter_text(self, text: str) -> None:
         try:
@@ -83,6 +84,7 @@ class FleetGrid(ScrollView, can_focus=True):
         except ValueError:
             return  # the filter box says why; the last valid filter stays
         self._rebuild(full=True)
+        self._show_cursor()
 
     def _rebuild(self, full: bool = False) -> None:
         nodes = self.snapshot.nodes if self.snapshot is not None else ()
@@ -165,17 +167,21 @@ class FleetGrid(ScrollView, can_focus=True):
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
 
     # -- cursor ------------------------------------------------------------------------
+    def _show_cursor(self) -> None:
+        """Scroll so that the cursor row is on screen (below the header line)."""
+        top, visible = int(self.scroll_offset.y), max(1, self.size.height - 1)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + visible:
+            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+
     def _move_to(self, index: int) -> None:
         if not self.rows:
             return
         old = self.cursor
         self.cursor = max(0, min(len(self.rows) - 1, index))
         self._cursor_name = self.rows[self.cursor].name
-        top, visible = int(self.scroll_offset.y), max(1, self.size.height - 1)
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False)
-        elif self.cursor >= top + visible:
-            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+        self._show_cursor()
         self.refresh_line(old + 1)
         self.refresh_line(self.cursor + 1)
 
