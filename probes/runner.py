@@ -198,23 +198,35 @@ class ProbeRunner:
         drain = asyncio.create_task(_drain(process.stderr, stderr_tail))
         limit = s.timeout_s + s.startup_grace_s
         try:
+            await self._follow(process, collector, active, limit)
+            await asyncio.wait({drain}, timeout=1.0)  # the last stderr lines, for the reason
+        finally:
+            drain.cancel()
+        if collector.done is None and collector.status is None:
+            collector.fail_run(
+                "error", "exited", _exit_reason(target.name, python, process, stderr_tail)
+            )
+
+    async def _follow(
+        self,
+        process: asyncssh.SSHClientProcess[str],
+        collector: RunCollector,
+        active: _ActiveRun,
+        limit: float,
+    ) -> None:
+        """Stream the lines within ``limit`` seconds, then let the probe exit."""
+        try:
             async with asyncio.timeout(limit):
                 await _stream(process.stdout, collector)
         except TimeoutError:
             await self._stop(active)
             collector.fail_run("timeout", "timeout", f"no complete result within {limit:g}s")
             return
-        finally:
-            drain.cancel()
         try:
             # The results are in; a probe stuck in teardown (a hung CUDA context) is ended.
             await asyncio.wait_for(process.wait_closed(), EXIT_GRACE_S)
         except TimeoutError:
             await self._stop(active)
-        if collector.done is None:
-            collector.fail_run(
-                "error", "exited", _exit_reason(target.name, python, process, stderr_tail)
-            )
 
     async def _stop(self, active: _ActiveRun) -> None:
         """End the probe's process group over a second channel, then drop the connection."""
@@ -247,8 +259,10 @@ async def _stream(stdout: asyncssh.SSHReader[str], collector: RunCollector) -> N
 
 
 async def _drain(stderr: asyncssh.SSHReader[str], tail: deque[str]) -> None:
-    async for line in stderr:
-        tail.append(line.rstrip())
+    # Keeps the channel's stderr window open and the last lines for an error message.
+    with contextlib.suppress(asyncssh.Error, OSError):
+        async for line in stderr:
+            tail.append(line.rstrip())
 
 
 def _exit_reason(
@@ -262,5 +276,4 @@ def _exit_reason(
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if str(exc) else text
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
