@@ -124,7 +124,10 @@ def partition_files(data_dir: Path, table: str, days: list[date] | None = None) 
 def read_file(path: Path, table: str) -> pl.DataFrame | None:
     """Read one partition file in the table's schema; None (and a warning) if unreadable."""
     try:
-        frame = pl.read_parquet(path, missing_columns="insert")
+        frame = pl.read_parquet(path)
+        if table == GPU_MINUTES and "util_samples" not in frame.columns:
+            # Written before util_samples existed: every tick had a reading, as far as we know.
+            frame = frame.with_columns(pl.col("samples").alias("util_samples"))
         return frame.select(
             pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype).alias(name)
             for name, dtype in SCHEMAS[table].items()

@@ -46,12 +46,21 @@ class NodeStateBook:
 
     def adopt(self, relpath: str, rows: list[StateInterval]) -> None:
         """Take over the intervals of one existing file (on restart)."""
+        self.files[relpath] = rows
         for interval in rows:
             interval.file = relpath
             if interval.end_ms is None:
                 interval.resumed = True
-                self.open[interval.node] = interval
-        self.files[relpath] = rows
+                self._adopt_open(interval)
+
+    def _adopt_open(self, interval: StateInterval) -> None:
+        # Two open intervals of one node (a crash between two writes): the later one wins.
+        other = self.open.get(interval.node)
+        if other is not None:
+            earlier, interval = sorted((other, interval), key=_start)
+            earlier.end_ms = max(earlier.start_ms, interval.start_ms)
+            self.dirty.add(earlier.file)
+        self.open[interval.node] = interval
 
     def apply(self, snapshot: FleetSnapshot) -> None:
         """Follow the snapshot's transitions, then make every node's open interval agree."""

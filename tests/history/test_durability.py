@@ -16,7 +16,8 @@ import pytest
 
 from fleet.config.history_section import HistorySection
 from fleet.history import HistoryRecorder
-from fleet.history.layout import COVERAGE, GPU_MINUTES, NODE_STATES, read_table
+from fleet.history.layout import COVERAGE, GPU_MINUTES, NODE_STATES, read_table, write_atomic
+from fleet.history.states import StateInterval, to_frame
 from fleet.history.synthetic import snapshot
 from fleet.model import EventRecord
 
@@ -197,3 +198,19 @@ def test_readers_never_see_temporaries(tmp_path: Path) -> None:
     folder = tmp_path / "gpu_minutes" / "date=2026-09-10"
     (folder / ".tmp-12-half-written.parquet.123").write_bytes(b"PAR1 half")
     assert read_table(tmp_path, GPU_MINUTES).height == 2 * 8
+
+
+def test_two_open_intervals_of_one_node_are_reconciled_on_restart(tmp_path: Path) -> None:
+    """A crash between two writes can leave a node with two open intervals in two files."""
+    folder = tmp_path / "node_states" / "date=2026-09-10"
+    t0_ms = int(T0 * 1000)
+    write_atomic(folder / "a.parquet", to_frame([StateInterval("gpu-0000", "up", t0_ms, None)]))
+    write_atomic(
+        folder / "b.parquet", to_frame([StateInterval("gpu-0000", "broken", t0_ms + 5000, None)])
+    )
+    recorder = HistoryRecorder(tmp_path, CONFIG, clock=lambda: T0 + 10)
+    recorder.record(snapshot(T0 + 10, 1, states=lambda n: "broken"))
+    recorder.close()
+    rows = read_table(tmp_path, NODE_STATES).sort("start")
+    ends = [None if e is None else e.timestamp() - T0 for e in rows["end"].to_list()]
+    assert rows["state"].to_list() == ["up", "broken"] and ends == [5, None]
