@@ -68,6 +68,12 @@ def _add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     sim.add_argument("--sim-node", default="node-001", help="node name in the scenario")
     sim.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated workload")
     sim.add_argument("--sim-gpus", type=count, default=8, help="GPUs on the simulated node")
+    sim.add_argument(
+        "--sim-epoch",
+        type=float,
+        default=None,
+        help="Unix time the simulated fleet started (shared by every agent of the fleet)",
+    )
 
 
 class Options:
@@ -82,6 +88,7 @@ class Options:
         self.sim_node: str = namespace.sim_node
         self.sim_seed: int = namespace.sim_seed
         self.sim_gpus: int = namespace.sim_gpus
+        self.sim_epoch: Optional[float] = namespace.sim_epoch
         self.max_samples: Optional[int] = namespace.max_samples
 
 

@@ -102,7 +102,7 @@ class Gpu:
                 for name in names:
                     errs[name] = error_name(exc)
                 continue
-            for name, value in zip(names, got):  # noqa: B905 (strict= needs 3.10)
+            for name, value in zip(names, got):
                 if isinstance(value, pynvml.NVMLError):
                     errs[name] = error_name(value)
                 else:

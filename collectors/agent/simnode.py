@@ -84,6 +84,9 @@ def start_sim(options: Options) -> Any:
             # Refreshing the fake sysfs faster than the agent samples it is wasted work
             # (a demo runs one such process per simulated node).
             refresh_s=min(options.interval, 1.0),
+            # A restarted agent must not replay its node's faults from zero: every agent of
+            # a simulated fleet reads one clock that started with the fleet.
+            clock=sim.epoch_clock(options.sim_epoch) if options.sim_epoch is not None else None,
         )
     except (sim.ScenarioError, ValueError, OSError) as exc:
         raise SimStartError(str(exc)) from None

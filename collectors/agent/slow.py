@@ -194,7 +194,7 @@ class SlowPlan:
                     value.chosen = value.current
                 return
             results = [(exc.value, None)] * len(values)
-        for value, (code, _) in zip(values, results):  # noqa: B905 (3.8: no strict=)
+        for value, (code, _) in zip(values, results):
             if code == pynvml.NVML_ERROR_GPU_IS_LOST:
                 raise pynvml.NVMLError(code)
             if code in UNSUPPORTED_CODES:
@@ -257,7 +257,7 @@ class SlowPlan:
             for value in self._batched:
                 errs[value.name] = error_name(exc)
             return
-        for value, (code, result) in zip(self._batched, results):  # noqa: B905
+        for value, (code, result) in zip(self._batched, results):
             if code == pynvml.NVML_SUCCESS:
                 got[value.name] = result
             elif code == pynvml.NVML_ERROR_GPU_IS_LOST:
