@@ -17,6 +17,7 @@ TELEMETRY_COLUMNS = (
     "",
     "temp",
     "",
+    "memory",
     "SM clock",
     "throttle reasons",
 )
@@ -32,6 +33,7 @@ RELIABILITY_COLUMNS = (
     "CRC",
     "replay/recov",
     "reasons",
+    "unreadable fields",
 )
 PORT_COLUMNS = (
     "port",
@@ -46,6 +48,7 @@ PORT_COLUMNS = (
     "rx",
     "tx",
     "reasons",
+    "raw counters",
 )
 
 
@@ -69,7 +72,8 @@ def telemetry_row(g: GpuSnapshot, series: GpuSeries | None) -> list[Cell]:
         _t(fmt.watts(g.power_w)),
         (sparkline(temp_s, SPARK_W, top=100.0), "gpu-ok"),
         ("N/A" if g.temp_c is None else fmt.celsius(g.temp_c), "gpu-warn" if hot else "text"),
-        _t(fmt.mhz(g.sm_clock_mhz)),
+        _t(f"{fmt.gib(g.mem_used_bytes)} / {fmt.gib(g.memory_total_bytes)}"),
+        _t(fmt.mhz(g.sm_clock_mhz) + ("" if g.pstate is None else f" P{g.pstate}")),
         (throttle, "gpu-warn" if hot else "muted"),
     ]
 
@@ -102,7 +106,13 @@ def reliability_row(g: GpuSnapshot) -> list[Cell]:
         (fmt.rate(g.nvlink_crc_rate), crc_role),
         (f"{replay}/{recov}", "link-down" if g.nvlink_recovery_delta else "text"),
         ("; ".join(g.reasons) or "—", VERDICT_ROLE[g.verdict] if g.reasons else "muted"),
+        (unreadable_fields(g), "gpu-unknown"),
     ]
+
+
+def unreadable_fields(g: GpuSnapshot) -> str:
+    """Fields that failed on the last sample, with the NVML error: why a value is N/A."""
+    return ", ".join(f"{field} ({error})" for field, error in g.field_errors) or "—"
 
 
 def port_row(p: PortSnapshot) -> list[Cell]:
@@ -124,6 +134,7 @@ def port_row(p: PortSnapshot) -> list[Cell]:
         _t(fmt.bytes_rate(p.rx_bytes_per_s)),
         _t(fmt.bytes_rate(p.tx_bytes_per_s)),
         ("; ".join(p.reasons) or "—", role if p.reasons else "muted"),
+        (" ".join(f"{k}={fmt.count(v)}" for k, v in p.counters) or "—", "muted"),
     ]
 
 

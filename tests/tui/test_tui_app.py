@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Input, Static
 
+from fleet.model import NodeTransition
 from tests.tui.conftest import SIZE, read_text, toasts, wait_for
 from tui.app import GpuFleetApp
 from tui.demo_fleet import T0, demo_snapshot, lose_gpu, retick
@@ -255,3 +257,26 @@ async def test_window_key_cycles_the_plot_window(fleet: StaticFleet, make_app: M
         assert "7 d window" in str(plot.border_title)
         await pilot.press("w")
         await wait_for(pilot, lambda: plot.window_s == 3_600 and len(plot.points) == 60)
+
+
+async def test_node_screen_records_broken_intervals_it_sees(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen))
+        screen = app.screen
+        assert isinstance(screen, NodeScreen)
+        intervals = screen.query_one("#intervals", Static)
+        assert "none seen" in str(intervals.content)
+
+        broken_node = lose_gpu(healthy.nodes[0], 2, T0 + 60)
+        went = NodeTransition("node-0001", "broken", T0 + 60, ("GPU 2 lost (XID 79)",))
+        nodes = (broken_node, *healthy.nodes[1:])
+        fleet.push(replace(healthy, taken_at=T0 + 60, nodes=nodes, transitions=(went,)))
+        await wait_for(pilot, lambda: "→ now" in str(intervals.content))
+        back = NodeTransition("node-0001", "up", T0 + 660)
+        fleet.push(replace(healthy, taken_at=T0 + 660, transitions=(back,)))
+        await wait_for(pilot, lambda: "→ now" not in str(intervals.content))
+        assert "(10m)" in str(intervals.content) and "GPU 2 lost" in str(intervals.content)

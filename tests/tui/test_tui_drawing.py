@@ -14,6 +14,7 @@ from tui.demo_fleet import T0, demo_snapshot
 from tui.draw import gpu_cell, gpu_cells, port_cell, progress_bar, sparkline, util_bar
 from tui.grid_rows import header_cells, layout_for, merge, node_cells
 from tui.header_view import header_tiles
+from tui.node_tables import unreadable_fields
 from tui.node_view import summarize
 from tui.panels import failed_gpus, link_issue_lines, sla_markup
 
@@ -150,3 +151,9 @@ def test_header_tiles_count_nodes_gpus_and_connecting() -> None:
     tiles = header_tiles(connecting)
     assert tiles.connecting and "1 connecting" in tiles.nodes and "━" in tiles.nodes
     assert header_tiles(None).nodes.startswith("waiting")
+
+
+def test_unreadable_fields_say_why_a_value_is_missing() -> None:
+    g = replace(GPU, power_w=None, field_errors=(("power_w", "NVMLError_NotSupported"),))
+    assert unreadable_fields(g) == "power_w (NVMLError_NotSupported)"
+    assert unreadable_fields(GPU) == "—"

@@ -28,7 +28,7 @@ from tui.node_tables import (
     reliability_row,
     telemetry_row,
 )
-from tui.transitions import SeenTransition, broken_intervals
+from tui.transitions import TransitionLog, broken_intervals
 
 
 class NodeScreen(Screen[None]):
@@ -37,11 +37,11 @@ class NodeScreen(Screen[None]):
 
     node: reactive[NodeSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
-    def __init__(self, facade: FleetFacade, name: str, seen: list[SeenTransition]) -> None:
+    def __init__(self, facade: FleetFacade, name: str, transitions: TransitionLog) -> None:
         super().__init__()
         self.facade = facade
         self.node_name = name
-        self.seen = seen
+        self.transitions = transitions
         self.now = 0.0
         self._shown: NodeSnapshot | None = None
         self._series_failed = False
@@ -113,7 +113,7 @@ class NodeScreen(Screen[None]):
         self._fill("#telemetry", [telemetry_row(g, series.get(g.index)) for g in node.gpus])
         self._fill("#reliability", [reliability_row(g) for g in node.gpus])
         self._fill("#ports", [port_row(p) for p in node.ports + node.nics])
-        intervals = interval_lines(broken_intervals(node, self.seen), self.now)
+        intervals = interval_lines(broken_intervals(node, self.transitions.of(node.name)), self.now)
         self.query_one("#intervals", Static).update(
             escape("\n".join(intervals)) if intervals else "[$muted]none seen[/]"
         )
