@@ -46,7 +46,9 @@ def bench_ticks(ticks: int, data_dir: Path | None) -> tuple[list[float], History
     recorder = HistoryRecorder(data_dir, HistorySection(), clock=lambda: T0)
     costs = []
     for i in range(ticks):
-        snap = FleetSnapshot(taken_at=T0 + i, nodes=base.nodes)
+        # A new tuple each tick, as FleetState builds when nodes sent samples (the recorder
+        # reuses the previous frame when it is handed the very same tuple).
+        snap = FleetSnapshot(taken_at=T0 + i, nodes=tuple(list(base.nodes)))
         start = time.thread_time()  # CPU of this thread: the tick's cost, not the neighbours'
         recorder.record(snap)
         costs.append(time.thread_time() - start)

@@ -36,7 +36,7 @@ from fleet.history.rollup import MinuteAccumulator
 from fleet.history.series import MINUTE_MS, FleetMinuteSeries
 from fleet.history.states import KEEP_CLOSED_DAYS, NodeStateBook, StateInterval
 from fleet.history.store import HistoryStore
-from fleet.model import EventRecord, FleetSnapshot, UtilizationSummary
+from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot, UtilizationSummary
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ class HistoryRecorder:
         self._events: list[EventRecord] = []
         self._latest_util: float | None = None
         self._last_t: float | None = None  # time of the latest snapshot
+        self._last_nodes: tuple[NodeSnapshot, ...] | None = None
         self._last_persist = float("-inf")
         self._day: date | None = None
         self._lock: RecorderLock | None = None
@@ -125,9 +126,7 @@ class HistoryRecorder:
     def record(self, snapshot: FleetSnapshot) -> None:
         """Take in one tick's snapshot (call once per tick, in time order)."""
         t_ms = round(snapshot.taken_at * 1000)
-        tick = TickFrame(
-            snapshot.taken_at, self.registry.layout_of(snapshot.nodes), tick_frame(snapshot.nodes)
-        )
+        tick = self._tick_of(snapshot)
         minute_ms = t_ms - t_ms % MINUTE_MS
         if self._minute.minute_ms is not None and minute_ms > self._minute.minute_ms:
             self._close_minute()
@@ -144,6 +143,15 @@ class HistoryRecorder:
         self._last_t = snapshot.taken_at
         if snapshot.taken_at - self._last_persist >= self.config.flush_interval_s:
             self._persist(snapshot.taken_at)
+
+    def _tick_of(self, snapshot: FleetSnapshot) -> TickFrame:
+        last = self.ring.ticks[-1] if self.ring.ticks else None
+        if last is not None and snapshot.nodes is self._last_nodes:
+            # FleetState hands over the very same tuple when no node changed: same values.
+            return TickFrame(snapshot.taken_at, last.layout, last.frame)
+        self._last_nodes = snapshot.nodes
+        layout = self.registry.layout_of(snapshot.nodes)
+        return TickFrame(snapshot.taken_at, layout, tick_frame(snapshot.nodes))
 
     def _close_minute(self) -> None:
         minute_ms = self._minute.minute_ms

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import fmean
@@ -142,3 +143,19 @@ def test_rollups_are_real_parquet_with_the_documented_schema(tmp_path: Path) -> 
         "util_samples",
     ]  # fmt: skip
     assert schema["ts"] == pl.Datetime("ms", "UTC")
+
+
+def test_an_unchanged_fleet_view_reuses_the_previous_frame() -> None:
+    """FleetState hands over the same nodes tuple when no node changed since the last tick."""
+    recorder = HistoryRecorder(None, CONFIG, clock=lambda: T0)
+    first = snapshot(T0, 2, 2)
+    recorder.record(first)
+    recorder.record(replace(first, taken_at=T0 + 1))  # same tuple: same values
+    recorder.record(snapshot(T0 + 2, 2, 2))  # new objects: extracted again
+    frames = [tick.frame for tick in recorder.ring.ticks]
+    assert frames[1] is frames[0] and frames[2] is not frames[0]
+    assert recorder.gpu_series(node_name(1), 1, 3).util == (
+        float(sample_util(1, 1, T0)),
+        float(sample_util(1, 1, T0)),
+        float(sample_util(1, 1, T0 + 2)),
+    )
