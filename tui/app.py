@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -59,6 +61,8 @@ class GpuFleetApp(App[None]):
         self._last_apply = float("-inf")
         self._unsubscribe: Callable[[], None] | None = None
         self._timer: Timer | None = None
+        self._event_loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = threading.get_ident()
         for t in THEMES:
             self.register_theme(t)
         self._theme_error = self._pick_theme(theme)
@@ -80,6 +84,8 @@ class GpuFleetApp(App[None]):
 
     # -- lifecycle ---------------------------------------------------------------------
     def on_mount(self) -> None:
+        self._event_loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         self.push_screen(self.main)
         if self._theme_error:
             self.notify(self._theme_error, title="Theme", severity="warning")
@@ -102,8 +108,12 @@ class GpuFleetApp(App[None]):
 
     # -- snapshots ---------------------------------------------------------------------
     def _deliver(self, snapshot: FleetSnapshot) -> None:
-        """The facade's listener: hand the snapshot to the message loop."""
-        self.post_message(SnapshotArrived(snapshot))
+        """The facade's listener: hand the snapshot to the message loop (from any thread)."""
+        message = SnapshotArrived(snapshot)
+        if threading.get_ident() == self._loop_thread:
+            self.post_message(message)
+        elif self._event_loop is not None:
+            self._event_loop.call_soon_threadsafe(self.post_message, message)
 
     def on_snapshot_arrived(self, message: SnapshotArrived) -> None:
         """Apply at most once per refresh_s; a later arrival replaces a waiting one."""

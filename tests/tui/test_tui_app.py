@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -280,3 +281,16 @@ async def test_node_screen_records_broken_intervals_it_sees(make_app: MakeApp) -
         fleet.push(replace(healthy, taken_at=T0 + 660, transitions=(back,)))
         await wait_for(pilot, lambda: "→ now" not in str(intervals.content))
         assert "(10m)" in str(intervals.content) and "GPU 2 lost" in str(intervals.content)
+
+
+async def test_snapshots_from_another_thread_arrive(make_app: MakeApp) -> None:
+    first = demo_snapshot(4)
+    fleet = StaticFleet([first])
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.main.snapshot is first)
+        tick = retick(first, T0 + 1, seed=3)
+        worker = threading.Thread(target=fleet.push, args=(tick,))
+        worker.start()
+        worker.join()
+        await wait_for(pilot, lambda: app.main.snapshot is tick)
