@@ -25,6 +25,7 @@ from fleet.config import Config
 from fleet.facade import ExportRequest, GpuSeries, SnapshotListener, UtilizationPoint
 from fleet.history import HistoryRecorder
 from fleet.model import FleetSnapshot, SlaSummary
+from fleet.probing import FleetProber
 from fleet.state import FleetState, NodeSpec
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,9 @@ class FleetRuntime:
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
         self._state = FleetState(specs, config.health)
         self.history = HistoryRecorder(data_dir, config.history, clock=clock)
+        ssh_options = ssh_options or SshOptions()
         self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
+        self.prober = FleetProber(self.targets, ssh_options, config.probes.settings(), data_dir)
         self._listeners: list[SnapshotListener] = []
         self._latest: FleetSnapshot | None = None
         self._sla: SlaSummary | None = None
@@ -107,6 +110,7 @@ class FleetRuntime:
         """Take one snapshot, record it and hand it to every listener."""
         now = self._clock() if now is None else now
         snapshot = self._state.snapshot(now)
+        snapshot = self.prober.decorate(snapshot)
         self.history.record(snapshot)
         snapshot = replace(
             snapshot,
