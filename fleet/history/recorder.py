@@ -87,7 +87,13 @@ class HistoryRecorder:
         today = day_of_ms(round(now * 1000))
         self.series.load(data_dir, recent_days(today, self.config.series_days))
         lock = RecorderLock(data_dir)
-        if not lock.acquire():
+        try:
+            acquired = lock.acquire()
+        except OSError as exc:  # not a directory, no permission, read-only file system
+            self.lock_holder_message = f"cannot record into {data_dir}: {exc.strerror or exc}"
+            log.warning("%s", self.lock_holder_message)
+            return
+        if not acquired:
             holder = lock.holder() or "another process"
             self.lock_holder_message = (
                 f"another gpufleet is recording into {data_dir} ({holder}); "

@@ -214,3 +214,14 @@ def test_two_open_intervals_of_one_node_are_reconciled_on_restart(tmp_path: Path
     rows = read_table(tmp_path, NODE_STATES).sort("start")
     ends = [None if e is None else e.timestamp() - T0 for e in rows["end"].to_list()]
     assert rows["state"].to_list() == ["up", "broken"] and ends == [5, None]
+
+
+def test_an_unusable_directory_runs_without_recording_and_says_why(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    recorder = HistoryRecorder(blocker / "data", CONFIG, clock=lambda: T0)
+    assert not recorder.recording
+    assert recorder.lock_holder_message.startswith(f"cannot record into {blocker / 'data'}")
+    recorder.record(snapshot(T0, 1))
+    recorder.close()
+    assert recorder.utilization_summary(T0).now is not None
