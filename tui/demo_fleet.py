@@ -39,6 +39,7 @@ def _gpu(rng: random.Random, node: int, i: int) -> GpuSnapshot:
         name=GPU_MODEL,
         serial=f"16523{node * 8 + i:08d}",
         memory_total_bytes=80 * 2**30,
+        mem_used_bytes=int((6 + util * 0.7) * 2**30),
         util_gpu=round(util, 1),
         util_mem=round(util * 0.6, 1),
         power_w=round(90 + util * 5.6, 1),
