@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         resolution=args.resolution, format=fmt,
     )  # fmt: skip
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
+    if not (data_dir / "gpu_minutes").is_dir():
+        return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
     try:
         path = export_history(data_dir, request, progress=_progress, rolling_window_s=window_s)
     except ValueError as exc:

@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     now = time.time()
     month = args.month or datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
+    if not (data_dir / "coverage").is_dir():
+        return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
     try:
         report = build_report(data_dir, config.sla, month, now)
     except ValueError as exc:

@@ -49,3 +49,12 @@ def test_a_bad_since_is_an_error_not_a_traceback(
     assert status == 2
     assert "expected '7d'" in capsys.readouterr().err
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_an_empty_data_directory_is_named_in_the_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["export", "--data-dir", str(tmp_path / "nothing"), "--since", "7d",
+                   "-o", str(tmp_path / "x.csv")])  # fmt: skip
+    assert status == 2
+    assert f"no recorded history in {tmp_path / 'nothing'}" in capsys.readouterr().err
