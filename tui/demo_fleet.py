@@ -115,6 +115,8 @@ def lose_gpu(node: NodeSnapshot, gpu: int, t: float) -> NodeSnapshot:
         power_w=None,
         temp_c=None,
         sm_clock_mhz=None,
+        clock_reasons=None,
+        mem_used_bytes=None,
     )
     event = EventRecord(
         t=t, node=node.name, kind="xid", gpu=gpu, uuid=g.uuid, code=79, detail=XID79
