@@ -20,6 +20,9 @@ from collectors.loopback.simulation import Simulation
 from collectors.protocol import MAX_LINE_BYTES
 
 NodeMode = Literal["agent", "canned"]
+# Canned nodes answer this command with one sample and exit: the per-poll baseline
+# (one exec per sample, as gpustat-web does) of bench/bench_ssh.py.
+SAMPLE_ONCE = "gpufleet-sample-once"
 _TERMINATE_GRACE = 3.0
 
 
@@ -82,6 +85,9 @@ class ExecHandler:
         if not argv:
             process.stderr.write(b"loopback nodes have no interactive shell\n")
             process.exit(1)
+        elif argv[0] == SAMPLE_ONCE and self._mode == "canned":
+            process.stdout.write(SampleMaker(self._gpus).line(time.time()))
+            process.exit(0)
         elif is_agent_command(argv) and self._mode == "canned":
             await CannedAgent(node, process, self._gpus, argv).run()
         elif is_agent_command(argv):

@@ -27,7 +27,7 @@ async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHC
         asyncssh.Error, OSError, TimeoutError: the node could not be reached.
     """
     kwargs = _target_kwargs(target, options)
-    record_to = _accept_new_path(target)
+    record_to = _accept_new_path(target, options)
     if record_to is not None:
         kwargs["known_hosts"] = None  # unknown host under accept-new: record what it presents
     try:
@@ -49,13 +49,32 @@ def _target_kwargs(target: NodeTarget, options: SshOptions) -> dict[str, object]
         kwargs["client_keys"] = options.client_keys(target.identity_files)
     if target.jump_host is not None:
         kwargs["tunnel"] = target.jump_host
-    known = target.known_hosts
-    if known is None or isinstance(known, str):
-        kwargs["known_hosts"] = known
-    elif isinstance(known, tuple):
-        # Private keys would never compare equal to what the server presents.
-        kwargs["known_hosts"] = ([key.convert_to_public() for key in known], [], [])
+    kwargs["known_hosts"] = _trusted(target, options)
     return kwargs
+
+
+def _trusted(target: NodeTarget, options: SshOptions) -> object:
+    """The known_hosts argument for asyncssh: files parsed once, keys as public keys."""
+    known = target.known_hosts
+    if known is None:
+        return None
+    if isinstance(known, tuple):
+        # Private keys would never compare equal to what the server presents.
+        return ([key.convert_to_public() for key in known], [], [])
+    return options.known_hosts(_known_hosts_files(known, options))
+
+
+def _known_hosts_files(known: str | KnownHostsDefault, options: SshOptions) -> tuple[str, ...]:
+    if isinstance(known, str):
+        return (os.path.expanduser(known),)
+    # As asyncssh would: UserKnownHostsFile / GlobalKnownHostsFile from the ssh config
+    # (its top-level and Host * settings), else ~/.ssh/known_hosts.
+    configured = options.connection_options.known_hosts
+    if isinstance(configured, str):
+        return (os.path.expanduser(configured),)
+    if isinstance(configured, list | tuple) and configured:
+        return tuple(os.path.expanduser(str(path)) for path in configured)
+    return (os.path.expanduser(DEFAULT_KNOWN_HOSTS),)
 
 
 def _known_hosts_file(target: NodeTarget) -> str | None:
@@ -66,16 +85,15 @@ def _known_hosts_file(target: NodeTarget) -> str | None:
     return None
 
 
-def _accept_new_path(target: NodeTarget) -> str | None:
+def _accept_new_path(target: NodeTarget, options: SshOptions) -> str | None:
     """The known_hosts file to record into, when accept-new applies to this node now."""
     if target.host_key_policy != "accept-new":
         return None
     path = _known_hosts_file(target)
     if path is None:
         return None
-    if not os.path.exists(path):
-        return path
-    host_keys, ca_keys, *_ = asyncssh.read_known_hosts(path).match(target.host, "", target.port)
+    known = options.known_hosts((path,))
+    host_keys, ca_keys, *_ = known.match(target.host, "", target.port)
     # A host with any recorded key stays strict: accept-new never overrides a change.
     return None if host_keys or ca_keys else path
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -56,6 +57,9 @@ class SshOptions:
     _keys: dict[tuple[str, ...], Sequence[asyncssh.SSHKeyPair]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _known: dict[tuple[str, ...], tuple[object, asyncssh.SSHKnownHosts]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @functools.cached_property
     def connection_options(self) -> asyncssh.SSHClientConnectionOptions:
@@ -76,9 +80,32 @@ class SshOptions:
             self._keys[identity_files] = asyncssh.load_keypairs(list(identity_files))
         return self._keys[identity_files]
 
+    def known_hosts(self, paths: tuple[str, ...]) -> asyncssh.SSHKnownHosts:
+        """The known_hosts files at ``paths`` (missing ones skipped), parsed once per change.
+
+        asyncssh re-reads a known_hosts path on every connection: with one line per
+        node that is quadratic in the fleet size (300 nodes cost 4 s of CPU).
+        """
+        stamp = tuple(_stamp(path) for path in paths)
+        cached = self._known.get(paths)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        present = [path for path, mark in zip(paths, stamp, strict=True) if mark is not None]
+        known = asyncssh.read_known_hosts(present) if present else asyncssh.import_known_hosts("")
+        self._known[paths] = (stamp, known)
+        return known
+
     def backoff(self, failures: int, jitter: float) -> float:
         """Delay before retry number ``failures`` (1-based); ``jitter`` in [0, 1)."""
         delay = min(self.backoff_cap, self.backoff_base * 2.0 ** max(0, failures - 1))
         # Equal jitter: at least half the delay, so a fleet restart spreads out but
         # a flapping node still backs off.
         return delay * (0.5 + 0.5 * jitter)
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)

@@ -1,0 +1,171 @@
+"""SSH transport at fleet scale: first full view, and client CPU per node message.
+
+Runs N simulated nodes (default 1,000) as asyncssh servers in a separate process on
+127.0.0.1, so ``getrusage`` of this process is the client's cost alone. The nodes
+stream canned protocol v1 lines (a 1 Hz sample of 8 GPUs and 8 IB ports, ~830 B)
+from the server process instead of running 1,000 agent processes; everything on the
+client side is the real path (connect_node, SFTP upload of the real agent zipapp,
+one exec channel per node, line splitting, decode_line, the update sink).
+
+Measured in one run:
+  1. cold start (the agent zipapp is uploaded to every node): time to first sample
+     from every node;
+  2. ours, AES-GCM preferred: warm start time to first full view, then steady
+     client CPU per node message;
+  3. ours with asyncssh's default cipher preference (chacha20-poly1305 first);
+  4. baseline, per-poll: one ``conn.run`` of a sampler per sample on a held
+     connection, as gpustat-web does (same connections, same cipher, same decoder).
+
+    .venv/bin/python bench/bench_ssh.py --nodes 1000 --window 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import resource
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import asyncssh
+
+from collectors.bundle import agent_zipapp_bytes
+from collectors.loopback.execs import SAMPLE_ONCE
+from collectors.loopback.process import LoopbackProcess
+from collectors.loopback.recorder import UpdateRecorder
+from collectors.protocol import decode_line
+from collectors.ssh import PREFERRED_CIPHERS, NodeTarget, SshFleet, SshOptions, connect_node
+
+SETTLE_S = 2.0  # let the connect burst's stragglers finish before the CPU window opens
+
+
+@dataclass
+class Steady:
+    """Client cost over the measuring window."""
+
+    messages: int
+    cpu_s: float
+    wall_s: float
+
+    @property
+    def us_per_message(self) -> float:
+        return 1e6 * self.cpu_s / max(1, self.messages)
+
+    @property
+    def core_pct(self) -> float:
+        return 100 * self.cpu_s / self.wall_s
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _measure(count: Callable[[], int], window: float) -> Steady:
+    await asyncio.sleep(SETTLE_S)
+    cpu0, msgs0, t0 = _cpu(), count(), time.perf_counter()
+    await asyncio.sleep(window)  # a benchmark window, not synchronisation
+    return Steady(count() - msgs0, _cpu() - cpu0, time.perf_counter() - t0)
+
+
+async def _cipher_of(target: NodeTarget, options: SshOptions) -> str:
+    conn = await connect_node(target, options)
+    cipher = str(conn.get_extra_info("send_cipher"))
+    conn.close()
+    await conn.wait_closed()
+    return cipher
+
+
+async def streaming(
+    targets: Sequence[NodeTarget], options: SshOptions, window: float | None
+) -> tuple[float, Steady | None]:
+    """Start an SshFleet; time until every node streamed; then the steady window."""
+    rec = UpdateRecorder()
+    fleet = SshFleet(targets, rec, options)
+    start = time.perf_counter()
+    await fleet.start()
+    try:
+        await rec.wait_until(lambda: len(rec.first_sample_at) == len(targets), 300)
+        first_view = time.perf_counter() - start
+        steady = await _measure(lambda: rec.messages, window) if window else None
+    finally:
+        await fleet.stop()
+    return first_view, steady
+
+
+async def per_poll(targets: Sequence[NodeTarget], options: SshOptions, window: float) -> Steady:
+    """The gpustat-web shape: a held connection, one exec per sample."""
+    gate = asyncio.Semaphore(options.max_concurrent_connects)
+    received = 0
+
+    async def connect(target: NodeTarget) -> asyncssh.SSHClientConnection:
+        async with gate:
+            return await connect_node(target, options)
+
+    async def poll(conn: asyncssh.SSHClientConnection, interval: float) -> None:
+        nonlocal received
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
+        while True:
+            result = await asyncio.wait_for(conn.run(SAMPLE_ONCE, encoding=None), 30)
+            decode_line(result.stdout or b"")
+            received += 1
+            next_at += interval
+            await asyncio.sleep(max(0.0, next_at - loop.time()))
+
+    conns = await asyncio.gather(*(connect(t) for t in targets))
+    pollers = [
+        asyncio.create_task(poll(c, t.interval)) for c, t in zip(conns, targets, strict=True)
+    ]
+    try:
+        return await _measure(lambda: received, window)
+    finally:
+        for task in pollers:
+            task.cancel()
+        await asyncio.gather(*pollers, return_exceptions=True)
+        for conn in conns:
+            conn.close()
+
+
+async def main(nodes: int, window: float) -> None:
+    bundle = agent_zipapp_bytes()
+    gcm = SshOptions(ssh_config=None, connect_timeout=60, agent_bundle=bundle)
+    default = SshOptions(
+        ssh_config=None, connect_timeout=60, agent_bundle=bundle, encryption_algs=None
+    )
+    async with LoopbackProcess(nodes) as servers:
+        targets = servers.targets()
+        print(f"# {nodes} loopback nodes (server pid {servers.pid}), window {window:.0f} s")
+        print(f"# python {platform.python_version()}, asyncssh {asyncssh.__version__}")
+        print(f"# ciphers: ours {await _cipher_of(targets[0], gcm)}, "
+              f"default {await _cipher_of(targets[0], default)}")  # fmt: skip
+        cold, _ = await streaming(targets, gcm, None)
+        print(f"cold start (upload {len(bundle[1]) // 1024} KiB to every node): {cold:.2f} s")
+        warm, ours = await streaming(targets, gcm, window)
+        _, lib_default = await streaming(targets, default, window)
+        poll = await per_poll(targets, gcm, window)
+    assert ours is not None and lib_default is not None
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"first full view, warm (agent already on nodes): {warm:.2f} s  (goal <= 3 s)")
+    print(f"{'client path':<40} {'msgs':>7} {'CPU s':>7} {'us/msg':>8} {'% core':>7}")
+    for label, steady in (
+        (f"streaming, {PREFERRED_CIPHERS[0]} preferred", ours),
+        ("streaming, asyncssh default cipher", lib_default),
+        ("per-poll conn.run (gpustat-web)", poll),
+    ):
+        print(f"{label:<40} {steady.messages:>7} {steady.cpu_s:>7.2f} "
+              f"{steady.us_per_message:>8.1f} {steady.core_pct:>7.1f}")  # fmt: skip
+    print(f"ratio per-poll / streaming-GCM: {poll.us_per_message / ours.us_per_message:.2f}x "
+          "(goal >= 3x)")  # fmt: skip
+    print(f"ratio default cipher / GCM: {lib_default.us_per_message / ours.us_per_message:.2f}x")
+    print(f"streaming-GCM us/msg: {ours.us_per_message:.1f} (goal <= 150); peak RSS {rss:.0f} MiB")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--window", type=float, default=10.0, help="seconds of steady state")
+    args = parser.parse_args()
+    asyncio.run(main(args.nodes, args.window))
