@@ -173,10 +173,21 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def partitioned_tables(data_dir: Path) -> list[str]:
+    """Every day-partitioned table in the directory: ours and others' (e.g. ``probes``)."""
+    if not data_dir.is_dir():
+        return []
+    return sorted(
+        child.name
+        for child in data_dir.iterdir()
+        if child.is_dir() and any(_DAY_DIR.match(d.name) for d in child.iterdir())
+    )
+
+
 def remove_temporaries(data_dir: Path) -> int:
     """Delete temporaries a killed writer left behind; returns how many were removed."""
     removed = 0
-    for table in TABLES:
+    for table in partitioned_tables(data_dir):
         for tmp in (data_dir / table).glob(f"date=*/{TMP_PREFIX}*"):
             with contextlib.suppress(OSError):
                 tmp.unlink()

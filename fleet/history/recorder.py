@@ -24,9 +24,9 @@ from fleet.history.layout import (
     EVENTS,
     GPU_MINUTES,
     NODE_STATES,
-    TABLES,
     day_of_ms,
     delete_partitions_before,
+    partitioned_tables,
     remove_temporaries,
 )
 from fleet.history.lock import RecorderLock
@@ -120,7 +120,7 @@ class HistoryRecorder:
         assert self.data_dir is not None
         first_kept = today - timedelta(days=self.config.retention_days)
         keep = frozenset(self.states.open_days())
-        for table in TABLES:
+        for table in partitioned_tables(self.data_dir):  # the probes table too
             deleted = delete_partitions_before(
                 self.data_dir, table, first_kept, keep if table == NODE_STATES else frozenset()
             )

@@ -183,11 +183,15 @@ def test_retention_deletes_old_partitions_but_keeps_open_intervals(tmp_path: Pat
     for s in range(70):
         first.record(snapshot(old_day + s, 1))  # node 0 up, interval still open
     first.close()
+    (tmp_path / "probes" / "date=2026-01-02").mkdir(parents=True)
+    (tmp_path / "probes" / "date=2026-09-09").mkdir(parents=True)
     recorder = HistoryRecorder(tmp_path, HistorySection(retention_days=30), clock=lambda: T0)
     recorder.close()
     assert not (tmp_path / "gpu_minutes" / "date=2026-01-02").exists()
     assert not (tmp_path / "coverage" / "date=2026-01-02").exists()
+    assert not (tmp_path / "probes" / "date=2026-01-02").exists()  # another room's table
     assert (tmp_path / "node_states" / "date=2026-01-02").exists()  # holds an open interval
+    assert (tmp_path / "probes" / "date=2026-09-09").exists()
 
 
 def test_readers_never_see_temporaries(tmp_path: Path) -> None:
