@@ -166,4 +166,9 @@ class FleetRuntime:
         if self.data_dir is None:
             raise RuntimeError("this fleet records no history (no data directory)")
         self.history.flush()
-        return await asyncio.to_thread(export_history, self.data_dir, request)
+        return await asyncio.to_thread(
+            export_history,
+            self.data_dir,
+            request,
+            rolling_window_s=self.config.history.export_rolling_window_s,
+        )
