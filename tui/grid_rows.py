@@ -65,9 +65,10 @@ def no_data_cells(node: NodeSnapshot) -> list[Cell]:
 
 
 def _why(node: NodeSnapshot) -> str:
+    """Broken reasons, or the connection's reason while it is not streaming."""
     if node.broken_reasons:
         return "; ".join(node.broken_reasons)
-    return node.status_reason
+    return node.status_reason if node.status != "streaming" else ""
 
 
 def node_cells(node: NodeSnapshot, summary: NodeSummary, layout: GridLayout) -> list[Cell]:

@@ -116,8 +116,9 @@ def sla_markup(sla: SlaSummary | None) -> str:
     if sla is None:
         return (
             "[$muted]No provider contract configured.[/]\n"
-            "Add an [b]\\[sla][/] table to the config (committed nodes, price, SLO,\n"
-            "credit tiers) to see availability and credits here. See docs/sla.md."
+            "Add an [b]\\[sla][/] table to the config (committed nodes,\n"
+            "price, SLO, credit tiers) to see availability\n"
+            "and credits here; see docs/sla.md."
         )
     ok = sla.availability_pct is not None and sla.availability_pct >= sla.slo_pct
     role = "sla-ok" if ok else "sla-breach"

@@ -157,3 +157,13 @@ def test_unreadable_fields_say_why_a_value_is_missing() -> None:
     g = replace(GPU, power_w=None, field_errors=(("power_w", "NVMLError_NotSupported"),))
     assert unreadable_fields(g) == "power_w (NVMLError_NotSupported)"
     assert unreadable_fields(GPU) == "—"
+
+
+def test_why_column_shows_connection_reason_only_when_not_streaming() -> None:
+    node = demo_snapshot(1).nodes[0]
+    chatty = replace(node, status_reason="agent 0.1.0 started")
+    text = "".join(t for t, _ in node_cells(chatty, summarize(chatty), layout_for([chatty])))
+    assert "agent 0.1.0 started" not in text
+    stale = replace(chatty, status="stale", status_reason="no sample for 3 intervals")
+    text = "".join(t for t, _ in node_cells(stale, summarize(stale), layout_for([stale])))
+    assert "stale" in text and "no sample for 3 intervals" in text

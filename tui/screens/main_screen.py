@@ -21,6 +21,7 @@ from tui.widgets.side_panels import FailedPanel, InterconnectPanel, SlaPanel
 from tui.widgets.util_plot import WINDOWS, UtilPlot
 
 SERIES_REFRESH_S = 30.0
+SERIES_RETRY_S = 10.0  # while there is too little history to draw
 
 
 class MainScreen(Screen[None]):
@@ -106,6 +107,8 @@ class MainScreen(Screen[None]):
         plot = self.query_one(UtilPlot)
         plot.border_title = f"Fleet utilization · {label} window · w to change"
         plot.show(message.points, message.window_s)
+        if len(message.points) < 2:
+            self.set_timer(SERIES_RETRY_S, self.load_series)
 
     # -- actions -----------------------------------------------------------------------
     def action_filter(self) -> None:

@@ -52,6 +52,7 @@ class UtilPlot(PlotextPlot):
         super().__init__(id=id)
         self.points: list[UtilizationPoint] = []
         self.window_s = 86_400.0
+        self.waiting = "loading utilization history…"
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -59,8 +60,8 @@ class UtilPlot(PlotextPlot):
         self.redraw()
 
     def render(self) -> RenderResult:
-        if not self.points:  # nothing to plot yet: skip building an empty figure
-            return Content.from_markup("[$muted]loading utilization history…[/]")
+        if len(self.points) < 2:  # nothing to draw a line through yet
+            return Content.from_markup(f"[$muted]{self.waiting}[/]")
         return super().render()
 
     def on_resize(self) -> None:
@@ -68,6 +69,8 @@ class UtilPlot(PlotextPlot):
 
     def show(self, points: Sequence[UtilizationPoint], window_s: float) -> None:
         self.points, self.window_s = list(points), window_s
+        minutes = len(self.points)
+        self.waiting = f"collecting utilization history ({minutes} min so far, one point a minute)"
         self.redraw()
 
     def _role_rgb(self, role: str) -> tuple[int, int, int]:
