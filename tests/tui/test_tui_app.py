@@ -18,6 +18,7 @@ from tui.screens.export_screen import ExportScreen
 from tui.screens.help_screen import HelpScreen
 from tui.screens.node_screen import NodeScreen
 from tui.widgets.fleet_grid import FleetGrid
+from tui.widgets.header import Tile
 from tui.widgets.side_panels import FailedPanel
 from tui.widgets.util_plot import UtilPlot
 
@@ -294,3 +295,25 @@ async def test_snapshots_from_another_thread_arrive(make_app: MakeApp) -> None:
         worker.start()
         worker.join()
         await wait_for(pilot, lambda: app.main.snapshot is tick)
+
+
+async def test_startup_before_and_while_the_fleet_connects(make_app: MakeApp) -> None:
+    fleet = StaticFleet()  # no snapshot yet
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        tile = app.main.query_one("#tile-nodes", Tile)
+        plot = app.main.query_one(UtilPlot)
+        await wait_for(pilot, lambda: "collecting utilization history" in plot.waiting)
+        assert tile.text.startswith("waiting for the first snapshot")
+
+        ready = demo_snapshot(8, faults=False)
+        connecting = replace(
+            ready, nodes=tuple(replace(n, status="connecting") for n in ready.nodes[:5])
+            + ready.nodes[5:]
+        )  # fmt: skip
+        fleet.push(connecting)
+        await wait_for(pilot, lambda: "5 connecting" in tile.text)
+        assert tile.has_class("-connecting") and "3[/]/8 streaming" in tile.text
+        fleet.push(ready)
+        await wait_for(pilot, lambda: "8[/]/8 streaming" in tile.text)
+        assert not tile.has_class("-connecting")
