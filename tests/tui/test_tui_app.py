@@ -32,6 +32,13 @@ def grid_line(app: GpuFleetApp, name: str) -> str:
     return grid.render_line(index + 1 - int(grid.scroll_offset.y)).text
 
 
+def grid_colours(grid: FleetGrid) -> set[str]:
+    """Foreground colours of the grid's first node line, as hex."""
+    strip = grid.render_line(1)
+    return {seg.style.color.triplet.hex for seg in strip if seg.style and seg.style.color
+            and seg.style.color.triplet}  # fmt: skip
+
+
 async def test_xid79_lost_gpu_shows_in_failed_panel_and_grid(make_app: MakeApp) -> None:
     healthy = demo_snapshot(16, faults=False)
     fleet = StaticFleet([healthy])
@@ -143,9 +150,14 @@ async def test_theme_switch_changes_theme_and_persists(
     app = make_app(fleet)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         assert app.theme == "gpufleet-dark"
+        grid = app.main.query_one(FleetGrid)
+        await wait_for(pilot, lambda: bool(grid.rows))
+        assert "#57ab5a" in grid_colours(grid)  # gpu-ok of the dark theme
         await pilot.press("t")
         assert app.theme == "gpufleet-light"
         assert app.theme_variables["gpu-failed"] == "#C4231C"
+        await wait_for(pilot, lambda: "#1a7f37" in grid_colours(grid))  # redrawn in light
+        assert "#57ab5a" not in grid_colours(grid)
         await wait_for(pilot, lambda: state_path.exists())
         assert '"gpufleet-light"' in read_text(state_path)
 

@@ -150,21 +150,29 @@ class FleetGrid(ScrollView, can_focus=True):
         self._strips[id(node)] = (node, strip)
         return strip
 
+    def _base_style(self) -> Style:
+        """The widget's own style (walking the DOM for it on every line is costly)."""
+        style = self._styles.get("")
+        if style is None:
+            style = self._styles[""] = self.rich_style
+        return style
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
+        base = self._base_style()
         if y == 0:
             header = self._strip(header_cells(self._layout)).apply_style(self._style("header"))
-            return header.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+            return header.crop_extend(scroll_x, scroll_x + width, base)
         index = scroll_y + y - 1
         if index >= len(self.rows):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         strip = self._node_strip(self.rows[index])
         if index == self.cursor:
             strip = Strip([Segment("▸ ", self._style("text")), *strip.crop(2)])
             if self.has_focus:
                 strip = strip.apply_style(self._style("cursor"))
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
 
     # -- cursor ------------------------------------------------------------------------
     def _show_cursor(self) -> None:
