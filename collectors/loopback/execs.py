@@ -89,7 +89,13 @@ class ExecHandler:
             process.stdout.write(SampleMaker(self._gpus).line(time.time()))
             process.exit(0)
         elif is_agent_command(argv) and self._mode == "canned":
-            await CannedAgent(node, process, self._gpus, argv).run()
+            script = self._localise(node, argv)[1]
+            if (node.home / script).is_file():
+                await CannedAgent(node, process, self._gpus, argv).run()
+            else:  # what Python says, so the client's upload-when-missing path is exercised
+                message = f"{argv[0]}: can't open file {script!r}: [Errno 2] No such file"
+                process.stderr.write(message.encode() + b"\n")
+                process.exit(2)
         elif is_agent_command(argv):
             argv = self._localise(node, argv)
             extra = self._simulation.agent_args(node.name) if self._simulation else []

@@ -17,7 +17,7 @@ from collectors.ssh.errors import classify
 from collectors.ssh.options import SshOptions
 from collectors.ssh.stream import AgentChannel
 from collectors.ssh.target import NodeTarget
-from collectors.ssh.upload import ensure_uploaded
+from collectors.ssh.upload import agent_missing, ensure_uploaded, remote_file
 from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange, UpdateSink
 
 log = logging.getLogger(__name__)
@@ -92,19 +92,29 @@ class NodeSession:
         async with self._connects:
             conn = await connect_node(self.target, self._options)
         try:
-            name, content = self._bundle
-            path = await ensure_uploaded(conn, name, content, self.target.remote_cache_dir)
-            await self._agent_runs(conn, agent_command(self.target, path))
+            await self._agent_runs(conn)
         finally:
             conn.close()
             with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
                 await asyncio.wait_for(conn.wait_closed(), _CLOSE_TIMEOUT)
 
-    async def _agent_runs(self, conn: asyncssh.SSHClientConnection, command: str) -> None:
-        """Run the agent on ``conn`` again and again while the connection holds."""
+    async def _agent_runs(self, conn: asyncssh.SSHClientConnection) -> None:
+        """Run the agent on ``conn`` again and again while the connection holds.
+
+        The agent is started before anything is uploaded: usually it is already on
+        the node. Only when Python cannot find the file is it uploaded, once.
+        """
+        name, content = self._bundle
+        directory = self.target.remote_cache_dir
+        command = agent_command(self.target, remote_file(directory, name))
         failures = 0
+        uploaded = False
         while True:
             ended = await self._agent_once(conn, command)
+            if not uploaded and agent_missing(ended):
+                await ensure_uploaded(conn, name, content, directory)
+                uploaded = True
+                continue
             status, reason, expected = classify(ended)
             if status == "unreachable" or status == "protocol-error" or not expected:
                 raise ended  # the connection is suspect: reconnect from scratch

@@ -29,10 +29,8 @@ async def ensure_uploaded(
         The remote path, relative to the home directory when ``remote_dir`` starts
         with ``~/``, as an exec'd command (which starts in the home directory) sees it.
     """
-    if "/" in name or name in ("", ".", ".."):
-        raise ValueError(f"not a plain file name: {name!r}")
-    directory = sftp_dir(remote_dir)
-    path = posixpath.join(directory, name)
+    path = remote_file(remote_dir, name)
+    directory = posixpath.dirname(path) or "."
     async with conn.start_sftp_client() as sftp:
         if await _has_size(sftp, path, len(content)):
             return path
@@ -45,6 +43,23 @@ async def ensure_uploaded(
         except asyncssh.SFTPError:
             await _rename_fallback(sftp, temp, path)
     return path
+
+
+def remote_file(remote_dir: str, name: str) -> str:
+    """Where :func:`ensure_uploaded` puts ``name``, as an exec'd command sees the path."""
+    if "/" in name or name in ("", ".", ".."):
+        raise ValueError(f"not a plain file name: {name!r}")
+    return posixpath.join(sftp_dir(remote_dir), name)
+
+
+def agent_missing(ended: BaseException) -> bool:
+    """Whether the agent's run ended because its file is not on the node.
+
+    The transport runs the agent before checking for it (one SFTP session less per
+    connection in the usual case, where it is already there); Python says this on
+    stderr and exits with status 2 when the file is absent.
+    """
+    return "can't open file" in str(ended) and "status 2" in str(ended)
 
 
 async def _has_size(sftp: asyncssh.SFTPClient, path: str, size: int) -> bool:

@@ -23,7 +23,8 @@ async def test_every_node_streams_hello_then_samples(fast_options: SshOptions) -
             assert fleet.statuses()[name].status == "streaming"
             assert rec.statuses_seen(name)[:2] == ["connecting", "streaming"]
             node = loopback.nodes[name]
-            assert (node.uploads, node.execs) == (1, 1)  # one upload, one long-lived channel
+            # Tried first, found missing, uploaded once, then one long-lived channel.
+            assert (node.uploads, node.execs) == (1, 2)
         seqs = [rec.last_sample[n].seq for n in names]
         assert min(seqs) >= 3
 
