@@ -109,6 +109,7 @@ class Column:
     extra: tuple[str, ...] = ()
     scale: float | None = None
     slow: bool = False  # read on the agent's slow cadence: the renderer reuses unchanged text
+    flag: bool = False  # values are booleans, written 1 and 0
 
     def series(self, entity: Any) -> Iterator[Series]:
         value = plain_value(getattr(entity, self.attr))

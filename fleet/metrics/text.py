@@ -16,107 +16,36 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Hashable
-from typing import Any
 
 from fleet.metrics.catalog import FAMILIES, FLEET, GPU, GPU_XID, NODE, PORT, SCRAPE_DURATION, SLA
+from fleet.metrics.columns import Compiled, KindPlan
 from fleet.metrics.families import (
-    Column,
-    EntityKind,
-    Family,
-    column_reader,
     format_value,
     label_pairs,
 )
+from fleet.metrics.gpu_text import GpuBlock
 from fleet.metrics.xids import XidTally
-from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot
+from fleet.model import FleetSnapshot, NodeSnapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
-"""Per entity: line heads of its fast columns, of its slow columns, and each other spec's cache."""
-
-
-class _Columns:
-    """A group of columns rendered together: one batched read, then one line per value."""
-
-    def __init__(self, columns: tuple[Column, ...], slots: dict[Family, int]) -> None:
-        self.columns = columns
-        self.read = column_reader(columns)
-        self.slots = tuple(slots[c.family] for c in columns)
-        self.scales = tuple(c.scale for c in columns)
-
-    def render(self, entity: Any, heads: tuple[str, ...], parts: list[list[str]]) -> None:
-        lines = zip(self.read(entity), heads, self.slots, self.scales, strict=True)
-        for value, head, slot, scale in lines:
-            if value is None:
-                continue
-            if scale is not None:
-                value = value * scale
-            cls = value.__class__
-            if cls is float:
-                if value != value:  # NaN: a reading that failed, omitted like None
-                    continue
-                text = repr(value)
-                if text[-1] == "f":
-                    text = "+Inf" if value > 0 else "-Inf"
-            elif cls is int:
-                text = repr(value)
-            else:
-                formatted = format_value(value)  # bool, or a numeric type from elsewhere
-                if formatted is None:
-                    continue
-                text = formatted
-            parts[slot].append(f"{head}{text}\n")
-
-
-class _KindPlan:
-    """How to render one entity kind fast: columns batched by cadence, the rest per spec."""
-
-    def __init__(self, kind: EntityKind, slots: dict[Family, int]) -> None:
-        self.kind = kind
-        self.fast = _Columns(kind.columns(slow=False), slots)
-        self.slow = _Columns(kind.columns(slow=True), slots)
-        self.rendered = kind.rendered
-        self.rendered_slots = tuple(slots[s.family] for s in self.rendered)
-
-    def compile(self, base: tuple[str, ...]) -> Compiled:
-        head = label_pairs(self.kind.base_labels, base)
-        return (
-            tuple(c.compile(head) for c in self.fast.columns),
-            tuple(c.compile(head) for c in self.slow.columns),
-            [s.compile(head) for s in self.rendered],
-        )
-
-    def render(
-        self, entity: Any, compiled: Compiled, parts: list[list[str]], slow: bool = True
-    ) -> None:
-        """Append ``entity``'s lines to ``parts``; ``slow=False`` leaves the slow columns out."""
-        fast_heads, slow_heads, caches = compiled
-        self.fast.render(entity, fast_heads, parts)
-        if slow:
-            self.slow.render(entity, slow_heads, parts)
-        for spec, cache, slot in zip(self.rendered, caches, self.rendered_slots, strict=True):
-            spec.render(entity, cache, parts[slot])
 
 
 class _NodeText:
     """A node's finished text per family slot, and what the next scrape may reuse."""
 
-    __slots__ = ("chunks", "compiled", "node", "slow_chunks", "slow_values")
+    __slots__ = ("chunks", "compiled", "gpus", "node")
 
     def __init__(
         self,
         node: NodeSnapshot,
         chunks: list[str],
         compiled: dict[Hashable, Compiled],
-        slow_values: tuple[Any, ...],
-        slow_chunks: dict[int, str],
+        gpus: GpuBlock | None,
     ) -> None:
         self.node = node
         self.chunks = chunks
         self.compiled = compiled
-        self.slow_values = slow_values  # GPU keys and slow-column values the chunks show
-        self.slow_chunks = slow_chunks
+        self.gpus = gpus  # None for a node without GPUs
 
 
 class ExpositionRenderer:
@@ -131,11 +60,11 @@ class ExpositionRenderer:
         self._xids = xids if xids is not None else XidTally()
         self._slots = {family: i for i, family in enumerate(FAMILIES)}
         self._headers = tuple(family.header() for family in FAMILIES)
-        self._gpu = _KindPlan(GPU, self._slots)
-        self._port = _KindPlan(PORT, self._slots)
-        self._node = _KindPlan(NODE, self._slots)
-        self._fleet = _KindPlan(FLEET, self._slots)
-        self._sla = _KindPlan(SLA, self._slots)
+        self._gpu = KindPlan(GPU, self._slots)
+        self._port = KindPlan(PORT, self._slots)
+        self._node = KindPlan(NODE, self._slots)
+        self._fleet = KindPlan(FLEET, self._slots)
+        self._sla = KindPlan(SLA, self._slots)
         self._nodes: dict[str, _NodeText] = {}
         self._previous_s: float | None = None
         self._lock = threading.Lock()  # one render at a time: the caches are not shared-safe
@@ -176,12 +105,7 @@ class ExpositionRenderer:
         previous = cached.compiled if cached is not None else {}
         compiled: dict[Hashable, Compiled] = {}
         parts = self._new_parts()
-        gpus = [(gpu, self._gpu_entry(node, gpu, previous, compiled)) for gpu in node.gpus]
-        for gpu, entry in gpus:
-            self._gpu.render(gpu, entry, parts, slow=False)
-        slow_values, slow_chunks = self._slow_gpu_text(gpus, cached)
-        for slot, chunk in slow_chunks.items():
-            parts[slot].append(chunk)
+        gpus = self._gpu_lines(node, cached, parts)
         for port in (*node.ports, *node.nics):
             key = ("port", port.name, port.kind)
             entry = previous.get(key) or self._port.compile((node.name, port.name, port.kind))
@@ -190,39 +114,20 @@ class ExpositionRenderer:
         entry = previous.get("node") or self._node.compile((node.name,))
         compiled["node"] = entry
         self._node.render(node, entry, parts)
-        chunks = ["".join(p) for p in parts]
-        return _NodeText(node, chunks, compiled, slow_values, slow_chunks)
+        return _NodeText(node, ["".join(p) for p in parts], compiled, gpus)
 
-    def _gpu_entry(
-        self,
-        node: NodeSnapshot,
-        gpu: GpuSnapshot,
-        previous: dict[Hashable, Compiled],
-        compiled: dict[Hashable, Compiled],
-    ) -> Compiled:
-        key = ("gpu", gpu.index, gpu.uuid, gpu.name)
-        entry = previous.get(key) or self._gpu.compile(
-            (node.name, str(gpu.index), gpu.uuid, gpu.name)
-        )
-        compiled[key] = entry
-        return entry
-
-    def _slow_gpu_text(
-        self, gpus: list[tuple[GpuSnapshot, Compiled]], cached: _NodeText | None
-    ) -> tuple[tuple[Any, ...], dict[int, str]]:
-        """The slow columns' text of a node's GPUs, reused while none of their values moved.
-
-        Slow fields (ECC, retired pages, remapping, NVLink, ...) change every 10 s at
-        most, and usually never: at 1 Hz most scrapes find them as they were.
-        """
-        read = self._gpu.slow.read
-        values = tuple((g.index, g.uuid, g.name, read(g)) for g, _ in gpus)
-        if cached is not None and cached.slow_values == values:
-            return values, cached.slow_chunks
-        parts = self._new_parts()
-        for gpu, (_, slow_heads, _) in gpus:
-            self._gpu.slow.render(gpu, slow_heads, parts)
-        return values, {slot: "".join(parts[slot]) for slot in set(self._gpu.slow.slots)}
+    def _gpu_lines(
+        self, node: NodeSnapshot, cached: _NodeText | None, parts: list[list[str]]
+    ) -> GpuBlock | None:
+        """Append the lines of every GPU of ``node``, reusing what its last block allows."""
+        if not node.gpus:
+            return None
+        keys = tuple((g.index, g.uuid, g.name) for g in node.gpus)
+        block = cached.gpus if cached is not None else None
+        if block is None or block.keys != keys:
+            block = GpuBlock(self._gpu, node.name, keys, block)
+        block.render(node.gpus, parts)
+        return block
 
     def _render_xids(self, out: list[str]) -> None:
         for labels, count in self._xids.counts():

@@ -114,7 +114,7 @@ def troubled_fleet() -> FleetSnapshot:
     """
     rng = random.Random(3)
     healthy = node(rng, "n1", ports=2)
-    odd = replace(healthy.gpus[0], name='Odd "GPU" \\ model\nline2', probe_verdict="straggler")
+    odd = replace(healthy.gpus[0], name='Odd "GPU" 100% \\ model\nline2', probe_verdict="straggler")
     missing = replace(healthy.gpus[1], util_gpu=None, power_w=None, temp_c=float("nan"))
     healthy = replace(healthy, gpus=(odd, missing, *healthy.gpus[2:]), nics=(_nic(),))
     sick = node(rng, "n2")

@@ -57,9 +57,9 @@ def test_collector_registers_on_a_fresh_registry_once() -> None:
 
 def test_label_values_are_escaped_and_read_back_intact() -> None:
     text = render_exposition(troubled_fleet())
-    assert b'model="Odd \\"GPU\\" \\\\ model\\nline2"' in text
+    assert b'model="Odd \\"GPU\\" 100% \\\\ model\\nline2"' in text
     models = {dict(labels)["model"] for _, labels in samples(text, "gpufleet_gpu_power_watts")}
-    assert 'Odd "GPU" \\ model\nline2' in models
+    assert 'Odd "GPU" 100% \\ model\nline2' in models
 
 
 def test_absent_and_nan_values_omit_the_sample() -> None:

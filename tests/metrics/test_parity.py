@@ -93,8 +93,12 @@ def odd_snapshots(draw: Any) -> FleetSnapshot:
         mem_used_bytes=draw(st.one_of(st.none(), st.integers(0, 2**64))),
         clock_reasons=draw(st.one_of(st.none(), st.integers(0, 0x1FF))),
         retired_pending=draw(st.one_of(st.none(), st.booleans())),
+        lost=draw(st.booleans()),
+        ecc_corr_vol=draw(st.one_of(st.none(), st.integers(0, 2**64))),
+        sm_clock_mhz=_value(draw),
     )
-    return replace(base, nodes=(replace(node, gpus=(gpu,)), *base.nodes[1:]))
+    # The other GPUs of the node stay plain: one odd value must not disturb their lines.
+    return replace(base, nodes=(replace(node, gpus=(gpu, *node.gpus[1:])), *base.nodes[1:]))
 
 
 @settings(max_examples=40, deadline=None)
