@@ -66,7 +66,7 @@ class GpuFleetApp(App[None]):
         for t in THEMES:
             self.register_theme(t)
         self._theme_error = self._pick_theme(theme)
-        self.main = MainScreen(facade)
+        self.main = MainScreen(facade, read_only=self.read_only)
         if self.read_only:
             self.sub_title = "read-only"
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Static
 
 from fleet.model import NodeTransition
@@ -30,6 +31,15 @@ def grid_line(app: GpuFleetApp, name: str) -> str:
     grid = app.main.query_one(FleetGrid)
     index = [n.name for n in grid.rows].index(name)
     return grid.render_line(index + 1 - int(grid.scroll_offset.y)).text
+
+
+def palette_offers(app: GpuFleetApp, title: str) -> bool:
+    """The command palette is open and its highlighted hit is ``title``."""
+    if not isinstance(app.screen, CommandPalette):
+        return False
+    hits = app.screen.query_one(CommandList)
+    option = hits.highlighted_option
+    return option is not None and str(option.prompt).startswith(title)
 
 
 def grid_colours(grid: FleetGrid) -> set[str]:
@@ -194,7 +204,7 @@ async def test_palette_opens_a_node(fleet: StaticFleet, make_app: MakeApp) -> No
         await wait_for(pilot, lambda: app.shown is not None)
         await pilot.press("ctrl+p")
         await pilot.press(*"open node node-0007")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: palette_offers(app, "Open node node-0007"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen))
         assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "node-0007"
@@ -216,6 +226,7 @@ async def test_read_only_hides_node_actions(make_app: MakeApp) -> None:
     app = make_app(fleet)
     async with app.run_test(size=SIZE, notifications=True):
         assert app.read_only and app.sub_title == "read-only"
+        assert "read-only" in str(app.main.query_one("#left").border_subtitle)
         assert app.check_action("probe", ()) is False
         assert app.check_action("export", ()) is True
 
@@ -329,3 +340,18 @@ async def test_startup_before_and_while_the_fleet_connects(make_app: MakeApp) ->
         fleet.push(ready)
         await wait_for(pilot, lambda: "8[/]/8 streaming" in tile.text)
         assert not tile.has_class("-connecting")
+
+
+async def test_palette_runs_dashboard_actions(fleet: StaticFleet, make_app: MakeApp) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        grid = app.main.query_one(FleetGrid)
+        await wait_for(pilot, lambda: len(grid.rows) == 16)
+        await pilot.press("ctrl+p", *"sort nodes")
+        await wait_for(pilot, lambda: palette_offers(app, "Sort nodes"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: grid.sort_key == "utilization")
+        await pilot.press("ctrl+p", *"next theme")
+        await wait_for(pilot, lambda: palette_offers(app, "Next theme"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.theme == "gpufleet-light")

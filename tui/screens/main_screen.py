@@ -36,9 +36,10 @@ class MainScreen(Screen[None]):
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
     window_index: reactive[int] = reactive(1)
 
-    def __init__(self, facade: FleetFacade) -> None:
+    def __init__(self, facade: FleetFacade, *, read_only: bool = False) -> None:
         super().__init__()
         self.facade = facade
+        self.read_only = read_only
         self._series_failed = False
 
     def compose(self) -> ComposeResult:
@@ -64,6 +65,8 @@ class MainScreen(Screen[None]):
         self.query_one("#sla").border_title = "SLA credit"
         self.query_one(FleetGrid).focus()
         self._title_grid()
+        if self.read_only:
+            self.query_one("#left").border_subtitle = "read-only: node actions hidden"
         self.set_interval(SERIES_REFRESH_S, self.load_series)
         self.call_after_refresh(self.load_series)  # the grid paints first
 
