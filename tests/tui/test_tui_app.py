@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from textual.command import CommandList, CommandPalette
-from textual.widgets import Input, Static
+from textual.widgets import Input, Select, Static
 
 from fleet.model import NodeTransition
 from tests.tui.conftest import SIZE, read_text, toasts, wait_for
@@ -355,3 +355,24 @@ async def test_palette_runs_dashboard_actions(fleet: StaticFleet, make_app: Make
         await wait_for(pilot, lambda: palette_offers(app, "Next theme"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.theme == "gpufleet-light")
+
+
+async def test_export_from_a_date(fleet: StaticFleet, make_app: MakeApp, tmp_path: Path) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen))
+        screen = app.screen
+        screen.query_one("#since", Select).value = "date"
+        screen.query_one("#level", Select).value = "gpu"
+        screen.query_one("#path", Input).value = str(tmp_path / "gpus.csv")
+        await pilot.click("#export")  # no first day yet: the dialog stays and says why
+        await pilot.pause()
+        since_box = screen.query_one("#since-date", Input)
+        assert app.screen is screen and since_box.has_class("-invalid")
+        since_box.value = "2026-11-01"
+        since_box.focus()
+        await pilot.press("enter")  # enter in any field submits
+        await wait_for(pilot, lambda: bool(fleet.exports))
+        request = fleet.exports[0]
+        assert (request.since, request.until, request.level) == ("2026-11-01", None, "gpu")

@@ -9,6 +9,7 @@ import pytest
 from tui.demo_fleet import T0, demo_snapshot
 from tui.hostlist import HostlistError, expand
 from tui.node_view import SummaryCache, parse_filter, sort_nodes, summarize
+from tui.screens.export_screen import export_range
 from tui.transitions import SeenTransition, broken_intervals
 
 
@@ -78,3 +79,15 @@ def test_broken_intervals_from_transitions_and_state() -> None:
     assert intervals[0].reasons == ("GPU 5 lost (XID 79)",)
     healthy = demo_snapshot(16).node("node-0001")
     assert healthy is not None and broken_intervals(healthy, []) == []
+
+
+def test_export_range() -> None:
+    assert export_range("7d", "", "") == ("7d", None)
+    assert export_range("24h", "", "2026-11-20") == ("24h", "2026-11-20")
+    assert export_range("date", "2026-11-01", "2026-11-15") == ("2026-11-01", "2026-11-15")
+    with pytest.raises(ValueError, match="first day"):
+        export_range("date", "", "")
+    with pytest.raises(ValueError, match="after the last"):
+        export_range("date", "2026-11-20", "2026-11-01")
+    with pytest.raises(ValueError):
+        export_range("7d", "", "yesterday")

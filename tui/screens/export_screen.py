@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,10 +14,31 @@ from textual.widgets import Button, Input, Label, Select
 
 from fleet.facade import ExportRequest
 
-RANGES = (("last 24 h", "24h"), ("last 7 days", "7d"), ("last 30 days", "30d"))
+RANGES = (
+    ("last 24 h", "24h"),
+    ("last 7 days", "7d"),
+    ("last 30 days", "30d"),
+    ("from a date…", "date"),
+)
 LEVELS = (("per GPU", "gpu"), ("per node", "node"), ("fleet", "fleet"))
 RESOLUTIONS = (("1 minute", "1m"), ("1 hour", "1h"), ("1 day", "1d"))
 FORMATS = (("CSV", "csv"), ("Parquet", "parquet"), ("JSON", "json"))
+
+
+def export_range(choice: str, since_date: str, until_date: str) -> tuple[str, str | None]:
+    """(since, until) for the request; dates are ISO (YYYY-MM-DD). Raises ValueError."""
+    until = until_date.strip() or None
+    if until is not None:
+        date.fromisoformat(until)
+    if choice != "date":
+        return choice, until
+    since = since_date.strip()
+    if not since:
+        raise ValueError("give the first day (YYYY-MM-DD)")
+    if until is not None and date.fromisoformat(since) > date.fromisoformat(until):
+        raise ValueError("the first day is after the last")
+    date.fromisoformat(since)
+    return since, until
 
 
 def default_path(level: str, resolution: str, fmt: str, directory: Path | None = None) -> Path:
@@ -39,6 +61,10 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
             with Grid(id="fields"):
                 yield Label("Range")
                 yield Select(RANGES, value="7d", allow_blank=False, id="since")
+                yield Label("From")
+                yield Input(placeholder="YYYY-MM-DD (with 'from a date…')", id="since-date")
+                yield Label("Until")
+                yield Input(placeholder="YYYY-MM-DD (empty: now)", id="until-date")
                 yield Label("Level")
                 yield Select(LEVELS, value="node", allow_blank=False, id="level")
                 yield Label("Resolution")
@@ -67,8 +93,10 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
                 box.value = str(path)
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        self._path_edited = True
+        if event.input.id == "path":
+            self._path_edited = True
         event.input.remove_class("-invalid")
+        event.input.border_subtitle = ""
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "cancel":
@@ -84,10 +112,20 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         if not box.value.strip():
             box.add_class("-invalid")
             return
+        since_box = self.query_one("#since-date", Input)
+        until_box = self.query_one("#until-date", Input)
+        try:
+            since, until = export_range(self._value("since"), since_box.value, until_box.value)
+        except ValueError as exc:
+            for field in (since_box, until_box):
+                field.add_class("-invalid")
+            since_box.border_subtitle = str(exc)
+            return
         self.dismiss(
             ExportRequest(
                 path=Path(box.value.strip()).expanduser(),
-                since=self._value("since"),
+                since=since,
+                until=until,
                 level=self._value("level"),  # type: ignore[arg-type]  # Select offers only LEVELS
                 resolution=self._value("resolution"),  # type: ignore[arg-type]
                 format=self._value("format"),  # type: ignore[arg-type]
