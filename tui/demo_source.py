@@ -95,6 +95,11 @@ class StaticFleet:
         return request.path
 
     # -- driving it -------------------------------------------------------------------
+    @property
+    def subscribers(self) -> int:
+        """How many listeners are subscribed now."""
+        return len(self._listeners)
+
     def push(self, snapshot: FleetSnapshot) -> None:
         """A new tick: becomes the latest and goes to every subscriber."""
         self.snapshots.append(snapshot)

@@ -318,6 +318,8 @@ async def test_snapshots_from_another_thread_arrive(make_app: MakeApp) -> None:
         worker.start()
         worker.join()
         await wait_for(pilot, lambda: app.main.snapshot is tick)
+        assert fleet.subscribers == 1
+    assert fleet.subscribers == 0  # the app unsubscribed when it closed
 
 
 async def test_startup_before_and_while_the_fleet_connects(make_app: MakeApp) -> None:
