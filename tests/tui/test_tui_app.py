@@ -11,7 +11,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Select, Static
 
 from fleet.model import NodeTransition
-from tests.tui.conftest import SIZE, read_text, toasts, wait_for
+from tests.tui.pilot_helpers import SIZE, read_text, toasts, wait_for
 from tui.app import GpuFleetApp
 from tui.demo_fleet import T0, demo_snapshot, lose_gpu, retick
 from tui.demo_source import StaticFleet
