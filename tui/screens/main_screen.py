@@ -7,7 +7,7 @@ from typing import ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input
@@ -52,7 +52,7 @@ class MainScreen(Screen[None]):
                     classes="-hidden",
                 )
                 yield FleetGrid(id="grid").data_bind(MainScreen.snapshot)
-            with Vertical(id="right"):
+            with VerticalScroll(id="right"):
                 yield UtilPlot(id="plot")
                 yield FailedPanel(id="failed").data_bind(MainScreen.snapshot)
                 yield InterconnectPanel(id="links").data_bind(MainScreen.snapshot)
