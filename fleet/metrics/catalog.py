@@ -113,7 +113,7 @@ NODE_INFO = gauge(
 NODE = EntityKind(
     NODE_LABELS,
     (
-        Column(NODE_BROKEN, "broken"),
+        Column(NODE_BROKEN, "broken", flag=True),
         Column(NODE_EXPECTED, "expected_gpus"),
         Column(NODE_HEALTHY, "healthy_gpus"),
         Column(NODE_SEEN, "last_seen"),

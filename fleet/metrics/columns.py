@@ -8,7 +8,7 @@ formatting value by value, which omits the missing samples.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -88,7 +88,7 @@ class ColumnGroup:
                     plain = values.count(True) + values.count(False) == len(values)
                 else:  # NaN and infinities make the sum non-finite; %r would write "nan"
                     total = sum(values)
-                    plain = total - total == 0
+                    plain = total - total == 0 and bool not in map(type, values)
                 if plain:
                     parts[slot].append(template % tuple(values))
                     continue
@@ -111,9 +111,9 @@ class KindPlan:
         self.slow = ColumnGroup(kind.columns(slow=True), slots)
         self.rendered = kind.rendered
         self.rendered_slots = tuple(slots[s.family] for s in self.rendered)
-        # What each such spec's text depends on, when it is one attribute (one-hots, flags).
-        self.rendered_states = tuple(
-            attrgetter(s.attr) if isinstance(s, OneHot | Flags) else None for s in self.rendered
+        # What each such spec's text depends on (an attribute read in C where it is one).
+        self.rendered_states: tuple[Callable[[Any], Hashable], ...] = tuple(
+            attrgetter(s.attr) if isinstance(s, OneHot | Flags) else s.state for s in self.rendered
         )
 
     def compile(self, base: tuple[str, ...]) -> Compiled:

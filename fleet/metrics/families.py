@@ -16,7 +16,7 @@ A missing value (``None``) or a NaN omits the sample; booleans are 1 and 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal
@@ -135,6 +135,10 @@ class Derived:
     def compile(self, head: str) -> str:
         return _line_head(self.family, head, ())
 
+    def state(self, entity: Any) -> Hashable:
+        """What the text depends on: equal states render equal text."""
+        return self.get(entity)
+
     def render(self, entity: Any, cache: str, out: list[str]) -> None:
         value = self.get(entity)
         text = None if value is None else format_value(value)
@@ -233,6 +237,10 @@ class Labelled:
 
     def compile(self, head: str) -> dict[tuple[str, ...] | None, str]:
         return {None: head}
+
+    def state(self, entity: Any) -> Hashable:
+        """What the text depends on: equal states render equal text."""
+        return self.get(entity)
 
     def render(self, entity: Any, cache: dict[tuple[str, ...] | None, str], out: list[str]) -> None:
         for extra, raw in self.get(entity):

@@ -15,37 +15,44 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import Any
 
+from fleet.metrics.blocks import EntityBlock, EntityKey
 from fleet.metrics.catalog import FAMILIES, FLEET, GPU, GPU_XID, NODE, PORT, SCRAPE_DURATION, SLA
-from fleet.metrics.columns import Compiled, KindPlan
+from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import (
     format_value,
     label_pairs,
 )
-from fleet.metrics.gpu_text import GpuBlock
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot, NodeSnapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+Base = Callable[[EntityKey], tuple[str, ...]]
+
 
 class _NodeText:
-    """A node's finished text per family slot, and what the next scrape may reuse."""
+    """A node's finished text per family slot, and its blocks for the next scrape."""
 
-    __slots__ = ("chunks", "compiled", "gpus", "node")
+    __slots__ = ("blocks", "chunks", "node")
 
     def __init__(
-        self,
-        node: NodeSnapshot,
-        chunks: list[str],
-        compiled: dict[Hashable, Compiled],
-        gpus: GpuBlock | None,
+        self, node: NodeSnapshot, chunks: list[str], blocks: dict[str, EntityBlock]
     ) -> None:
         self.node = node
         self.chunks = chunks
-        self.compiled = compiled
-        self.gpus = gpus  # None for a node without GPUs
+        self.blocks = blocks  # "gpu", "port", "node": absent when the node has none
+
+
+_GPU_KEY = attrgetter("index", "uuid", "name")
+_PORT_KEY = attrgetter("name", "kind")
+
+
+def _no_key(entity: object) -> tuple[()]:
+    return ()
 
 
 class ExpositionRenderer:
@@ -102,32 +109,30 @@ class ExpositionRenderer:
         cached = self._nodes.get(node.name)
         if cached is not None and cached.node is node:
             return cached
-        previous = cached.compiled if cached is not None else {}
-        compiled: dict[Hashable, Compiled] = {}
+        old = cached.blocks if cached is not None else {}
+        name = node.name
+        kinds: tuple[tuple[str, KindPlan, Sequence[Any], Callable[[Any], Any], Base], ...] = (
+            ("gpu", self._gpu, node.gpus, _GPU_KEY, lambda k: (name, *map(str, k))),
+            (
+                "port",
+                self._port,
+                (*node.ports, *node.nics),
+                _PORT_KEY,
+                lambda k: (name, *map(str, k)),
+            ),
+            ("node", self._node, (node,), _no_key, lambda k: (name,)),
+        )
         parts = self._new_parts()
-        gpus = self._gpu_lines(node, cached, parts)
-        for port in (*node.ports, *node.nics):
-            key = ("port", port.name, port.kind)
-            entry = previous.get(key) or self._port.compile((node.name, port.name, port.kind))
-            compiled[key] = entry
-            self._port.render(port, entry, parts)
-        entry = previous.get("node") or self._node.compile((node.name,))
-        compiled["node"] = entry
-        self._node.render(node, entry, parts)
-        return _NodeText(node, ["".join(p) for p in parts], compiled, gpus)
-
-    def _gpu_lines(
-        self, node: NodeSnapshot, cached: _NodeText | None, parts: list[list[str]]
-    ) -> GpuBlock | None:
-        """Append the lines of every GPU of ``node``, reusing what its last block allows."""
-        if not node.gpus:
-            return None
-        keys = tuple((g.index, g.uuid, g.name) for g in node.gpus)
-        block = cached.gpus if cached is not None else None
-        if block is None or block.keys != keys:
-            block = GpuBlock(self._gpu, node.name, keys, block)
-        block.render(node.gpus, parts)
-        return block
+        blocks = {}
+        for kind, plan, entities, key_of, base in kinds:
+            if entities:
+                keys = tuple(map(key_of, entities))
+                block = old.get(kind)
+                if block is None or block.keys != keys:
+                    block = EntityBlock(plan, base, keys, block)
+                block.render(entities, parts)
+                blocks[kind] = block
+        return _NodeText(node, ["".join(p) for p in parts], blocks)
 
     def _render_xids(self, out: list[str]) -> None:
         for labels, count in self._xids.counts():

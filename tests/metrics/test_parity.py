@@ -26,7 +26,10 @@ def parse(text: bytes) -> Parsed:
     for family in text_string_to_metric_families(text.decode("utf-8")):
         if family.name == SCRAPE_DURATION.name:
             continue
-        samples = sorted((s.name, tuple(sorted(s.labels.items())), s.value) for s in family.samples)
+        # As Prometheus reads them: every value a float64 (a big integer text rounds).
+        samples = sorted(
+            (s.name, tuple(sorted(s.labels.items())), float(s.value)) for s in family.samples
+        )
         out[family.name] = (family.type, family.documentation, samples)
     return out
 
