@@ -24,6 +24,15 @@ from fleet.model import (
     UtilizationSummary,
     Verdict,
 )
+from probes.report import (
+    GpuProbeVerdict,
+    ProbeEvent,
+    ProbeFailure,
+    ProbeMeasurement,
+    ProbeProgress,
+    ProbeReport,
+    Suite,
+)
 
 __all__ = [
     "VERDICTS",
@@ -32,11 +41,19 @@ __all__ = [
     "ExportRequest",
     "FleetFacade",
     "FleetSnapshot",
+    "GpuProbeVerdict",
     "GpuSeries",
     "GpuSnapshot",
     "NodeSnapshot",
     "PortSnapshot",
+    "ProbeEvent",
+    "ProbeFailure",
+    "ProbeListener",
+    "ProbeMeasurement",
+    "ProbeProgress",
+    "ProbeReport",
     "SlaSummary",
+    "Suite",
     "UtilizationPoint",
     "UtilizationSummary",
     "Verdict",
@@ -74,6 +91,7 @@ class ExportRequest:
 
 
 SnapshotListener = Callable[[FleetSnapshot], None]
+ProbeListener = Callable[[ProbeEvent], None]
 
 
 class FleetFacade(Protocol):
@@ -99,4 +117,19 @@ class FleetFacade(Protocol):
 
     async def export(self, request: ExportRequest) -> Path:
         """Write utilization history as asked and return the path written."""
+        ...
+
+    async def probe(
+        self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
+    ) -> ProbeReport:
+        """Run a probe suite on ``node`` (only on the operator's request) and judge it
+        against the fleet; raises PermissionError when the fleet is read-only."""
+        ...
+
+    def cancel_probe(self, node: str) -> bool:
+        """Cancel the probe running on ``node``; False when none was running."""
+        ...
+
+    def probe_report(self, node: str) -> ProbeReport | None:
+        """The latest probe report of ``node`` in this session, judged against the fleet."""
         ...

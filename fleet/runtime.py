@@ -22,7 +22,15 @@ from collectors.ssh import SshFleet
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
 from fleet.config import Config
-from fleet.facade import ExportRequest, GpuSeries, SnapshotListener, UtilizationPoint
+from fleet.facade import (
+    ExportRequest,
+    GpuSeries,
+    ProbeListener,
+    ProbeReport,
+    SnapshotListener,
+    Suite,
+    UtilizationPoint,
+)
 from fleet.history import HistoryRecorder
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.probing import FleetProber
@@ -172,3 +180,18 @@ class FleetRuntime:
             request,
             rolling_window_s=self.config.history.export_rolling_window_s,
         )
+
+    async def probe(
+        self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
+    ) -> ProbeReport:
+        if self.read_only:
+            raise PermissionError("gpufleet runs read-only: probes are disabled")
+        if node not in {t.name for t in self.targets}:
+            raise KeyError(f"{node} is not part of the fleet")
+        return await self.prober.probe(node, suite, on_progress)
+
+    def cancel_probe(self, node: str) -> bool:
+        return self.prober.cancel(node)
+
+    def probe_report(self, node: str) -> ProbeReport | None:
+        return self.prober.report(node)

@@ -18,16 +18,18 @@ from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
 from tui.messages import OpenNode, SnapshotArrived
+from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.export_screen import ExportScreen
 from tui.screens.help_screen import HelpScreen, key_rows
 from tui.screens.main_screen import MainScreen
 from tui.screens.node_screen import NodeScreen
+from tui.screens.probe_screen import ProbeScreen
 from tui.theme_store import ThemeStore
 from tui.transitions import TransitionLog
 from tui.widgets.fleet_grid import FleetGrid
 
 # Actions that change something on a node; hidden when the dashboard is read-only.
-NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe"})
+NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe", "probe_suspects"})
 T = TypeVar("T")
 
 
@@ -35,6 +37,8 @@ class GpuFleetApp(App[None]):
     TITLE = "gpufleet"
     COMMANDS = App.COMMANDS | {FleetCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "probe", "Probe node"),
+        Binding("P", "probe_suspects", "Probe suspects"),
         Binding("e", "export", "Export"),
         Binding("t", "next_theme", "Theme"),
         Binding("question_mark", "help", "Keys"),
@@ -205,6 +209,71 @@ class GpuFleetApp(App[None]):
             self.notify(f"{type(exc).__name__}: {exc}", title="Export failed", severity="error")
             return
         self.notify(f"Wrote {path}", title="Export")
+
+    # -- probes (never without the operator asking) ----------------------------------------
+    def _focused_node(self) -> str | None:
+        if isinstance(self.screen, NodeScreen):
+            return self.screen.node_name
+        node = self.main.query_one(FleetGrid).cursor_node if self.main.is_mounted else None
+        return node.name if node is not None else None
+
+    def action_probe(self) -> None:
+        name = self._focused_node()
+        if name is None:
+            self.notify("No node under the cursor", title="Probe", severity="warning")
+            return
+        self.push_screen(ProbeScreen(self.facade, name), callback=self._probe_closed)
+
+    def _probe_closed(self, _report: object) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, NodeScreen):
+                screen.refresh_probe()
+
+    def action_probe_suspects(self) -> None:
+        names = suspect_nodes(self.shown)
+        if not names:
+            self.notify("No broken or suspect node to probe", title="Probe")
+            return
+        question = (
+            f"Run the quick probe suite on {len(names)} node(s)?\n"
+            + ", ".join(names[:12])
+            + (" …" if len(names) > 12 else "")
+        )
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.probe_many(names)
+
+        self.push_screen(ConfirmScreen("Probe suspects", question), callback=confirmed)
+
+    @work(group="probe-many", exclusive=True, exit_on_error=False)
+    async def probe_many(self, names: list[str]) -> None:
+        found: dict[str, int] = {}
+        for name in names:
+            try:
+                report = await self.facade.probe(name, "quick")
+            except Exception as exc:
+                self.notify(f"{type(exc).__name__}: {exc}", title=f"Probe {name}", severity="error")
+                continue
+            bad = [v for v in report.verdicts if v.verdict != "pass"]
+            found[name] = len(bad)
+            state = report.error or f"{report.status}, {len(bad)} GPU(s) not passing"
+            self.notify(state, title=f"Probe {name}", severity="warning" if bad else "information")
+        flagged = sum(1 for n in found.values() if n)
+        self.notify(f"{len(found)} probed, {flagged} with GPUs not passing", title="Probes done")
+        self._probe_closed(None)
+
+
+def suspect_nodes(snapshot: FleetSnapshot | None) -> list[str]:
+    """Reachable nodes that are broken or have a GPU that is not ok: worth a probe."""
+    if snapshot is None:
+        return []
+    return [
+        n.name
+        for n in snapshot.nodes
+        if n.state != "unreachable"
+        and (n.state == "broken" or any(g.verdict in ("warn", "fail") for g in n.gpus))
+    ]
 
 
 def build_app(

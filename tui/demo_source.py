@@ -13,7 +13,15 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from fleet.facade import ExportRequest, FleetSnapshot, GpuSeries, UtilizationPoint
+from fleet.facade import (
+    ExportRequest,
+    FleetSnapshot,
+    GpuSeries,
+    ProbeListener,
+    ProbeReport,
+    Suite,
+    UtilizationPoint,
+)
 
 Listener = Callable[[FleetSnapshot], None]
 
@@ -93,6 +101,18 @@ class StaticFleet:
                     mean = sum(utils) / len(utils) if utils else ""
                     writer.writerow([snap.taken_at, n.name, mean])
         return request.path
+
+    async def probe(
+        self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
+    ) -> ProbeReport:
+        # A preview has snapshots but no nodes behind them: there is nothing to probe.
+        raise RuntimeError(f"the preview fleet has no real {node} to probe")
+
+    def cancel_probe(self, node: str) -> bool:
+        return False
+
+    def probe_report(self, node: str) -> ProbeReport | None:
+        return None
 
     # -- driving it -------------------------------------------------------------------
     @property

@@ -28,6 +28,7 @@ from tui.node_tables import (
     reliability_row,
     telemetry_row,
 )
+from tui.probe_view import report_markup
 from tui.transitions import TransitionLog, broken_intervals
 
 
@@ -54,12 +55,7 @@ class NodeScreen(Screen[None]):
             yield DataTable(id="reliability", cursor_type="row")
             yield DataTable(id="ports", cursor_type="row")
             yield Static(id="events", classes="section")
-            # The probe room mounts its results view into this container.
-            yield Static(
-                "[$muted]No probe results for this node yet.[/]",
-                id="probe-results",
-                classes="section",
-            )
+            yield Static(id="probe-results", classes="section")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -78,6 +74,18 @@ class NodeScreen(Screen[None]):
         self.query_one("#ports", DataTable).add_columns(*PORT_COLUMNS)
         self.app.theme_changed_signal.subscribe(self, lambda _t: self._show_node(force=True))
         self._show_node(force=True)
+        self.refresh_probe()
+
+    def refresh_probe(self) -> None:
+        """Show the node's latest probe report (after a probe dialog closes)."""
+        try:
+            report = self.facade.probe_report(self.node_name)
+        except Exception:  # a facade without probes shows the hint instead
+            report = None
+        hint = "[$muted]No probe results for this node yet: press p to probe it.[/]"
+        self.query_one("#probe-results", Static).update(
+            report_markup(report) if report is not None else hint
+        )
 
     def watch_node(self) -> None:
         if self.is_mounted:
