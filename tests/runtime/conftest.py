@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -45,6 +46,7 @@ async def sim_runtime(tmp_path: Path) -> AsyncIterator[tuple[FleetRuntime, Loopb
     config = parse_config(
         {
             "fleet": {"hosts": ["node-[001-003]"], "interval": 0.5, "slow_interval": 1.0},
+            "probes": {"probe_python": sys.executable},
             "sla": {
                 "committed_nodes": 3,
                 "gpu_hour_price": 2,
