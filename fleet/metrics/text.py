@@ -4,8 +4,9 @@
 Python (about 1.2 s for 160,000 series). Here the text before the value of each
 series (``name{node="n1",gpu="0",uuid="GPU-…",model="…"} ``) is built once per
 entity (keyed by node, index, uuid and model for a GPU) and only values are
-formatted on a scrape. A node whose ``NodeSnapshot`` object is the one seen on
-the previous scrape reuses its finished text outright. The output parses to the
+formatted on a scrape, a node's GPUs one family at a time
+(:mod:`fleet.metrics.blocks`). A node whose ``NodeSnapshot`` object is the one
+seen on the previous scrape reuses its finished text outright. The output parses to the
 same families, labels and values as :class:`fleet.metrics.collector.FleetCollector`
 (tests/metrics/test_parity.py), because both read the tables in
 :mod:`fleet.metrics.catalog`.
@@ -22,16 +23,11 @@ from typing import Any
 from fleet.metrics.blocks import EntityBlock, EntityKey
 from fleet.metrics.catalog import FAMILIES, FLEET, GPU, GPU_XID, NODE, PORT, SCRAPE_DURATION, SLA
 from fleet.metrics.columns import KindPlan
-from fleet.metrics.families import (
-    format_value,
-    label_pairs,
-)
+from fleet.metrics.families import format_value, label_pairs
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot, NodeSnapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-Base = Callable[[EntityKey], tuple[str, ...]]
 
 
 class _NodeText:
@@ -110,26 +106,23 @@ class ExpositionRenderer:
         if cached is not None and cached.node is node:
             return cached
         old = cached.blocks if cached is not None else {}
-        name = node.name
-        kinds: tuple[tuple[str, KindPlan, Sequence[Any], Callable[[Any], Any], Base], ...] = (
-            ("gpu", self._gpu, node.gpus, _GPU_KEY, lambda k: (name, *map(str, k))),
-            (
-                "port",
-                self._port,
-                (*node.ports, *node.nics),
-                _PORT_KEY,
-                lambda k: (name, *map(str, k)),
-            ),
-            ("node", self._node, (node,), _no_key, lambda k: (name,)),
+
+        def labels(key: EntityKey) -> tuple[str, ...]:
+            return (node.name, *map(str, key))
+
+        kinds: tuple[tuple[str, KindPlan, Sequence[Any], Callable[[Any], EntityKey]], ...] = (
+            ("gpu", self._gpu, node.gpus, _GPU_KEY),
+            ("port", self._port, (*node.ports, *node.nics), _PORT_KEY),
+            ("node", self._node, (node,), _no_key),
         )
         parts = self._new_parts()
         blocks = {}
-        for kind, plan, entities, key_of, base in kinds:
+        for kind, plan, entities, key_of in kinds:
             if entities:
                 keys = tuple(map(key_of, entities))
                 block = old.get(kind)
                 if block is None or block.keys != keys:
-                    block = EntityBlock(plan, base, keys, block)
+                    block = EntityBlock(plan, labels, keys, block)
                 block.render(entities, parts)
                 blocks[kind] = block
         return _NodeText(node, ["".join(p) for p in parts], blocks)
