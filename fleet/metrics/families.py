@@ -8,7 +8,8 @@ Each spec answers twice, from the same definition, so the two paths cannot drift
   that :class:`fleet.metrics.collector.FleetCollector` feeds to prometheus_client;
 * ``compile(head)`` returns a small cache object for one entity, and ``render``
   uses it to append finished text lines: the fast path of
-  :mod:`fleet.metrics.text`.
+  :mod:`fleet.metrics.text` (columns are rendered in groups by
+  :mod:`fleet.metrics.columns`).
 
 A missing value (``None``) or a NaN omits the sample; booleans are 1 and 0.
 """
@@ -100,8 +101,8 @@ def _line_head(family: Family, head: str, extra: tuple[str, ...]) -> str:
 class Column:
     """One series per entity, read from attribute ``attr`` (times ``scale``).
 
-    Columns are not rendered one by one: :mod:`fleet.metrics.text` reads every column
-    of an entity kind in one ``attrgetter`` call, the hot loop of a large scrape.
+    Columns have no ``render``: :mod:`fleet.metrics.columns` renders them in groups
+    (one ``%`` per family for all the GPUs of a node), the hot loop of a large scrape.
     """
 
     family: Family
