@@ -13,7 +13,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 
 
 def _rows() -> dict[str, list[str]]:
-    rows = {}
+    rows: dict[str, list[str]] = {}
     for line in DOCS.read_text(encoding="utf-8").splitlines():
         match = re.match(r"\| `([a-z_]+)` \|(.*)\|$", line)
         if match:
