@@ -63,7 +63,9 @@ async def running(runtime: FleetRuntime, metrics_addr: str | None) -> AsyncItera
         if metrics_addr:
             from fleet.metrics.endpoint import start_metrics_endpoint
 
-            server = await start_metrics_endpoint(metrics_addr, runtime)
+            server = await start_metrics_endpoint(
+                metrics_addr, runtime, gzip=runtime.config.metrics.gzip
+            )
         yield
     finally:
         if server is not None:
@@ -81,7 +83,7 @@ async def run_dashboard(
     from tui.app import build_app  # textual loads only for the commands that draw
 
     app = build_app(
-        runtime, theme=theme, read_only=runtime.read_only, refresh_s=runtime.config.fleet.interval
+        runtime, theme=theme, read_only=runtime.read_only, refresh_s=runtime.config.ui.refresh_s
     )
     async with running(runtime, metrics_addr):
         await app.run_async()
@@ -103,6 +105,12 @@ async def wait_for_signal(
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+def metrics_addr_for(args: argparse.Namespace, config: Config) -> str | None:
+    """``--metrics-addr``, else ``[metrics] addr`` when ``in_dashboard`` asks for it."""
+    addr: str | None = getattr(args, "metrics_addr", None)
+    return addr or (config.metrics.addr if config.metrics.in_dashboard else None)
 
 
 def fail(message: str) -> int:

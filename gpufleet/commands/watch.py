@@ -8,7 +8,14 @@ from typing import Any
 
 from fleet.config import ConfigError
 from fleet.runtime import FleetRuntime
-from gpufleet.session import add_fleet_arguments, default_data_dir, fail, load_fleet, run_dashboard
+from gpufleet.session import (
+    add_fleet_arguments,
+    default_data_dir,
+    fail,
+    load_fleet,
+    metrics_addr_for,
+    run_dashboard,
+)
 
 
 def register(sub: Any) -> None:
@@ -37,4 +44,6 @@ def run(args: argparse.Namespace) -> int:
         ssh_options=options,
     )
     theme = args.theme or config.ui.theme
-    return asyncio.run(run_dashboard(runtime, theme=theme, metrics_addr=args.metrics_addr))
+    return asyncio.run(
+        run_dashboard(runtime, theme=theme, metrics_addr=metrics_addr_for(args, config))
+    )

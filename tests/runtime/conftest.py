@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from collectors.loopback.fleet import LoopbackFleet
 from fleet.config import parse_config
-from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
 
 SCENARIO = """
@@ -24,19 +21,6 @@ node = "node-002"
 gpu = 3
 at = "1s"
 """
-
-
-async def wait_for_snapshot(
-    runtime: FleetRuntime, accept: Callable[[FleetSnapshot], bool], within_s: float = 30.0
-) -> FleetSnapshot:
-    """The first snapshot ``accept`` takes, waiting at most ``within_s`` seconds."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        snap = runtime.latest()
-        if snap is not None and accept(snap):
-            return snap
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"no accepted snapshot in {within_s} s; last: {runtime.latest()}")
 
 
 @pytest.fixture
