@@ -168,13 +168,14 @@ async def main(nodes: int, window: float) -> None:
               f"default {await _cipher_of(targets[0], default)}")  # fmt: skip
         pid = servers.pid
         cold, _ = await streaming(targets, gcm, None, pid)
-        print(f"cold start (upload {len(bundle[1]) // 1024} KiB to every node): {cold}")
+        print(f"cold start (upload {len(bundle[1]) // 1024} KiB to every node): {cold}", flush=True)
         warm, ours = await streaming(targets, gcm, window, pid)
+        print(f"first full view, warm (agent already on nodes): {warm}  (goal <= 3 s)")
         _, lib_default = await streaming(targets, default, window, pid)
+        print("default-cipher phase done", flush=True)
         poll = await per_poll(targets, gcm, window)
     assert ours is not None and lib_default is not None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"first full view, warm (agent already on nodes): {warm}  (goal <= 3 s)")
     print(f"{'client path':<40} {'msgs':>7} {'CPU s':>7} {'us/msg':>8} {'% core':>7}")
     for label, steady in (
         (f"streaming, {PREFERRED_CIPHERS[0]} preferred", ours),
