@@ -53,13 +53,15 @@ class ExecHandler:
         self._gpus = gpus
         self._simulation = simulation
         self._running: set[asyncio.Task[Any]] = set()
+        self._cleanups: set[asyncio.Future[None]] = set()
 
     async def close(self) -> None:
-        """Cancel every answer still running (their channels are gone or going)."""
+        """Cancel every answer still running and wait until their processes are gone."""
         tasks, self._running = self._running, set()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._cleanups, return_exceptions=True)
 
     def factory(
         self, node: LoopbackNode
@@ -99,10 +101,10 @@ class ExecHandler:
         elif is_agent_command(argv):
             argv = self._localise(node, argv)
             extra = self._simulation.agent_args(node.name) if self._simulation else []
-            await run_local(node, process, [*argv, *extra], env={})
+            await run_local(node, process, [*argv, *extra], {}, self._cleanups)
         elif self._mode == "agent":
             env = self._simulation.probe_env(node.name) if self._simulation else {}
-            await run_local(node, process, argv, env=env)
+            await run_local(node, process, argv, env, self._cleanups)
         else:
             process.stderr.write(b"canned loopback nodes run only the agent\n")
             process.exit(127)
@@ -121,10 +123,12 @@ async def run_local(
     process: asyncssh.SSHServerProcess[bytes],
     argv: list[str],
     env: dict[str, str],
+    cleanups: set[asyncio.Future[None]],
 ) -> None:
     """Run ``argv`` in the node's home, piping its output to the channel.
 
-    The process gets SIGTERM (then SIGKILL) when the channel closes first.
+    The process gets SIGTERM (then SIGKILL) when the channel closes first; the task
+    that makes sure of that is kept in ``cleanups`` until it is done.
     """
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -150,10 +154,20 @@ async def run_local(
             process.exit(await proc.wait())
     finally:
         closed.cancel()
-        await _terminate(proc)
-        pumps.cancel()
-        with contextlib.suppress(asyncio.CancelledError, OSError, asyncssh.Error):
-            await pumps
+        # asyncssh cancels a closing connection's tasks, possibly twice: the cleanup runs
+        # in its own task so a second cancel cannot leave the process or its pipes behind.
+        cleanup = asyncio.ensure_future(_end_process(proc, pumps))
+        cleanups.add(cleanup)
+        cleanup.add_done_callback(cleanups.discard)
+        await asyncio.shield(cleanup)
+
+
+async def _end_process(proc: asyncio.subprocess.Process, pumps: asyncio.Future[object]) -> None:
+    await _terminate(proc)
+    # Once the process is gone its pipes reach end of file and the pumps finish;
+    # cancelling them instead would leave the pipe transports open.
+    with contextlib.suppress(TimeoutError, OSError, asyncssh.Error):
+        await asyncio.wait_for(pumps, _TERMINATE_GRACE)
 
 
 async def _pump_all(
@@ -166,7 +180,9 @@ async def _pump_all(
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncssh.SSHWriter[bytes]) -> None:
     while chunk := await reader.read(65536):
-        writer.write(chunk)
+        # A closed channel refuses writes; keep draining the pipe to its end regardless.
+        with contextlib.suppress(OSError, asyncssh.Error):
+            writer.write(chunk)
 
 
 async def _terminate(proc: asyncio.subprocess.Process) -> None:

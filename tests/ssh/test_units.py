@@ -1,0 +1,96 @@
+"""Pure pieces of the transport: command quoting, paths, backoff, error words."""
+
+from __future__ import annotations
+
+import shlex
+
+import asyncssh
+import pytest
+
+from collectors.protocol import ProtocolError
+from collectors.ssh import NodeTarget, SshOptions, agent_command
+from collectors.ssh.connect import HostKeyMismatchError
+from collectors.ssh.errors import AgentExited, classify
+from collectors.ssh.target import sftp_dir
+from collectors.ssh.upload import agent_missing, remote_file
+
+
+def test_agent_command_quotes_every_piece() -> None:
+    target = NodeTarget(
+        name="n",
+        host="n",
+        python="/opt/my python/bin/python3",
+        interval=0.5,
+        agent_args=("--host", "x; rm -rf ~", "$(id)"),
+    )
+    command = agent_command(target, "dir with space/agent-abc.pyz")
+    assert shlex.split(command) == [
+        "/opt/my python/bin/python3", "dir with space/agent-abc.pyz",
+        "--interval", "0.5", "--slow-interval", "10.0", "--host", "x; rm -rf ~", "$(id)",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("remote_dir", "expected"),
+    [
+        ("~/.cache/gpufleet", ".cache/gpufleet/agent-1.pyz"),
+        ("~", "./agent-1.pyz"),
+        ("/var/tmp/gf/", "/var/tmp/gf/agent-1.pyz"),
+        ("cache", "cache/agent-1.pyz"),
+    ],
+)
+def test_remote_file_is_home_relative_without_tilde(remote_dir: str, expected: str) -> None:
+    assert remote_file(remote_dir, "agent-1.pyz") == expected
+
+
+def test_remote_paths_refuse_other_users_homes_and_subdirs() -> None:
+    with pytest.raises(ValueError, match="only '~/'"):
+        sftp_dir("~root/x")
+    with pytest.raises(ValueError, match="plain file name"):
+        remote_file("~/x", "../agent.pyz")
+
+
+def test_backoff_doubles_to_the_cap_with_equal_jitter() -> None:
+    options = SshOptions(backoff_base=1.0, backoff_cap=8.0)
+    assert [options.backoff(n, 0.999999) for n in (1, 2, 3, 4, 5)] == pytest.approx(
+        [1, 2, 4, 8, 8], rel=1e-5
+    )
+    assert options.backoff(3, 0.0) == 2.0  # never below half the delay
+
+
+def test_missing_agent_is_recognised_from_pythons_words() -> None:
+    missing = AgentExited(
+        "agent exited with status 2: python3: can't open file '/x/agent-1.pyz': "
+        "[Errno 2] No such file or directory"
+    )
+    assert agent_missing(missing)
+    assert not agent_missing(AgentExited("agent exited with status 2: usage: bad flag"))
+    assert not agent_missing(ProtocolError("can't open file"))
+
+
+@pytest.mark.parametrize(
+    ("exc", "status", "words"),
+    [
+        (TimeoutError(), "unreachable", "timed out connecting"),
+        (ConnectionRefusedError(111, "Connect call failed"), "unreachable", "connection refused"),
+        (
+            asyncssh.ConnectionLost("Connection lost"),
+            "unreachable",
+            "disconnected: Connection lost",
+        ),
+        (asyncssh.PermissionDenied("no"), "auth-failed", "authentication failed: no"),
+        (HostKeyMismatchError("host key of n ..."), "host-key-mismatch", "host key of n"),
+        (ProtocolError("bad"), "protocol-error", "not protocol v1: bad"),
+        (AgentExited("agent exited with status 1"), "agent-error", "status 1"),
+    ],
+)
+def test_errors_map_to_status_words(exc: BaseException, status: str, words: str) -> None:
+    got_status, reason, expected = classify(exc)
+    assert (got_status, expected) == (status, True)
+    assert words in reason
+
+
+def test_a_bug_is_not_expected() -> None:
+    status, reason, expected = classify(KeyError("oops"))
+    assert (status, expected) == ("agent-error", False)
+    assert reason.startswith("internal error: KeyError")
