@@ -1,0 +1,31 @@
+"""``gpufleet demo --headless``: the real client path over loopback, a JSON verdict file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+
+async def test_headless_demo_writes_per_node_json(tmp_path: Path) -> None:
+    out = tmp_path / "demo.json"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gpufleet", "demo", "--headless", "--nodes", "2",
+        "--duration", "4", "--seed", "1", "--json-out", str(out),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    printed, _ = await asyncio.wait_for(proc.communicate(), 90)
+    text = printed.decode()
+    assert proc.returncode == 0, text
+    assert "nodes 2/2 streaming" in text
+    nodes = json.loads(out.read_text())["nodes"]
+    assert [n["name"] for n in nodes] == ["node-001", "node-002"]
+    for node in nodes:
+        assert node["status"] == "streaming"
+        assert isinstance(node["broken"], bool)
+        assert [g["index"] for g in node["gpus"]] == list(range(8))
+        for gpu in node["gpus"]:
+            assert gpu["uuid"].startswith("GPU-")
+            assert gpu["verdict"] in ("ok", "warn", "fail", "lost", "unknown")
+            assert isinstance(gpu["reasons"], list)
