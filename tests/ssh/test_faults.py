@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collectors.loopback import NodeBehaviour
+from collectors.loopback.harness import streaming_fleet as canned_fleet
 from collectors.loopback.recorder import UpdateRecorder
 from collectors.ssh import SshOptions
-
-from .conftest import canned_fleet
 
 
 async def _good_nodes_keep_flowing(rec: UpdateRecorder, good: list[str]) -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 import asyncssh
 
 from collectors.loopback import LoopbackFleet, NodeBehaviour
+from collectors.loopback.harness import FAST_INTERVAL as INTERVAL
+from collectors.loopback.harness import streaming_fleet as canned_fleet
 from collectors.loopback.recorder import UpdateRecorder
 from collectors.ssh import SshFleet, SshOptions
 from collectors.ssh.connect import connect_node
-
-from .conftest import INTERVAL, canned_fleet
 
 
 def _read(path: str) -> str:

@@ -11,11 +11,10 @@ import pytest
 
 from collectors.loopback import LoopbackFleet
 from collectors.loopback.demo import start_demo_fleet
+from collectors.loopback.harness import FAST_INTERVAL as INTERVAL
 from collectors.loopback.recorder import UpdateRecorder
 from collectors.sim import PROBE_ENV_VAR
 from collectors.ssh import SshFleet, SshOptions, connect_node
-
-from .conftest import INTERVAL
 
 
 def _scenario(path: Path, text: str) -> Path:

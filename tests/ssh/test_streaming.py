@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from collectors.loopback import NodeBehaviour
+from collectors.loopback.harness import streaming_fleet as canned_fleet
 from collectors.loopback.recorder import eventually
 from collectors.protocol import Hello
 from collectors.ssh import SshOptions
-
-from .conftest import canned_fleet
 
 
 async def test_every_node_streams_hello_then_samples(fast_options: SshOptions) -> None:

@@ -1,0 +1,59 @@
+"""A loopback fleet with an SshFleet already reading it: the transport's test harness."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from collectors.loopback.behaviour import NodeBehaviour
+from collectors.loopback.execs import NodeMode
+from collectors.loopback.fleet import LoopbackFleet
+from collectors.loopback.recorder import UpdateRecorder
+from collectors.ssh.fleet import SshFleet
+from collectors.ssh.options import SshOptions
+
+# Short sample intervals keep tests waiting for a second or two, not ten.
+FAST_INTERVAL = 0.2
+
+
+def fast_options(**changes: Any) -> SshOptions:
+    """Quick timeouts and retries, no ~/.ssh/config, a tiny stand-in agent bundle.
+
+    Canned nodes never run the bundle; pass ``agent_bundle=None`` for the real one.
+    """
+    settings: dict[str, Any] = {
+        "connect_timeout": 1.0,
+        "keepalive_interval": 1.0,
+        "backoff_base": 0.05,
+        "backoff_cap": 0.2,
+        "ssh_config": None,
+        "agent_bundle": ("agent-0123456789ab.pyz", b"# canned nodes never run this\n"),
+    }
+    settings.update(changes)
+    return SshOptions(**settings)
+
+
+@contextlib.asynccontextmanager
+async def streaming_fleet(
+    nodes: int,
+    options: SshOptions,
+    behaviours: Mapping[str, NodeBehaviour] | None = None,
+    *,
+    gpus: int = 2,
+    mode: NodeMode = "canned",
+    **target_overrides: Any,
+) -> AsyncIterator[tuple[LoopbackFleet, SshFleet, UpdateRecorder]]:
+    """Loopback nodes (canned by default) and a started SshFleet recording their updates.
+
+    Targets sample every :data:`FAST_INTERVAL` unless ``interval`` is overridden.
+    """
+    target_overrides.setdefault("interval", FAST_INTERVAL)
+    async with LoopbackFleet(nodes, gpus=gpus, mode=mode, behaviours=behaviours) as loopback:
+        recorder = UpdateRecorder()
+        fleet = SshFleet(loopback.targets(**target_overrides), recorder, options)
+        await fleet.start()
+        try:
+            yield loopback, fleet, recorder
+        finally:
+            await fleet.stop()
