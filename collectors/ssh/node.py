@@ -159,6 +159,7 @@ class NodeSession:
         """Mark the node ``stale`` when its channel is open but samples stopped."""
         if self.streaming_since is None or self.status is None:
             return
+        # Once stale, stay quiet: a reason that counts seconds would post a change per check.
         if self.status.status not in ("streaming", "connecting"):
             return
         last = max(self.last_sample or 0.0, self.streaming_since)

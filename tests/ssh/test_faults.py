@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collectors.loopback import NodeBehaviour
+import pytest
+
+from collectors.loopback import FAST_INTERVAL, LoopbackFleet, NodeBehaviour
 from collectors.loopback.harness import streaming_fleet as canned_fleet
 from collectors.loopback.recorder import UpdateRecorder
-from collectors.ssh import SshOptions
+from collectors.ssh import SshFleet, SshOptions
+from collectors.updates import NodeMessage, NodeUpdate
 
 
 async def _good_nodes_keep_flowing(rec: UpdateRecorder, good: list[str]) -> None:
@@ -90,3 +93,25 @@ async def test_server_restart_reconnects(fast_options: SshOptions) -> None:
         before = rec.samples["node-001"]
         await rec.wait_until(lambda: rec.samples["node-001"] > before, 10)
         assert fleet.statuses()["node-001"].status == "streaming"
+
+
+async def test_a_failing_sink_is_logged_once_and_streaming_goes_on(
+    fast_options: SshOptions, caplog: pytest.LogCaptureFixture
+) -> None:
+    rec = UpdateRecorder()
+
+    def fussy(update: NodeUpdate) -> None:
+        rec(update)
+        if isinstance(update, NodeMessage):
+            raise RuntimeError("consumer bug")
+
+    async with LoopbackFleet(2, gpus=2, mode="canned") as loopback:
+        targets = loopback.targets(interval=FAST_INTERVAL)
+        async with SshFleet(targets, fussy, fast_options) as fleet:
+            await rec.wait_until(lambda: all(rec.samples[n] >= 4 for n in loopback.nodes), 10)
+            assert {s.status for s in fleet.statuses().values()} == {"streaming"}
+    sink_errors = [r for r in caplog.records if "update sink raised" in r.getMessage()]
+    assert sorted(r.getMessage() for r in sink_errors) == [
+        "node node-001: the update sink raised",
+        "node node-002: the update sink raised",
+    ]

@@ -52,6 +52,9 @@ async def test_silent_agent_goes_stale(fast_options: SshOptions) -> None:
         await rec.wait_until(lambda: rec.status("node-002") == "stale", 10)
         assert "no sample for" in fleet.statuses()["node-002"].reason
         assert fleet.statuses()["node-001"].status == "streaming"
+        seen = rec.samples["node-001"]
+        await rec.wait_until(lambda: rec.samples["node-001"] >= seen + 5, 10)
+        assert rec.statuses_seen("node-002") == ["connecting", "stale"]  # said once
 
 
 async def test_stale_node_recovers_to_streaming(fast_options: SshOptions) -> None:
