@@ -128,3 +128,23 @@ def read_hostfile(path: Path) -> list[str]:
 def matches(expression: str, name: str) -> bool:
     """Whether hostname ``name`` is one of the hosts of ``expression``."""
     return name in _expand_one(expression)
+
+
+def validate_jump_hosts(spec: str) -> str:
+    """Check a ProxyJump-style ``[user@]host[:port][,...]`` bastion chain; return it unchanged.
+
+    Raises:
+        InventoryError: a hop has an empty user, a bad hostname or a bad port.
+    """
+    for hop in spec.split(","):
+        user, _, address = hop.rpartition("@")
+        if "@" in hop and not re.fullmatch(r"[A-Za-z0-9._][A-Za-z0-9._-]*", user):
+            raise InventoryError(f"jump host {hop!r}: {user!r} is not a user name")
+        if address.count(":") > 1:
+            # asyncssh splits a hop at its last colon: an IPv6 literal cannot be a hop.
+            raise InventoryError(f"jump host {hop!r}: IPv6 literals are not supported here")
+        host, _, port = address.rpartition(":") if ":" in address else (address, "", "")
+        if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+            raise InventoryError(f"jump host {hop!r}: port must be 1-65535")
+        validate_hostname(host)
+    return spec

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
-from collectors.inventory import InventoryError, expand_hosts
+from collectors.inventory import InventoryError, expand_hosts, validate_jump_hosts
 from fleet.config.base import Section
 
 
@@ -16,6 +16,13 @@ def _host_expression(expression: str) -> str:
     except InventoryError as exc:
         raise ValueError(str(exc)) from None
     return expression
+
+
+def _jump_host(spec: str) -> str:
+    try:
+        return validate_jump_hosts(spec)
+    except InventoryError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _remote_dir(path: str) -> str:
@@ -28,6 +35,7 @@ def _remote_dir(path: str) -> str:
 
 HostExpression = Annotated[str, AfterValidator(_host_expression)]
 RemoteDir = Annotated[str, AfterValidator(_remote_dir)]
+JumpHost = Annotated[str, AfterValidator(_jump_host)]
 
 
 class HostOverride(Section):
@@ -42,7 +50,7 @@ class HostOverride(Section):
     """SSH port for these hosts."""
     identity_file: str | None = None
     """Private key file for these hosts."""
-    jump_host: str | None = None
+    jump_host: JumpHost | None = None
     """Bastion for these hosts ("user@host:port"), as ssh's ProxyJump."""
     python: str | None = None
     """Remote Python interpreter (3.8 or newer) for these hosts."""
@@ -68,7 +76,7 @@ class FleetSection(Section):
     identity_file: str | None = None
     """Private key file; unset means ~/.ssh/config's IdentityFile, the ssh-agent and the
     default keys (~/.ssh/id_ed25519, ...)."""
-    jump_host: str | None = None
+    jump_host: JumpHost | None = None
     """Bastion ("user@host:port"); unset means ~/.ssh/config's ProxyJump, if any."""
     python: str = "python3"
     """Remote Python interpreter that runs the agent (3.8 or newer, no packages needed)."""

@@ -88,6 +88,11 @@ def test_hostfile_adds_hosts_relative_to_the_config(tmp_path: Path) -> None:
         ("keepalive_interval = 0", "key 'fleet.keepalive_interval': Input should be greater than"),
         ('remote_cache_dir = "~bob/x"', "key 'fleet.remote_cache_dir': Value error, must be"),
         ("hots = []", "unknown key 'fleet.hots'"),
+        ('jump_host = "ops@bastion;id"', "key 'fleet.jump_host': Value error, 'bastion;id' is not"),
+        (
+            'jump_host = "ops@b1:99999"',
+            "key 'fleet.jump_host': Value error, jump host 'ops@b1:99999'",
+        ),
         ('[fleet.overrides."x y"]', "key 'fleet.overrides': Value error, override key 'x y'"),
         ('[fleet.overrides."a"]\nprot = 1', "unknown key 'fleet.overrides.a.prot'"),
     ],
@@ -98,6 +103,11 @@ def test_bad_values_name_file_key_and_value(tmp_path: Path, fleet_toml: str, exp
         load_config(config)
     assert str(error.value).startswith(f"{config}: ")
     assert expected in str(error.value)
+
+
+def test_jump_host_chains_are_accepted() -> None:
+    spec = "ops@bastion-1.example.com:2222,10.0.0.1,jump@inner"
+    assert parse_config({"fleet": {"jump_host": spec}}).fleet.jump_host == spec
 
 
 def test_value_shown_in_the_message(tmp_path: Path) -> None:
