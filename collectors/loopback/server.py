@@ -36,6 +36,12 @@ class NodeServer(asyncssh.SSHServer):
         if self._conn is not None:
             self._node.connections.discard(self._conn)
 
+    def connection_requested(
+        self, dest_host: str, dest_port: int, orig_host: str, orig_port: int
+    ) -> bool:
+        """Act as a jump host, but only towards loopback (other loopback nodes)."""
+        return dest_host in ("127.0.0.1", "localhost")
+
     def begin_auth(self, username: str) -> bool:
         """Authentication is always required."""
         return True

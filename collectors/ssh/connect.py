@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import asyncssh
@@ -19,21 +20,77 @@ class HostKeyMismatchError(Exception):
 
 
 async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHClientConnection:
-    """Open an authenticated SSH connection to ``target``.
+    """Open an authenticated SSH connection to ``target`` (through its jump hosts, if any).
+
+    Jump hosts are reached with the target's identity files, known_hosts and host
+    key policy, so a bastion is verified like any node; without ``jump_host``,
+    ``~/.ssh/config``'s ProxyJump applies.
 
     Raises:
         HostKeyMismatchError: the host key is unknown (strict policy) or has changed.
         asyncssh.PermissionDenied: authentication failed.
         asyncssh.Error, OSError, TimeoutError: the node could not be reached.
     """
+    tunnel = await _open_jumps(target, options) if target.jump_host else None
+    try:
+        conn = await _connect_direct(target, options, tunnel)
+    except BaseException:
+        if tunnel is not None:
+            tunnel.close()
+        raise
+    if tunnel is not None:
+        conn.set_tunnel(tunnel)  # closed together with the node's connection
+    return conn
+
+
+def jump_hops(target: NodeTarget) -> list[NodeTarget]:
+    """The bastions of ``target.jump_host`` (``[user@]host[:port],...``), first hop first."""
+    hops = []
+    for spec in (target.jump_host or "").split(","):
+        user, _, address = spec.rpartition("@")
+        host, _, port = address.rpartition(":") if ":" in address else (address, "", "")
+        hops.append(
+            replace(
+                target,
+                name=f"{target.name} (jump host {host})",
+                host=host,
+                port=int(port) if port else None,
+                user=user or None,
+                jump_host=None,
+            )
+        )
+    return hops
+
+
+async def _open_jumps(target: NodeTarget, options: SshOptions) -> asyncssh.SSHClientConnection:
+    conn: asyncssh.SSHClientConnection | None = None
+    for hop in jump_hops(target):
+        try:
+            hop_conn = await _connect_direct(hop, options, conn)
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        if conn is not None:
+            hop_conn.set_tunnel(conn)
+        conn = hop_conn
+    assert conn is not None
+    return conn
+
+
+async def _connect_direct(
+    target: NodeTarget, options: SshOptions, tunnel: asyncssh.SSHClientConnection | None
+) -> asyncssh.SSHClientConnection:
     kwargs = _target_kwargs(target, options)
+    if tunnel is not None:
+        kwargs["tunnel"] = tunnel
     record_to = _accept_new_path(target, options)
     if record_to is not None:
         kwargs["known_hosts"] = None  # unknown host under accept-new: record what it presents
     try:
         conn = await asyncssh.connect(target.host, options=options.connection_options, **kwargs)
     except asyncssh.HostKeyNotVerifiable:
-        raise HostKeyMismatchError(await _describe_untrusted(target, options)) from None
+        raise HostKeyMismatchError(await _describe_untrusted(target, options, tunnel)) from None
     if record_to is not None:
         _record_host_key(record_to, target, conn)
     return conn
@@ -47,8 +104,6 @@ def _target_kwargs(target: NodeTarget, options: SshOptions) -> dict[str, object]
         kwargs["username"] = target.user
     if target.identity_files:
         kwargs["client_keys"] = options.client_keys(target.identity_files)
-    if target.jump_host is not None:
-        kwargs["tunnel"] = target.jump_host
     kwargs["known_hosts"] = _trusted(target, options)
     return kwargs
 
@@ -114,14 +169,16 @@ def _record_host_key(path: str, target: NodeTarget, conn: asyncssh.SSHClientConn
         known.write(f"{_host_pattern(target)} {line[0]} {line[1]}\n")
 
 
-async def _describe_untrusted(target: NodeTarget, options: SshOptions) -> str:
+async def _describe_untrusted(
+    target: NodeTarget, options: SshOptions, tunnel: asyncssh.SSHClientConnection | None
+) -> str:
     where = f"{target.name} ({target.address})"
     try:
         key = await asyncio.wait_for(
             asyncssh.get_server_host_key(
                 target.host,
                 target.port if target.port is not None else (),
-                tunnel=target.jump_host if target.jump_host is not None else (),
+                tunnel=tunnel if tunnel is not None else (),
                 options=options.connection_options,
             ),
             options.connect_timeout,
