@@ -77,7 +77,9 @@ class FleetSection(Section):
     """Private key file; unset means ~/.ssh/config's IdentityFile, the ssh-agent and the
     default keys (~/.ssh/id_ed25519, ...)."""
     jump_host: JumpHost | None = None
-    """Bastion ("user@host:port"); unset means ~/.ssh/config's ProxyJump, if any."""
+    """Bastions ("user@host:port", several comma-separated, first hop first), reached with
+    the same identity file, known_hosts and host_key_policy as the nodes; unset means
+    ~/.ssh/config's ProxyJump, if any."""
     python: str = "python3"
     """Remote Python interpreter that runs the agent (3.8 or newer, no packages needed)."""
     expected_gpus: Annotated[int, Field(ge=0, le=64)] = 8
