@@ -22,16 +22,18 @@ class HostKeyMismatchError(Exception):
 async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHClientConnection:
     """Open an authenticated SSH connection to ``target`` (through its jump hosts, if any).
 
-    Jump hosts are reached with the target's identity files, known_hosts and host
-    key policy, so a bastion is verified like any node; without ``jump_host``,
-    ``~/.ssh/config``'s ProxyJump applies.
+    Jump hosts (``target.jump_host``, else the ssh config's ProxyJump for the host)
+    are reached with the target's known_hosts and host key policy, so a bastion is
+    verified like any node; their user, port and keys come from the hop itself or
+    the ssh config's block for it, else the target's identity files.
 
     Raises:
         HostKeyMismatchError: the host key is unknown (strict policy) or has changed.
         asyncssh.PermissionDenied: authentication failed.
         asyncssh.Error, OSError, TimeoutError: the node could not be reached.
     """
-    tunnel = await _open_jumps(target, options) if target.jump_host else None
+    jump_host = target.jump_host or _config_proxy_jump(target, options)
+    tunnel = await _open_jumps(replace(target, jump_host=jump_host), options) if jump_host else None
     try:
         conn = await _connect_direct(target, options, tunnel)
     except BaseException:
@@ -41,6 +43,18 @@ async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHC
     if tunnel is not None:
         conn.set_tunnel(tunnel)  # closed together with the node's connection
     return conn
+
+
+def _config_proxy_jump(target: NodeTarget, options: SshOptions) -> str | None:
+    """The ssh config's ProxyJump for this host, opened by us like an explicit jump_host.
+
+    asyncssh would open it itself, but with the default config file rather than ours
+    and without the node's known_hosts.
+    """
+    proxy = options.host_options(target.host).tunnel
+    if isinstance(proxy, str) and proxy and proxy.lower() != "none":
+        return proxy
+    return None
 
 
 def jump_hops(target: NodeTarget) -> list[NodeTarget]:
@@ -88,7 +102,9 @@ async def _connect_direct(
     if record_to is not None:
         kwargs["known_hosts"] = None  # unknown host under accept-new: record what it presents
     try:
-        conn = await asyncssh.connect(target.host, options=options.connection_options, **kwargs)
+        conn = await asyncssh.connect(
+            target.host, options=options.host_options(target.host), **kwargs
+        )
     except asyncssh.HostKeyNotVerifiable:
         raise HostKeyMismatchError(await _describe_untrusted(target, options, tunnel)) from None
     if record_to is not None:
@@ -116,15 +132,17 @@ def _trusted(target: NodeTarget, options: SshOptions) -> object:
     if isinstance(known, tuple):
         # Private keys would never compare equal to what the server presents.
         return ([key.convert_to_public() for key in known], [], [])
-    return options.known_hosts(_known_hosts_files(known, options))
+    return options.known_hosts(_known_hosts_files(known, options, target.host))
 
 
-def _known_hosts_files(known: str | KnownHostsDefault, options: SshOptions) -> tuple[str, ...]:
+def _known_hosts_files(
+    known: str | KnownHostsDefault, options: SshOptions, host: str
+) -> tuple[str, ...]:
     if isinstance(known, str):
         return (os.path.expanduser(known),)
     # As asyncssh would: UserKnownHostsFile / GlobalKnownHostsFile from the ssh config
-    # (its top-level and Host * settings), else ~/.ssh/known_hosts.
-    configured = options.connection_options.known_hosts
+    # for this host, else ~/.ssh/known_hosts.
+    configured = options.host_options(host).known_hosts
     if isinstance(configured, str):
         return (os.path.expanduser(configured),)
     if isinstance(configured, list | tuple) and configured:
@@ -179,7 +197,7 @@ async def _describe_untrusted(
                 target.host,
                 target.port if target.port is not None else (),
                 tunnel=tunnel if tunnel is not None else (),
-                options=options.connection_options,
+                options=options.host_options(target.host),
             ),
             options.connect_timeout,
         )

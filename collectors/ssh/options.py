@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -60,10 +59,27 @@ class SshOptions:
     _known: dict[tuple[str, ...], tuple[object, asyncssh.SSHKnownHosts]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _hosts: dict[str, asyncssh.SSHClientConnectionOptions] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
-    @functools.cached_property
-    def connection_options(self) -> asyncssh.SSHClientConnectionOptions:
-        """asyncssh options common to every node, built (and ssh config parsed) once."""
+    def host_options(self, host: str) -> asyncssh.SSHClientConnectionOptions:
+        """asyncssh options for ``host``, with the ssh config evaluated for it, built once.
+
+        asyncssh applies ``Host``/``Match`` blocks when options are constructed, so one
+        options object for the whole fleet would miss every per-host setting
+        (HostName, User, Port, IdentityFile, ProxyJump, UserKnownHostsFile).
+        """
+        built = self._hosts.get(host)
+        if built is None:
+            config = self.ssh_config if self.ssh_config is None else list(self.ssh_config)
+            built = asyncssh.SSHClientConnectionOptions(
+                config=config, host=host, **self._common_kwargs()
+            )
+            self._hosts[host] = built
+        return built
+
+    def _common_kwargs(self) -> dict[str, object]:
         kwargs: dict[str, object] = {
             "connect_timeout": self.connect_timeout,
             "keepalive_interval": self.keepalive_interval,
@@ -71,8 +87,7 @@ class SshOptions:
         }
         if self.encryption_algs is not None:
             kwargs["encryption_algs"] = list(self.encryption_algs)
-        config = self.ssh_config if self.ssh_config is None else list(self.ssh_config)
-        return asyncssh.SSHClientConnectionOptions(config=config, **kwargs)
+        return kwargs
 
     def client_keys(self, identity_files: tuple[str, ...]) -> Sequence[asyncssh.SSHKeyPair]:
         """The key pairs of ``identity_files``, read from disk once per fleet."""
