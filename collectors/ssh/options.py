@@ -54,13 +54,13 @@ class SshOptions:
     ssh_config: tuple[str, ...] | None = ()
     agent_bundle: tuple[str, bytes] | None = None
     _keys: dict[tuple[str, ...], Sequence[asyncssh.SSHKeyPair]] = field(
-        default_factory=dict, compare=False, repr=False
+        default_factory=dict, init=False, compare=False, repr=False
     )
     _known: dict[tuple[str, ...], tuple[object, asyncssh.SSHKnownHosts]] = field(
-        default_factory=dict, compare=False, repr=False
+        default_factory=dict, init=False, compare=False, repr=False
     )
     _hosts: dict[str, asyncssh.SSHClientConnectionOptions] = field(
-        default_factory=dict, compare=False, repr=False
+        default_factory=dict, init=False, compare=False, repr=False
     )
 
     def host_options(self, host: str) -> asyncssh.SSHClientConnectionOptions:
