@@ -22,7 +22,7 @@ class Simulation:
         scenario: the scenario TOML; ``None`` is the simulator's default scenario.
         seed: the workload seed handed to every agent.
         gpus: GPUs per simulated node.
-        clock: seconds; ``elapsed`` counts from construction.
+        clock: Unix time; ``elapsed`` counts from construction (the fleet's epoch).
     """
 
     def __init__(
@@ -30,19 +30,19 @@ class Simulation:
         scenario: Path | None,
         seed: int,
         gpus: int,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.path: Path = scenario if scenario is not None else default_scenario_path()
         self.scenario: Scenario = load_scenario(self.path)
         self.seed = seed
         self.gpus = gpus
         self._clock = clock
-        self._started = clock()
+        self.epoch = clock()
 
     @property
     def elapsed(self) -> float:
         """Seconds since the fleet started."""
-        return self._clock() - self._started
+        return self._clock() - self.epoch
 
     def unreachable(self, node: str) -> bool:
         """Whether the scenario has ``node`` off the network right now."""
@@ -61,6 +61,10 @@ class Simulation:
             str(self.gpus),
             "--host",
             node,
+            # Scenario time is the fleet's, not each agent's: a restarted agent (or one
+            # started late) sees the faults that hold now, as the outages do.
+            "--sim-epoch",
+            repr(self.epoch),
         ]
 
     def probe_env(self, node: str) -> dict[str, str]:

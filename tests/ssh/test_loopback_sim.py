@@ -12,7 +12,7 @@ import pytest
 from collectors.loopback import LoopbackFleet
 from collectors.loopback.demo import start_demo_fleet
 from collectors.loopback.harness import FAST_INTERVAL as INTERVAL
-from collectors.loopback.recorder import UpdateRecorder
+from collectors.loopback.recorder import UpdateRecorder, eventually
 from collectors.sim import PROBE_ENV_VAR
 from collectors.ssh import SshFleet, SshOptions, connect_node
 
@@ -72,3 +72,20 @@ async def test_probe_commands_get_the_scenarios_faults(gpus: int, tmp_path: Path
     assert result.exit_status == 0, result.stderr
     faults = json.loads(str(result.stdout))
     assert faults == {"gpus": 8, "slow": {"3": 3.0}, "sdc": []}
+
+
+async def test_agents_share_the_fleets_scenario_clock(tmp_path: Path) -> None:
+    scenario = _scenario(
+        tmp_path / "s.toml",
+        '[[fault]]\nkind = "xid79"\nnode = "node-001"\ngpu = 1\nat = "2s"\n',
+    )
+    async with LoopbackFleet(1, gpus=2, mode="agent", scenario=scenario) as loopback:
+        simulation = loopback.simulation
+        assert simulation is not None
+        await eventually(lambda: simulation.elapsed >= 2.5, 10)
+        # This agent starts after the fault began: its first sample already shows it.
+        rec = UpdateRecorder()
+        async with SshFleet(loopback.targets(), rec, SshOptions(ssh_config=None)):
+            await rec.wait_until(lambda: rec.samples["node-001"] >= 1, 60)
+            first = rec.last_sample["node-001"]
+    assert first.lost == [1]
