@@ -6,14 +6,16 @@ import argparse
 import asyncio
 import json
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from collectors.loopback.demo import start_demo_fleet
-from fleet.config import Config
+from fleet.config import Config, parse_config
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
-from gpufleet.session import run_dashboard, running, wait_for_signal
+from gpufleet.session import fail, run_dashboard, running, wait_for_signal
 
 
 def register(sub: Any) -> None:
@@ -34,6 +36,18 @@ def register(sub: Any) -> None:
         "--json-out", type=Path, default=None, help="write the final per-node state as JSON"
     )
     parser.add_argument("--theme", default=None, help="dashboard theme")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="record history here (default: a fresh temporary directory)",
+    )
+    parser.add_argument(
+        "--metrics-addr", default=None, help="also serve Prometheus /metrics at HOST:PORT"
+    )
+    parser.add_argument(
+        "--read-only", action="store_true", help="hide actions that change anything on nodes"
+    )
     parser.set_defaults(func=run)
 
 
@@ -48,15 +62,68 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_demo(args))
 
 
+DEMO_CONTRACT = """\
+# The gpufleet demo's example contract (docs/sla.md).
+[sla]
+committed_nodes = {nodes}
+gpus_per_node = {gpus}
+gpu_hour_price = 2.50
+currency = "USD"
+slo_percent = 99.5
+grace_minutes = 1
+tiers = [
+  {{ below = 99.5, credit_percent = 10 }},
+  {{ below = 99, credit_percent = 25 }},
+  {{ below = 95, credit_percent = 50 }},
+]
+
+[probes]
+probe_python = {python}
+"""
+
+
+def demo_contract(nodes: int, gpus: int) -> str:
+    """The demo's configuration as TOML: every node committed, tiered credits, 1-minute grace.
+
+    Probes run with this very Python, which has torch when gpufleet was installed with
+    the ``probes`` extra.
+    """
+    return DEMO_CONTRACT.format(nodes=nodes, gpus=gpus, python=json.dumps(sys.executable))
+
+
+def demo_config(text: str) -> Config:
+    """The parsed demo configuration."""
+    return parse_config(tomllib.loads(text), source="<demo>")
+
+
 async def _demo(args: argparse.Namespace) -> int:
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="gpufleet-demo-"))
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return fail(f"cannot use --data-dir {data_dir}: {exc.strerror}")
     demo = await start_demo_fleet(args.nodes, args.gpus_per_node, args.scenario, args.seed)
     try:
-        config = Config()
-        runtime = FleetRuntime(config, demo.targets, data_dir=None, ssh_options=demo.options)
+        contract = demo_contract(args.nodes, args.gpus_per_node)
+        config = demo_config(contract)
+        contract_path = data_dir / "demo-config.toml"
+        contract_path.write_text(contract, encoding="utf-8")
+        runtime = FleetRuntime(
+            config,
+            demo.targets,
+            data_dir=data_dir,
+            read_only=args.read_only,
+            ssh_options=demo.options,
+        )
         if args.headless:
-            status = await _headless(runtime, args.duration)
+            status = await _headless(runtime, args.duration, args.metrics_addr)
         else:
-            status = await run_dashboard(runtime, theme=args.theme)
+            status = await run_dashboard(runtime, theme=args.theme, metrics_addr=args.metrics_addr)
+        print(
+            f"gpufleet demo: history recorded in {data_dir}; the month's SLA claim:\n"
+            f"  gpufleet sla -c {contract_path} --data-dir {data_dir}",
+            file=sys.stderr,
+        )
         if args.json_out is not None:
             snapshot = runtime.latest()
             if snapshot is not None:
@@ -66,12 +133,12 @@ async def _demo(args: argparse.Namespace) -> int:
         await demo.stop()
 
 
-async def _headless(runtime: FleetRuntime, duration: float | None) -> int:
+async def _headless(runtime: FleetRuntime, duration: float | None, metrics_addr: str | None) -> int:
     def show(snapshot: FleetSnapshot) -> None:
         print(summary_line(snapshot), flush=True)
 
     runtime.subscribe(show)
-    async with running(runtime, metrics_addr=None):
+    async with running(runtime, metrics_addr=metrics_addr):
         await wait_for_signal(duration_s=duration)
     return 0
 

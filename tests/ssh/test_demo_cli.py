@@ -13,6 +13,7 @@ async def test_headless_demo_writes_per_node_json(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "gpufleet", "demo", "--headless", "--nodes", "2",
         "--duration", "4", "--seed", "1", "--json-out", str(out),
+        "--data-dir", str(tmp_path / "data"),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     printed, _ = await asyncio.wait_for(proc.communicate(), 90)
@@ -29,3 +30,18 @@ async def test_headless_demo_writes_per_node_json(tmp_path: Path) -> None:
             assert gpu["uuid"].startswith("GPU-")
             assert gpu["verdict"] in ("ok", "warn", "fail", "lost", "unknown")
             assert isinstance(gpu["reasons"], list)
+
+    # The demo records history and leaves its example contract beside it, so the SLA
+    # command works on what the demo just saw.
+    assert (tmp_path / "data" / "node_states").is_dir()
+    assert "committed_nodes = 2" in (tmp_path / "data" / "demo-config.toml").read_text()
+    sla = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gpufleet", "sla", "--format", "json",
+        "-c", str(tmp_path / "data" / "demo-config.toml"), "--data-dir", str(tmp_path / "data"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    report, _ = await asyncio.wait_for(sla.communicate(), 60)
+    assert sla.returncode == 0, report.decode()
+    claim = json.loads(report)
+    assert claim["contract"]["committed_nodes"] == 2
+    assert 0 < float(claim["coverage_percent"]) <= 100
