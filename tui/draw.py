@@ -81,11 +81,15 @@ def gpu_cells(gpus: Sequence[GpuSnapshot], expected: int) -> list[Cell]:
     return cells
 
 
-def port_problem(port: PortSnapshot) -> Literal["up", "degraded", "down"]:
-    """How a port looks on the grid: down, degraded (slow, erroring, flapping) or up."""
+def port_problem(port: PortSnapshot) -> Literal["up", "degraded", "failing", "down"]:
+    """How a port looks on the grid: down, failing while up (a flap or error burst that
+    still holds a fail verdict), degraded (slow, erroring) or up."""
     state = (port.state or "").upper()
-    if state in ("DOWN", "INIT", "ARMED") or port.verdict == "fail":
+    phys = (port.phys_state or "LinkUp").lower()
+    if state in ("DOWN", "INIT", "ARMED") or phys != "linkup":
         return "down"
+    if port.verdict == "fail":
+        return "failing"
     if port.state is None:
         return "degraded"
     if port.verdict == "warn" or port.link_downed_delta > 0:
@@ -102,6 +106,8 @@ def port_cell(port: PortSnapshot) -> Cell:
     problem = port_problem(port)
     if problem == "down":
         return PORT_DOWN, "link-down"
+    if problem == "failing":  # the link is up again: half glyph, but the failure colour
+        return PORT_DEGRADED, "link-down"
     if problem == "degraded":
         return PORT_DEGRADED, "link-degraded"
     return PORT_UP, "link-up"

@@ -75,7 +75,7 @@ def _port_lines(node: NodeSnapshot) -> list[str]:
         problem = port_problem(p)
         if problem == "up":
             continue
-        role = "link-down" if problem == "down" else "link-degraded"
+        role = "link-down" if problem in ("down", "failing") else "link-degraded"
         glyph = "○" if problem == "down" else "◐"
         speed = f"{fmt.count_f(p.rate_gbps)}/{fmt.count_f(p.expected_rate_gbps)} Gb/s"
         out.append(

@@ -63,10 +63,11 @@ def report_markup(report: ProbeReport) -> str:
     """A finished run: summary line, per-GPU table and every reason, as Textual markup."""
     role = STATUS_ROLE.get(report.status, "muted")
     took = max(0.0, report.finished - report.started)
-    where = " · simulated GPUs (CPU)" if report.simulated else ""
+    model = report.model or "unknown model"
+    where = " · simulated GPUs (CPU)" if report.simulated and "CPU" not in model else ""
     lines = [
         f"[b]{escape(report.suite)}[/] suite: [${role}]{report.status}[/] in {took:.1f} s"
-        f" · {escape(report.model or 'unknown model')}{where}"
+        f" · {escape(model)}{where}"
     ]
     if report.error:
         lines.append(f"[$gpu-failed]{escape(report.error)}[/]")

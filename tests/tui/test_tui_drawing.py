@@ -167,3 +167,14 @@ def test_why_column_shows_connection_reason_only_when_not_streaming() -> None:
     stale = replace(chatty, status="stale", status_reason="no sample for 3 intervals")
     text = "".join(t for t, _ in node_cells(stale, summarize(stale), layout_for([stale])))
     assert "stale" in text and "no sample for 3 intervals" in text
+
+
+def test_a_port_that_flapped_and_came_back_is_failing_not_down() -> None:
+    back_up = PortSnapshot(
+        name="mlx5_3/1", kind="ib", state="ACTIVE", phys_state="LinkUp", verdict="fail"
+    )
+    down = PortSnapshot(name="mlx5_3/1", kind="ib", state="DOWN", phys_state="Polling")
+    training = PortSnapshot(name="mlx5_3/1", kind="ib", state="ACTIVE", phys_state="Polling")
+    assert port_cell(back_up) == ("◐", "link-down")
+    assert port_cell(down) == ("○", "link-down")
+    assert port_cell(training) == ("○", "link-down")
