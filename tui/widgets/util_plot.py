@@ -14,16 +14,19 @@ from fleet.facade import UtilizationPoint
 WINDOWS: tuple[tuple[str, float], ...] = (("1 h", 3_600.0), ("24 h", 86_400.0), ("7 d", 604_800.0))
 
 
+def axis_unit(window_s: float) -> tuple[float, str]:
+    """Seconds per x unit and the axis label that suit the window."""
+    if window_s <= 3_600:
+        return 60.0, "minutes ago"
+    return (3_600.0, "hours ago") if window_s <= 86_400 else (86_400.0, "days ago")
+
+
 def time_axis(points: Sequence[UtilizationPoint], window_s: float) -> tuple[list[float], str]:
     """x values relative to the newest point, in a unit that suits the window."""
+    unit, label = axis_unit(window_s)
     if not points:
-        return [], "minutes ago"
+        return [], label
     end = points[-1].ts
-    unit, label = (
-        (60.0, "minutes ago")
-        if window_s <= 3_600
-        else ((3_600.0, "hours ago") if window_s <= 86_400 else (86_400.0, "days ago"))
-    )
     return [(p.ts - end) / unit for p in points], label
 
 
@@ -87,6 +90,10 @@ class UtilPlot(PlotextPlot):
         plt.xlabel(label)
         plt.ylabel("util %")
         plt.ylim(0, 100)
+        # The axis spans the whole window even while history is short, so its ticks read
+        # "-24 … 0 hours ago" rather than fractions of the few minutes recorded so far.
+        unit, _ = axis_unit(self.window_s)
+        plt.xlim(-self.window_s / unit, 0)
         if xs:
             plt.plot(
                 xs,
