@@ -7,7 +7,7 @@ changed, and 1,000+ nodes scroll without rendering what is off screen.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, get_args
 
 from rich.segment import Segment
 from rich.style import Style
@@ -19,24 +19,12 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fleet.facade import FleetSnapshot, NodeSnapshot
-from tui.draw import Cell
+from tui.draw import Cell, Role
 from tui.grid_rows import GridLayout, header_cells, layout_for, merge, node_cells
 from tui.messages import OpenNode
 from tui.node_view import SortKey, SummaryCache, parse_filter, sort_nodes
 
-ROLE_CLASSES = (
-    "text",
-    "muted",
-    "gpu-ok",
-    "gpu-idle",
-    "gpu-warn",
-    "gpu-failed",
-    "gpu-lost",
-    "gpu-unknown",
-    "link-up",
-    "link-down",
-    "link-degraded",
-)
+ROLE_CLASSES: tuple[str, ...] = get_args(Role)  # one component class per colour role
 
 
 class FleetGrid(ScrollView, can_focus=True):
