@@ -99,6 +99,12 @@ class FleetFacade(Protocol):
 
     read_only: bool
 
+    @property
+    def notices(self) -> Sequence[str]:
+        """What the operator should know from the start, e.g. that history is not
+        recorded because another gpufleet holds the data directory."""
+        ...
+
     def latest(self) -> FleetSnapshot | None:
         """The newest snapshot, or None before the first tick."""
         ...

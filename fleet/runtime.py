@@ -64,6 +64,9 @@ class FleetRuntime:
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
         self._state = FleetState(specs, config.health)
         self.history = HistoryRecorder(data_dir, config.history, clock=clock)
+        self.notices: tuple[str, ...] = ()
+        if data_dir is not None and not self.history.recording:
+            self.notices = (self.history.lock_holder_message,)
         ssh_options = ssh_options or SshOptions()
         self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
         self.prober = FleetProber(self.targets, ssh_options, config.probes.settings(), data_dir)

@@ -93,6 +93,8 @@ class GpuFleetApp(App[None]):
         self.push_screen(self.main)
         if self._theme_error:
             self.notify(self._theme_error, title="Theme", severity="warning")
+        for notice in self.facade.notices:
+            self.notify(notice, title="gpufleet", severity="warning", timeout=30)
         self.theme_changed_signal.subscribe(self, lambda t: self._persist_theme(t.name))
         self._unsubscribe = self._guard("Subscribe", lambda: self.facade.subscribe(self._deliver))
         first = self._guard("Latest snapshot", self.facade.latest)

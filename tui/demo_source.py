@@ -38,6 +38,7 @@ class StaticFleet:
         series_error: Exception | None = None,
     ) -> None:
         self.read_only = read_only
+        self.notices: tuple[str, ...] = ()
         self.snapshots: list[FleetSnapshot] = list(snapshots)
         self.exports: list[ExportRequest] = []
         self._listeners: list[Listener] = []
