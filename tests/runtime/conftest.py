@@ -12,6 +12,9 @@ from collectors.loopback.fleet import LoopbackFleet
 from fleet.config import parse_config
 from fleet.runtime import FleetRuntime
 
+# The fault comes once every agent streams: NVML (and so the simulator) does not report
+# an XID that happened before the agent registered for events, and on a loaded machine
+# the agents start seconds after the fleet.
 SCENARIO = """
 gpus = 8
 
@@ -19,7 +22,7 @@ gpus = 8
 kind = "xid79"
 node = "node-002"
 gpu = 3
-at = "1s"
+at = "8s"
 """
 
 

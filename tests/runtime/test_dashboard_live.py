@@ -29,7 +29,13 @@ async def test_xid79_on_a_simulated_node_reaches_the_failed_panel_and_grid(
     app = build_app(runtime, state_path=tmp_path / "ui.json", refresh_s=0.2)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         panel = app.main.query_one(FailedPanel)
-        await wait_for(pilot, lambda: any(r.node == "node-002" for r in panel.rows), 30)
+        # The XID can arrive a tick before the sample that finds the GPU gone (verdict
+        # fail, then lost): wait for the settled state.
+        await wait_for(
+            pilot,
+            lambda: any((r.node, r.verdict) == ("node-002", "lost") for r in panel.rows),
+            30,
+        )
         row = next(r for r in panel.rows if r.node == "node-002")
         assert (row.index, row.verdict) == (3, "lost")
         line = grid_line(app, "node-002")
