@@ -23,6 +23,8 @@ from tests.metrics.prom import running_prometheus
 
 NODE = "127.0.0.1"  # the config's host: the name the controller gives the node
 SIM_NODE = "node-001"  # the simulator's name for the same node
+# The fault fires once `gpufleet serve` has started and its agent streams: NVML (and the
+# simulator) report no XID that happened before the agent registered for events.
 SCENARIO = f"""
 gpus = 8
 
@@ -30,7 +32,7 @@ gpus = 8
 kind = "xid79"
 node = "{SIM_NODE}"
 gpu = 3
-at = "1s"
+at = "12s"
 """
 
 
