@@ -11,7 +11,6 @@ import io
 import os
 import shutil
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,38 +23,7 @@ from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, PORT_FIELDS
 from collectors.agent.main import run
 from collectors.agent.wire import Writer
 from collectors.protocol import Bye, Error, Event, Hello, Message, Sample, decode_line
-
-WALL_START = 1_800_000_000.0
-
-
-class SimClock:
-    """The agent's clock and the sim's clock in one; waits return at once."""
-
-    def __init__(self, early: float = 0.0) -> None:
-        self.t = 0.0
-        self.early = early  # each wait wakes this much before its deadline
-        self.stop_event = threading.Event()
-        self.reason = ""
-        self.node: sim.SimNode | None = None
-
-    def time(self) -> float:
-        return WALL_START + self.t
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def elapsed(self) -> float:
-        return self.t
-
-    def wait_until(self, deadline: float) -> bool:
-        self.t = max(self.t, deadline - self.early)
-        if self.node is not None:
-            self.node.tick()
-        return self.stop_event.is_set()
-
-    def stop(self, reason: str) -> None:
-        self.reason = self.reason or reason
-        self.stop_event.set()
+from tests.agent.sim_clock import SimClock
 
 
 class AlteredLibrary:

@@ -11,7 +11,6 @@ import io
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,38 +25,9 @@ from collectors.updates import NodeMessage, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.model import FleetSnapshot, NodeTransition
 from fleet.state import FleetState, NodeSpec
+from tests.agent.sim_clock import WALL_START, SimClock
 
-WALL_START = 1_800_000_000.0
 NODE = "node-001"
-
-
-class SimClock:
-    """The agent's clock and the sim's clock in one; waits return at once."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-        self.stop_event = threading.Event()
-        self.reason = ""
-        self.node: sim.SimNode | None = None
-
-    def time(self) -> float:
-        return WALL_START + self.t
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def elapsed(self) -> float:
-        return self.t
-
-    def wait_until(self, deadline: float) -> bool:
-        self.t = max(self.t, deadline)
-        if self.node is not None:
-            self.node.tick()
-        return self.stop_event.is_set()
-
-    def stop(self, reason: str) -> None:
-        self.reason = self.reason or reason
-        self.stop_event.set()
 
 
 def agent_lines(sysfs_root: Path, scenario: str, samples: int) -> list[bytes]:
