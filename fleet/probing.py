@@ -59,10 +59,6 @@ class FleetProber:
             )
         return self._runner
 
-    def busy(self, node: str) -> bool:
-        """Whether a probe is running on ``node``."""
-        return self._runner is not None and self._runner.busy(node)
-
     def cancel(self, node: str) -> bool:
         """Cancel the probe running on ``node``; False when none was."""
         return self._runner is not None and self._runner.cancel(node)
