@@ -9,11 +9,16 @@ $(BIN)/gpufleet: pyproject.toml
 	$(BIN)/pip install -q -e '.[test,probes]'
 	touch $@
 
-.PHONY: demo test check lint types layers pytest bench
+.PHONY: demo test check lint types layers pytest bench system-deps
 demo: $(BIN)/gpufleet
 	$(BIN)/gpufleet demo
 
-test: $(BIN)/gpufleet check pytest
+# The test command sets up everything the tests start (sshd, Prometheus, VictoriaMetrics,
+# NATS, tmux) before running them, so it works as is on a fresh Debian machine.
+test: system-deps $(BIN)/gpufleet check pytest
+
+system-deps:
+	bash scripts/install-system-deps.sh
 
 check: lint types layers
 

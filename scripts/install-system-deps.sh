@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the system packages the tests start for real, when missing: OpenSSH (sshd and
+# ssh -G as an oracle), Prometheus and promtool, VictoriaMetrics, NATS, tmux.
+# Runs as root, or through sudo; does nothing when everything is present.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "$1" ]; }
+have /usr/sbin/sshd || need+=(openssh-server)
+have ssh-keygen || need+=(openssh-client)
+have prometheus || need+=(prometheus)
+have promtool || need+=(prometheus)
+have victoria-metrics || need+=(victoria-metrics)
+have nats-server || have /usr/sbin/nats-server || need+=(nats-server)
+have tmux || need+=(tmux)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || {
+    echo "install-system-deps: need root or sudo to install: ${need[*]}" >&2
+    exit 1
+  }
+  SUDO="sudo"
+fi
+echo "install-system-deps: installing ${need[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+  $(printf '%s\n' "${need[@]}" | sort -u)
