@@ -25,10 +25,16 @@ class CoverageBook:
         self.earlier: list[tuple[int, int]] = []
         self.spans: list[list[int]] = []  # [start_ms, end_ms] of this session
         self._dirty_days: set[date] = set()
+        self._cut = False
+
+    def cut(self) -> None:
+        """End the current span where it is: the next observation starts a new one."""
+        self._cut = True
 
     def extend(self, t_ms: int) -> None:
         """The recorder was running at ``t_ms``."""
-        if self.spans and 0 <= t_ms - self.spans[-1][1] <= self.gap_ms:
+        cut, self._cut = self._cut, False
+        if self.spans and not cut and 0 <= t_ms - self.spans[-1][1] <= self.gap_ms:
             self._dirty_days.update(_days(self.spans[-1][1], t_ms))
             self.spans[-1][1] = t_ms
         elif not self.spans or t_ms > self.spans[-1][1]:

@@ -9,6 +9,7 @@ take ``*.parquet`` and nothing else, so temporaries are never read.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import re
@@ -25,8 +26,12 @@ GPU_MINUTES = "gpu_minutes"
 NODE_STATES = "node_states"
 EVENTS = "events"
 COVERAGE = "coverage"
-TABLES = (GPU_MINUTES, NODE_STATES, EVENTS, COVERAGE)
+MONITOR_GAPS = "monitor_gaps"  # layout version 2
+TABLES = (GPU_MINUTES, NODE_STATES, EVENTS, COVERAGE, MONITOR_GAPS)
 LOCK_FILE = "recorder.lock"
+HEARTBEAT_FILE = "recorder.heartbeat"  # layout version 2
+LAYOUT_FILE = "layout.json"  # {"version": 2}; absent in a version-1 directory
+LAYOUT_VERSION = 2
 TMP_PREFIX = ".tmp-"
 
 TS = pl.Datetime("ms", "UTC")
@@ -64,6 +69,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "detail": pl.String(),
     },
     COVERAGE: {"start": TS, "end": TS},
+    MONITOR_GAPS: {"start": TS, "end": TS, "cause": pl.String()},
 }
 
 _DAY_DIR = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
@@ -173,6 +179,23 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def layout_version(data_dir: Path) -> int:
+    """The directory's layout version: 1 when no ``layout.json`` says otherwise."""
+    try:
+        return int(json.loads((data_dir / LAYOUT_FILE).read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 1
+
+
+def write_layout_version(data_dir: Path) -> None:
+    """Stamp the directory with this code's layout version (older readers ignore the file)."""
+    if layout_version(data_dir) >= LAYOUT_VERSION:
+        return
+    tmp = data_dir / f"{TMP_PREFIX}{LAYOUT_FILE}.{os.getpid()}"
+    tmp.write_text(json.dumps({"version": LAYOUT_VERSION}) + "\n", encoding="utf-8")
+    os.replace(tmp, data_dir / LAYOUT_FILE)
+
+
 def partitioned_tables(data_dir: Path) -> list[str]:
     """Every day-partitioned table in the directory: ours and others' (e.g. ``probes``)."""
     if not data_dir.is_dir():
@@ -187,6 +210,10 @@ def partitioned_tables(data_dir: Path) -> list[str]:
 def remove_temporaries(data_dir: Path) -> int:
     """Delete temporaries a killed writer left behind; returns how many were removed."""
     removed = 0
+    for tmp in data_dir.glob(f"{TMP_PREFIX}*"):  # heartbeat and layout stamp
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            removed += 1
     for table in partitioned_tables(data_dir):
         for tmp in (data_dir / table).glob(f"date=*/{TMP_PREFIX}*"):
             with contextlib.suppress(OSError):

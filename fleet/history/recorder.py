@@ -20,6 +20,7 @@ from fleet.config.history_section import HistorySection
 from fleet.facade import GpuSeries, UtilizationPoint
 from fleet.history import events as event_rows
 from fleet.history.coverage import CoverageBook
+from fleet.history.gaps import GapBook, load_gaps
 from fleet.history.layout import (
     EVENTS,
     GPU_MINUTES,
@@ -28,15 +29,21 @@ from fleet.history.layout import (
     delete_partitions_before,
     partitioned_tables,
     remove_temporaries,
+    write_layout_version,
 )
-from fleet.history.lock import RecorderLock
-from fleet.history.reader import load_coverage, load_intervals, load_state_files, recent_days
+from fleet.history.ledger import LedgerInputs, last_observation_ms, load_ledger
+from fleet.history.lock import RecorderLock, lock_is_held, write_heartbeat
+from fleet.history.reader import load_coverage, load_state_files, recent_days
 from fleet.history.ring import U8_NULL, GpuRegistry, SampleRing, TickFrame, tick_frame
 from fleet.history.rollup import MinuteAccumulator
 from fleet.history.series import MINUTE_MS, FleetMinuteSeries
-from fleet.history.states import KEEP_CLOSED_DAYS, NodeStateBook, StateInterval
+from fleet.history.states import KEEP_CLOSED_DAYS, NodeStateBook
 from fleet.history.store import HistoryStore
 from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot, UtilizationSummary
+from fleet.watchdog import TickWatchdog
+
+# A standby (another process records) tries to take the lock over this often.
+TAKEOVER_RETRY_S = 1.0
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +63,7 @@ class HistoryRecorder:
         config: HistorySection,
         *,
         clock: Callable[[], float] = time.time,
+        tick_s: float | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.config = config
@@ -66,8 +74,11 @@ class HistoryRecorder:
         self.registry = GpuRegistry()
         self.ring = SampleRing(config.ring_minutes)
         self.series = FleetMinuteSeries(config.series_days * 86400)
-        self.states = NodeStateBook(session_file=f"{self.session}.parquet")
-        self.coverage = CoverageBook(f"{self.session}.parquet", config.coverage_gap_s)
+        self._new_books()
+        # Only a live controller measures its own ticks; replayed or synthetic snapshots don't.
+        self.watchdog = TickWatchdog(tick_s) if tick_s is not None else None
+        self._blind_until_ms = 0  # observations before this are the monitor's (settling)
+        self._last_takeover_try = time.monotonic()
         self._minute = MinuteAccumulator()
         self._events: list[EventRecord] = []
         self._latest_util: float | None = None
@@ -79,29 +90,41 @@ class HistoryRecorder:
         self._store: HistoryStore | None = None
         self._closed = False
         if data_dir is not None:
-            self._open(data_dir, clock())
+            now = clock()
+            today = day_of_ms(round(now * 1000))
+            self.series.load(data_dir, recent_days(today, config.series_days))
+            self._open(data_dir, now)
 
-    # -- opening and resuming -------------------------------------------------------------
+    # -- opening, resuming and taking over -----------------------------------------------
 
-    def _open(self, data_dir: Path, now: float) -> None:
+    def _new_books(self) -> None:
+        name = f"{self.session}.parquet"
+        self.states = NodeStateBook(session_file=name)
+        self.coverage = CoverageBook(name, self.config.coverage_gap_s)
+        self.gaps = GapBook(name)
+
+    def _open(self, data_dir: Path, now: float, *, standby: bool = False) -> None:
         today = day_of_ms(round(now * 1000))
-        self.series.load(data_dir, recent_days(today, self.config.series_days))
         lock = RecorderLock(data_dir)
         try:
             acquired = lock.acquire()
         except OSError as exc:  # not a directory, no permission, read-only file system
             self.lock_holder_message = f"cannot record into {data_dir}: {exc.strerror or exc}"
-            log.warning("%s", self.lock_holder_message)
+            if not standby:
+                log.warning("%s", self.lock_holder_message)
             return
         if not acquired:
+            if standby:
+                return  # still held: the holder is alive
             holder = lock.holder() or "another process"
             self.lock_holder_message = (
                 f"another gpufleet is recording into {data_dir} ({holder}); "
-                "this one shows history but does not record"
+                "this one shows history but does not record until it stops (standby)"
             )
             log.warning("%s", self.lock_holder_message)
             return
         self._lock, self.recording = lock, True
+        self.lock_holder_message = ""
         remove_temporaries(data_dir)
         self._store = HistoryStore(data_dir, self.session)
         self._resume(data_dir, today)
@@ -111,6 +134,8 @@ class HistoryRecorder:
     def _resume(self, data_dir: Path, today: date) -> None:
         first = today - timedelta(days=KEEP_CLOSED_DAYS)
         self.coverage.earlier = load_coverage(data_dir, first, today + timedelta(days=1))
+        self.gaps.earlier = load_gaps(data_dir, first, today + timedelta(days=1))
+        write_layout_version(data_dir)
         self.states.resume_end_ms = self.coverage.last_end_ms()
         for relpath, rows in load_state_files(data_dir).items():
             self.states.adopt(relpath, rows)
@@ -129,8 +154,37 @@ class HistoryRecorder:
 
     # -- recording ------------------------------------------------------------------------
 
+    def _maybe_take_over(self, now: float) -> None:
+        """A standby tries the lock now and then: the recorder's death releases it."""
+        if self.data_dir is None or self.recording or self._closed:
+            return
+        if time.monotonic() - self._last_takeover_try < TAKEOVER_RETRY_S:
+            return
+        self._last_takeover_try = time.monotonic()
+        if not RecorderLock(self.data_dir).path.exists() or lock_is_held(self.data_dir):
+            return  # cheap check first: books are rebuilt only when the lock is free
+        holder = self.lock_holder_message
+        self.session = session_name(now)
+        self._new_books()  # what this process saw as a standby was never its to write
+        self._open(self.data_dir, now, standby=True)
+        if self.recording:
+            log.warning("took over recording into %s (%s)", self.data_dir, holder)
+
+    def _observe(self, snapshot: FleetSnapshot, t_ms: int) -> None:
+        """Extend coverage, unless the controller itself stalled or is settling after it."""
+        stall = self.watchdog.beat(snapshot.taken_at) if self.watchdog is not None else None
+        if stall is not None:
+            assert self.watchdog is not None
+            self._blind_until_ms = t_ms + round(self.watchdog.settle_s * 1000)
+            self.coverage.cut()
+            self.gaps.add(round(stall.start * 1000), self._blind_until_ms, stall.cause)
+            log.warning("%s; that time is recorded as unmonitored", stall.cause)
+        if t_ms >= self._blind_until_ms:
+            self.coverage.extend(t_ms)
+
     def record(self, snapshot: FleetSnapshot) -> None:
         """Take in one tick's snapshot (call once per tick, in time order)."""
+        self._maybe_take_over(snapshot.taken_at)
         t_ms = round(snapshot.taken_at * 1000)
         tick = self._tick_of(snapshot)
         minute_ms = t_ms - t_ms % MINUTE_MS
@@ -145,7 +199,7 @@ class HistoryRecorder:
         self._latest_util = float(known.mean()) if known.size else None
         self.states.apply(snapshot)
         self._events.extend(snapshot.new_events)
-        self.coverage.extend(t_ms)
+        self._observe(snapshot, t_ms)
         self._last_t = snapshot.taken_at
         if snapshot.taken_at - self._last_persist >= self.config.flush_interval_s:
             self._persist(snapshot.taken_at)
@@ -177,20 +231,28 @@ class HistoryRecorder:
         if self._store is None:  # in memory only: the books are the history
             self.states.dirty.clear()
             self.coverage.take_dirty()
+            self.gaps.take_dirty()
             return
-        state_files = self.states.take_dirty()
-        coverage_files = self.coverage.take_dirty()
+        files = self.states.take_dirty() | self.coverage.take_dirty() | self.gaps.take_dirty()
         for hour_ms, frame in event_rows.by_hour(events):
             self._store.append(EVENTS, frame, hour_ms)
-        for relpath, frame in (state_files | coverage_files).items():
+        for relpath, frame in files.items():
             self._store.write(relpath, frame)
         self._store.write_dirty()
+        self._heartbeat(now)
         today = day_of_ms(round(now * 1000))
         if self._day is not None and today != self._day:
             self._day = today
             self._store.wait()  # retention must not race a write into an old partition
             self._apply_retention(today)
             self.states.forget_before(today - timedelta(days=KEEP_CLOSED_DAYS))
+
+    def _heartbeat(self, now: float) -> None:
+        assert self.data_dir is not None
+        try:
+            write_heartbeat(self.data_dir, self.session, now)
+        except OSError as exc:  # the next flush tries again; readers see an old heartbeat
+            log.warning("cannot write the recorder heartbeat: %s", exc)
 
     def flush(self) -> None:
         """Write everything recorded so far (except the minute in progress) and wait for it."""
@@ -244,18 +306,22 @@ class HistoryRecorder:
             avg_24h=self.series.average(now - 86400, now, partial),
         )
 
-    def sla_inputs(
-        self, first: date, last: date
-    ) -> tuple[list[tuple[int, int]], list[StateInterval]]:
-        """Coverage spans and state intervals for an SLA period from ``first`` to ``last``.
+    def sla_inputs(self, first: date, last: date, now: float) -> LedgerInputs:
+        """What the SLA ledger needs for a period from ``first`` to ``last``.
 
-        From memory while this recorder records (or has no directory); from disk when
-        another process records, since its books are the ones that are complete.
+        From memory while this recorder records (or has no directory): it observes
+        live. From disk when another process records, since its books are complete.
         """
         if self.data_dir is None or self.recording:
-            return self.coverage.all_spans(), self.states.intervals()
-        spans = load_coverage(self.data_dir, first, last)
-        return spans, load_intervals(self.data_dir, last)
+            spans = self.coverage.all_spans()
+            return LedgerInputs(
+                spans,
+                self.states.intervals(),
+                self.gaps.all(),
+                live=not self._closed,
+                observed_until_ms=last_observation_ms(spans),
+            )
+        return load_ledger(self.data_dir, first, last, now)
 
     def wait_resumed(self, timeout: float | None = None) -> bool:
         """Wait until the utilization history of earlier sessions is loaded (True when it is)."""

@@ -11,14 +11,44 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
 from fleet.history.layout import NODE_STATES, SCHEMAS, day_of_ms
-from fleet.model import FleetSnapshot, NodeState
+from fleet.model import FleetSnapshot, NodeSnapshot
 
 # Closed intervals older than this are no longer kept in memory (never rewritten again).
 KEEP_CLOSED_DAYS = 62
+
+# What history records per node. ``unmonitored`` is the monitor's blindness, not the
+# node's: no connection attempt of this controller run has concluded yet, or the
+# controller could not observe the node for a reason of its own side (credentials,
+# host key, agent or protocol trouble).
+RecordedState = Literal["up", "broken", "unreachable", "unmonitored"]
+BLIND_STATUSES = frozenset(
+    ("connecting", "auth-failed", "host-key-mismatch", "agent-error", "protocol-error")
+)
+
+
+def recorded_state(node: NodeSnapshot) -> RecordedState:
+    """The state history records for ``node``: its own, except the monitor's blind spots.
+
+    ``unreachable`` stays down only with positive evidence: a connection attempt of this
+    run failed (timeout, refused, no route) or samples stopped on an open connection.
+    """
+    if node.state != "unreachable":
+        return node.state
+    if node.status in BLIND_STATUSES:
+        return "unmonitored"
+    no_sample_yet = any(r.endswith("no sample yet") for r in node.broken_reasons)
+    if node.status != "unreachable" and no_sample_yet:
+        return "unmonitored"  # connected, no sample yet: the first attempt has not concluded
+    return "unreachable"
+
+
+def _same_node_state(recorded: str, node: NodeSnapshot) -> bool:
+    return recorded == node.state or (recorded == "unmonitored" and node.state == "unreachable")
 
 
 @dataclass(slots=True)
@@ -26,7 +56,7 @@ class StateInterval:
     """A node was in ``state`` from ``start_ms`` until ``end_ms`` (None while open)."""
 
     node: str
-    state: NodeState
+    state: RecordedState
     start_ms: int
     end_ms: int | None
     reasons: tuple[str, ...] = ()
@@ -63,21 +93,30 @@ class NodeStateBook:
         self.open[interval.node] = interval
 
     def apply(self, snapshot: FleetSnapshot) -> None:
-        """Follow the snapshot's transitions, then make every node's open interval agree."""
-        for tr in snapshot.transitions:
-            self._enter(tr.node, tr.state, round(tr.at * 1000), tr.reasons)
+        """Make every node's open interval agree with the snapshot's recorded state.
+
+        A node changes state at most once per snapshot, at ``state_since`` (the time of
+        its transition); a change of recorded state within one node state (connecting,
+        then a failed attempt) happens at the snapshot's time.
+        """
         now_ms = round(snapshot.taken_at * 1000)
         present = set()
         for node in snapshot.nodes:
             present.add(node.name)
+            state = recorded_state(node)
             current = self.open.get(node.name)
-            if current is None or current.state != node.state:
-                since = node.state_since if node.state_since is not None else snapshot.taken_at
-                self._enter(node.name, node.state, round(since * 1000), node.broken_reasons)
+            if current is not None and current.state == state:
+                continue
+            since = snapshot.taken_at
+            if node.state_since is not None and (
+                current is None or not _same_node_state(current.state, node)
+            ):
+                since = node.state_since
+            self._enter(node.name, state, round(since * 1000), node.broken_reasons)
         for name in [n for n in self.open if n not in present]:
             self._close(self.open.pop(name), now_ms)  # the node left the fleet
 
-    def _enter(self, node: str, state: NodeState, at_ms: int, reasons: Iterable[str]) -> None:
+    def _enter(self, node: str, state: RecordedState, at_ms: int, reasons: Iterable[str]) -> None:
         current = self.open.get(node)
         if current is not None:
             if current.state == state:

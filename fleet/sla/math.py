@@ -8,37 +8,29 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from itertools import pairwise
 
 from fleet.config.sla_section import SlaSection
+from fleet.history.ledger import LedgerInputs
 from fleet.history.states import StateInterval
 from fleet.sla.period import Period
+from fleet.sla.timeline import Segment
 
 HOUR_MS = 3_600_000
 CENT = Decimal("0.01")
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """A stretch of one node's time in one state."""
-
-    start_ms: int
-    end_ms: int
-    state: str
-    down: bool
-    reasons: tuple[str, ...]
+Span = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class Outage:
-    """A maximal run of one node's down time; ``counted`` unless shorter than the grace."""
+    """A maximal run of one node's down (or disputed) time; ``counted`` unless short."""
 
     node: str
     start_ms: int
-    end_ms: int  # an ongoing outage ends at the time of evaluation
+    end_ms: int  # where observation of it ended, or now while a live recorder observes it
     ongoing: bool
     states: tuple[str, ...]
     reasons: tuple[str, ...]
@@ -52,11 +44,49 @@ class Outage:
 
 @dataclass(frozen=True, slots=True)
 class Piece:
-    """Monitored time during which ``shortfall`` committed slots had no usable node."""
+    """Monitored time with constant ``shortfall`` (down), ``unmonitored`` and ``disputed``
+    weights (committed slots, or GPUs for unit "gpu")."""
 
     start_ms: int
     end_ms: int
     shortfall: int
+    unmonitored: int = 0
+    disputed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """Weighted time sums of one sweep (a fleet, or one instance)."""
+
+    pieces: tuple[Piece, ...]
+    committed: int  # weight of the committed capacity
+    monitored_ms: int  # |M|: recorder running, outside maintenance
+    down: int  # sum of shortfall * time
+    unmonitored: int  # sum of unknown slots * time inside M
+    disputed: int  # sum of disputed slots * time inside M (when not counted as down)
+
+    @property
+    def denominator(self) -> int:
+        """Observed capacity-time: committed * |M| less what was unknown or disputed."""
+        return self.committed * self.monitored_ms - self.unmonitored - self.disputed
+
+    @property
+    def availability(self) -> Fraction | None:
+        """Percent, or None when nothing was observed."""
+        if self.denominator <= 0:
+            return None
+        return 100 * (1 - Fraction(self.down, self.denominator))
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceResult:
+    """One node judged alone (``scope = "instance"``)."""
+
+    node: str
+    availability_pct: Fraction | None
+    down_ms: int  # weighted, like the fleet's
+    tier_credit_pct: Decimal
+    credit: Decimal
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +96,8 @@ class SlaResult:
     period: Period
     committed_nodes: int
     monitored_ms: int
-    down_node_ms: int
-    availability_pct: Fraction | None  # None when nothing was monitored
+    down_node_ms: int  # weighted: node-ms, or GPU-ms for unit "gpu"
+    availability_pct: Fraction | None  # None when nothing was observed
     outages: tuple[Outage, ...]
     pieces: tuple[Piece, ...]
     tier_credit_pct: Decimal
@@ -75,22 +105,31 @@ class SlaResult:
     tiered_credit: Decimal
     pro_rata_credit: Decimal
     owed: Decimal
+    unmonitored_ms: int = 0  # weighted, inside monitored time
+    disputed_ms: int = 0  # weighted, inside monitored time, when not counted
+    maintenance_ms: int = 0  # maintenance time inside the period
+    weight: int = 1  # of one node: 1, or GPUs per node
+    disputed: tuple[Outage, ...] = ()
+    node_coverage: dict[str, Fraction] = field(default_factory=dict)
+    instances: tuple[InstanceResult, ...] = ()
+    live: bool = False
+    capped: bool = False
 
     @property
     def coverage_pct(self) -> Fraction:
-        """Monitored share of the period, in percent."""
-        return Fraction(100 * self.monitored_ms, self.period.end_ms - self.period.start_ms)
+        """Observed share of the committed capacity's time outside maintenance, in percent."""
+        span = self.period.end_ms - self.period.start_ms - self.maintenance_ms
+        whole = self.committed_nodes * self.weight * span
+        if whole <= 0:
+            return Fraction(0)
+        return Fraction(100 * (self.committed_nodes * self.weight * self.monitored_ms
+                               - self.unmonitored_ms), whole)  # fmt: skip
 
 
-def monitored_spans(coverage: Iterable[tuple[int, int]], period: Period) -> list[tuple[int, int]]:
-    """The union of coverage spans inside the period, as disjoint sorted spans."""
-    clipped = sorted(
-        (max(s, period.start_ms), min(e, period.end_ms))
-        for s, e in coverage
-        if min(e, period.end_ms) > max(s, period.start_ms)
-    )
-    merged: list[tuple[int, int]] = []
-    for s, e in clipped:
+def merge_spans(spans: Iterable[Span]) -> list[Span]:
+    """The union of ``spans`` as disjoint sorted spans."""
+    merged: list[Span] = []
+    for s, e in sorted(x for x in spans if x[1] > x[0]):
         if merged and s <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], e))
         else:
@@ -98,140 +137,171 @@ def monitored_spans(coverage: Iterable[tuple[int, int]], period: Period) -> list
     return merged
 
 
-def node_segments(
-    intervals: Iterable[StateInterval], now_ms: int, unreachable_down: bool
-) -> dict[str, list[Segment]]:
-    """Each node's intervals as non-overlapping segments (open ones end at ``now_ms``)."""
-    by_node: dict[str, list[StateInterval]] = defaultdict(list)
-    for interval in intervals:
-        by_node[interval.node].append(interval)
-    out: dict[str, list[Segment]] = {}
-    for node, rows in by_node.items():
-        rows.sort(key=lambda i: i.start_ms)
-        segments = []
-        for i, row in enumerate(rows):
-            end = now_ms if row.end_ms is None else row.end_ms
-            if i + 1 < len(rows):
-                end = min(end, rows[i + 1].start_ms)  # a newer interval supersedes
-            if end > row.start_ms:
-                down = row.state == "broken" or (row.state == "unreachable" and unreachable_down)
-                segments.append(Segment(row.start_ms, end, row.state, down, row.reasons))
-        out[node] = segments
+def clip(spans: Iterable[Span], lo: int, hi: int) -> list[Span]:
+    """``spans`` cut to ``[lo, hi)``, merged."""
+    return merge_spans((max(s, lo), min(e, hi)) for s, e in spans)
+
+
+def subtract(spans: Sequence[Span], holes: Sequence[Span]) -> list[Span]:
+    """``spans`` less ``holes`` (both disjoint and sorted)."""
+    out: list[Span] = []
+    for s, e in spans:
+        cur = s
+        for hs, he in holes:
+            if he <= cur or hs >= e:
+                continue
+            if hs > cur:
+                out.append((cur, hs))
+            cur = max(cur, he)
+        if cur < e:
+            out.append((cur, e))
     return out
 
 
+def monitored_spans(coverage: Iterable[Span], period: Period) -> list[Span]:
+    """The union of coverage spans inside the period, as disjoint sorted spans."""
+    return clip(coverage, period.start_ms, period.end_ms)
+
+
+def maintenance_spans(contract: SlaSection, period: Period) -> list[Span]:
+    """The contract's maintenance windows inside the period."""
+    windows = [
+        (round(w.start.timestamp() * 1000), round(w.end.timestamp() * 1000))
+        for w in contract.maintenance
+    ]
+    return clip(windows, period.start_ms, period.end_ms)
+
+
 def find_outages(
-    node: str, segments: Sequence[Segment], grace_ms: int, now_ms: int
+    node: str, segments: Sequence[Segment], threshold_ms: int, live: bool, want: str = "down"
 ) -> list[Outage]:
-    """Maximal runs of touching down segments; runs shorter than ``grace_ms`` are forgiven."""
+    """Maximal runs of touching ``want`` segments ("down" or "disputed"); down runs shorter
+    than ``threshold_ms`` are forgiven. Ongoing only while a live recorder observes it."""
     runs: list[list[Segment]] = []
     for seg in segments:
-        if seg.down and runs and runs[-1][-1].end_ms == seg.start_ms:
+        hit = seg.down if want == "down" else seg.disputed
+        if hit and runs and runs[-1][-1].end_ms == seg.start_ms:
             runs[-1].append(seg)
-        elif seg.down:
+        elif hit:
             runs.append([seg])
     outages = []
     for run in runs:
         start, end = run[0].start_ms, run[-1].end_ms
         states = tuple(dict.fromkeys(s.state for s in run))
         reasons = tuple(dict.fromkeys(r for s in run for r in s.reasons))
-        counted = end - start >= grace_ms
-        outages.append(Outage(node, start, end, end >= now_ms, states, reasons, counted))
+        ongoing = live and run[-1].open
+        counted = end - start >= threshold_ms
+        outages.append(Outage(node, start, end, ongoing, states, reasons, counted))
     return outages
 
 
-def usable_spans(segments: Sequence[Segment], outages: Sequence[Outage]) -> list[tuple[int, int]]:
-    """When the node counts as usable: up (or not-counted unreachable) time and forgiven outages."""
-    spans = [(s.start_ms, s.end_ms) for s in segments if not s.down]
-    spans += [(o.start_ms, o.end_ms) for o in outages if not o.counted]
-    return spans
+WeightedSpan = tuple[int, int, int]
 
 
-def shortfall_pieces(
-    usable: Iterable[tuple[int, int]], monitored: Sequence[tuple[int, int]], committed: int
-) -> list[Piece]:
-    """Sweep over time: monitored pieces with their constant shortfall, merged when equal."""
-    changes: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # t → [Δusable, Δmonitored]
-    for s, e in usable:
-        changes[s][0] += 1
-        changes[e][0] -= 1
+def node_weights(
+    segments: Sequence[Segment], outages: Sequence[Outage], weight: int
+) -> tuple[list[WeightedSpan], list[WeightedSpan], list[WeightedSpan]]:
+    """(usable, unmonitored, disputed) weighted spans of one node.
+
+    Up time is usable; so is a forgiven outage; a counted outage keeps only its healthy
+    GPUs (unit "gpu"). Unmonitored and disputed time is neither usable nor down.
+    """
+    forgiven = [(o.start_ms, o.end_ms) for o in outages if not o.counted]
+    usable: list[WeightedSpan] = []
+    unknown: list[WeightedSpan] = []
+    disputed: list[WeightedSpan] = []
+    for seg in segments:
+        span = (seg.start_ms, seg.end_ms)
+        excused = seg.down and any(s <= span[0] and span[1] <= e for s, e in forgiven)
+        if seg.kind == "up" or excused:
+            usable.append((*span, weight))
+        elif seg.down and seg.usable:
+            usable.append((*span, seg.usable))
+        elif seg.kind == "unmonitored":
+            unknown.append((*span, weight))
+        elif seg.kind == "disputed":
+            disputed.append((*span, weight))
+    return usable, unknown, disputed
+
+
+def sweep(
+    usable: Iterable[WeightedSpan],
+    unknown: Iterable[WeightedSpan],
+    disputed: Iterable[WeightedSpan],
+    monitored: Sequence[Span],
+    committed: int,
+) -> Ledger:
+    """Sweep over time: monitored pieces with constant weights, merged when equal."""
+    changes: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for column, spans in enumerate((usable, unknown, disputed)):
+        for s, e, w in spans:
+            changes[s][column] += w
+            changes[e][column] -= w
     for s, e in monitored:
-        changes[s][1] += 1
-        changes[e][1] -= 1
+        changes[s][3] += 1
+        changes[e][3] -= 1
     pieces: list[Piece] = []
-    usable_now = monitoring = 0
-    times = sorted(changes)
-    for t, t_next in pairwise(times):
-        usable_now += changes[t][0]
-        monitoring += changes[t][1]
-        if monitoring <= 0:
+    now = [0, 0, 0, 0]
+    for t, t_next in pairwise(sorted(changes)):
+        now = [a + b for a, b in zip(now, changes[t], strict=True)]
+        if now[3] <= 0:
             continue
-        short = max(0, committed - usable_now)
-        if pieces and pieces[-1].end_ms == t and pieces[-1].shortfall == short:
-            pieces[-1] = Piece(pieces[-1].start_ms, t_next, short)
+        gap = max(0, committed - now[0])
+        after_unknown = max(0, gap - now[1])
+        short = max(0, after_unknown - now[2])
+        piece = Piece(t, t_next, short, gap - after_unknown, after_unknown - short)
+        last = pieces[-1] if pieces else None
+        if last is not None and last.end_ms == t and _same_weights(last, piece):
+            pieces[-1] = Piece(last.start_ms, t_next, short, last.unmonitored, last.disputed)
         else:
-            pieces.append(Piece(t, t_next, short))
-    return pieces
+            pieces.append(piece)
+    monitored_ms = sum(e - s for s, e in monitored)
+    total = [0, 0, 0]
+    for p in pieces:
+        length = p.end_ms - p.start_ms
+        total[0] += p.shortfall * length
+        total[1] += p.unmonitored * length
+        total[2] += p.disputed * length
+    return Ledger(tuple(pieces), committed, monitored_ms, *total)
 
 
-def credits(
-    contract: SlaSection, period: Period, down_node_ms: int, availability: Fraction | None
-) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal]:
-    """(tier credit %, bill, tiered credit, pro-rata credit, owed), money rounded to cents."""
-    tier = Decimal(0)
-    if availability is not None:
-        hits = [t.credit_percent for t in contract.tiers if Fraction(t.below) > availability]
-        tier = max(hits, default=Decimal(0))
-    gpu_hour = Decimal(contract.gpus_per_node) * contract.gpu_hour_price
-    bill = contract.committed_nodes * gpu_hour * period.days_in_month * 24
-    tiered = bill * tier / 100
-    pro_rata = Decimal(down_node_ms) / HOUR_MS * gpu_hour
-    owed = tiered if contract.credit_model == "tiered" else pro_rata
-    return tier, _cents(bill), _cents(tiered), _cents(pro_rata), _cents(owed)
+def _same_weights(a: Piece, b: Piece) -> bool:
+    return (a.shortfall, a.unmonitored, a.disputed) == (b.shortfall, b.unmonitored, b.disputed)
 
 
 def _cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
+def tier_of(contract: SlaSection, availability: Fraction | None) -> Decimal:
+    """The largest credit percent among tiers whose ``below`` exceeds ``availability``."""
+    if availability is None:
+        return Decimal(0)
+    hits = [t.credit_percent for t in contract.tiers if Fraction(t.below) > availability]
+    return max(hits, default=Decimal(0))
+
+
+def node_bill(contract: SlaSection, period: Period) -> Decimal:
+    """One committed node's bill for the whole calendar month."""
+    return Decimal(contract.gpus_per_node) * contract.gpu_hour_price * period.days_in_month * 24
+
+
 def compute_sla(
     contract: SlaSection,
     period: Period,
-    coverage: Iterable[tuple[int, int]],
-    intervals: Iterable[StateInterval],
-    now_ms: int,
+    coverage: Iterable[Span] | LedgerInputs,
+    intervals: Iterable[StateInterval] = (),
+    now_ms: int = 0,
 ) -> SlaResult:
-    """Availability, outages and credits of ``period`` from recorded coverage and intervals."""
-    monitored = monitored_spans(coverage, period)
-    grace_ms = round(contract.grace_minutes * 60_000)
-    segments = node_segments(intervals, now_ms, contract.unreachable_counts_as_down)
-    outages: list[Outage] = []
-    usable: list[tuple[int, int]] = []
-    for node, segs in sorted(segments.items()):
-        found = find_outages(node, segs, grace_ms, now_ms)
-        outages += found
-        usable += usable_spans(segs, found)
-    pieces = shortfall_pieces(usable, monitored, contract.committed_nodes)
-    down_ms = sum((p.end_ms - p.start_ms) * p.shortfall for p in pieces)
-    monitored_ms = sum(e - s for s, e in monitored)
-    availability = None
-    if monitored_ms:
-        availability = 100 * (1 - Fraction(down_ms, contract.committed_nodes * monitored_ms))
-    tier, bill, tiered, pro_rata, owed = credits(contract, period, down_ms, availability)
-    in_period = tuple(
-        o for o in outages if o.end_ms > period.start_ms and o.start_ms < period.end_ms
-    )
-    return SlaResult(
-        period,
-        contract.committed_nodes,
-        monitored_ms,
-        down_ms,
-        availability,
-        in_period,
-        tuple(pieces),
-        tier,
-        bill,
-        tiered,
-        pro_rata,
-        owed,
-    )
+    """Availability, outages and credits of ``period`` from recorded history.
+
+    ``coverage`` is either the coverage spans (with ``intervals``; open intervals then
+    end at ``now_ms`` and are ongoing) or the :class:`LedgerInputs` read from history.
+    """
+    if isinstance(coverage, LedgerInputs):
+        ledger_in = coverage
+    else:
+        ledger_in = LedgerInputs(list(coverage), list(intervals))
+    from fleet.sla.assess import assess
+
+    return assess(contract, period, ledger_in, now_ms)

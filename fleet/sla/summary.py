@@ -2,34 +2,50 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from fleet.config.sla_section import SlaSection
-from fleet.history.reader import load_coverage, load_intervals
+from fleet.history.ledger import LedgerInputs, load_ledger
 from fleet.history.recorder import HistoryRecorder
-from fleet.history.states import StateInterval
 from fleet.model import SlaSummary
 from fleet.sla.math import HOUR_MS, SlaResult, compute_sla
-from fleet.sla.period import Period, month_of, month_period
+from fleet.sla.period import month_of, month_period
 
 
 def sla_for_month(
     source: HistoryRecorder | Path, sla: SlaSection, month: str, now: float
 ) -> SlaResult:
-    """The SLA result of ``month`` (to date, if it is the current one) as of ``now``."""
+    """The SLA result of ``month`` (to date, if it is the current one) as of ``now``.
+
+    A month to date of a stopped history ends where observation ended, not now: the
+    report of a stopped history is the same whenever it is run.
+    """
     now_ms = round(now * 1000)
     period = month_period(month, now_ms)
-    coverage, intervals = _inputs(source, period)
-    return compute_sla(sla, period, coverage, intervals, now_ms)
+    inputs = _inputs(source, period.first_day, period.last_day, now)
+    as_of = inputs.open_end_ms(now_ms)
+    month_to_date = period.end_ms < period.month_end_ms
+    if month_to_date and period.start_ms < as_of < period.end_ms:
+        period = month_period(month, as_of)
+    return compute_sla(sla, period, inputs, now_ms=as_of)
 
 
-def _inputs(
-    source: HistoryRecorder | Path, period: Period
-) -> tuple[list[tuple[int, int]], list[StateInterval]]:
+def _inputs(source: HistoryRecorder | Path, first: date, last: date, now: float) -> LedgerInputs:
     if isinstance(source, HistoryRecorder):
-        return source.sla_inputs(period.first_day, period.last_day)
-    coverage = load_coverage(source, period.first_day, period.last_day)
-    return coverage, load_intervals(source, period.last_day)
+        return source.sla_inputs(first, last, now)
+    return load_ledger(source, first, last, now)
+
+
+def provisional_words(summary: SlaSummary) -> str:
+    """How a month-to-date figure must be read, e.g. "provisional · coverage 96.7 %".
+
+    A month that has not ended is provisional; an undefined availability is "not
+    measured", never "below SLO".
+    """
+    if summary.availability_pct is None:
+        return f"not measured yet · coverage {summary.coverage_pct:.1f} %"
+    return f"provisional · coverage {summary.coverage_pct:.1f} %"
 
 
 def sla_summary(
@@ -43,7 +59,7 @@ def sla_summary(
         availability_pct=None if availability is None else float(availability),
         slo_pct=float(sla.slo_percent),
         coverage_pct=float(result.coverage_pct),
-        down_node_hours=result.down_node_ms / HOUR_MS,
+        down_node_hours=result.down_node_ms / HOUR_MS / result.weight,
         tier_credit_pct=float(result.tier_credit_pct),
         credit_owed=float(result.owed),
         currency=sla.currency,

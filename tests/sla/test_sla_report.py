@@ -139,9 +139,12 @@ def test_summary_from_the_live_recorder_matches_the_one_from_disk(
     data_dir, config = setup
     contract = load_config(config).sla
     assert contract is not None
+    # The stopped history's month to date ends at its last observation (T0 + 7170 s),
+    # however late it is read; the live recorder is asked at that very time.
     on_disk = sla_summary(data_dir, contract, T0 + 7200)
+    assert sla_summary(data_dir, contract, T0 + 86_400) == on_disk
     live = record_september_day(tmp_path / "live")
-    in_memory = sla_summary(live, contract, T0 + 7200)
+    in_memory = sla_summary(live, contract, T0 + 7170)
     live.close()
     assert on_disk == in_memory
     assert on_disk.month == "2026-09" and on_disk.currency == "EUR"

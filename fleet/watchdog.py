@@ -1,0 +1,65 @@
+"""The controller watching itself: a stalled monitor must not look like a watched fleet.
+
+A controller that is SIGSTOPped, starved of CPU or swapped out keeps its last
+snapshot; when it comes back, its first ticks judge nodes on data that piled up
+while it was away. The :class:`TickWatchdog` measures the gap between ticks on the
+monotonic clock (wall time may jump) and reports a :class:`Stall` when a tick came
+later than a few intervals: that stretch, and a short settling time after it, is the
+monitor's blindness, recorded as unmonitored (docs/sla.md, "Three kinds of time").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# A tick later than this many intervals means the controller itself was not running.
+LATE_INTERVALS = 3.0
+# After a stall, this many intervals pass before observations count again: streams
+# that piled up are drained and stale judgements replaced by fresh ones.
+SETTLE_INTERVALS = 3.0
+# Never call a gap shorter than this a stall, whatever the interval (scheduler noise).
+MIN_STALL_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """The controller did not tick from ``start`` to ``end`` (wall-clock seconds)."""
+
+    start: float  # wall time of the last tick before the stall
+    end: float  # wall time of the first tick after it
+    seconds: float  # the gap as the monotonic clock measured it
+
+    @property
+    def cause(self) -> str:
+        """The stall in words, for the coverage log."""
+        return f"controller stalled: no tick for {self.seconds:.1f} s"
+
+
+class TickWatchdog:
+    """Reports a :class:`Stall` when consecutive ticks are further apart than a few intervals."""
+
+    def __init__(
+        self,
+        interval_s: float,
+        *,
+        late_intervals: float = LATE_INTERVALS,
+        settle_intervals: float = SETTLE_INTERVALS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.threshold_s = max(MIN_STALL_S, late_intervals * interval_s)
+        self.settle_s = settle_intervals * interval_s
+        self._monotonic = monotonic
+        self._last: tuple[float, float] | None = None  # (monotonic, wall) of the last tick
+        self.stalls: list[Stall] = []
+
+    def beat(self, wall: float) -> Stall | None:
+        """A tick happens now (its snapshot taken at ``wall``); the stall it ends, if any."""
+        now = self._monotonic()
+        last, self._last = self._last, (now, wall)
+        if last is None or now - last[0] <= self.threshold_s:
+            return None
+        stall = Stall(start=last[1], end=wall, seconds=now - last[0])
+        self.stalls.append(stall)
+        return stall
