@@ -8,6 +8,7 @@ is up and stops cleanly on SIGTERM.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -46,10 +47,8 @@ async def run(spec: dict[str, object]) -> None:
         if not announced and snap is not None and all(n.state == "up" for n in snap.nodes):
             print("up", flush=True)
             announced = True
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.2)
-        except TimeoutError:
-            pass
     await runtime.stop()
     print("stopped", flush=True)
 
