@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from html import escape
 from typing import Any
 
@@ -21,22 +22,58 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 
 
 def _pct(value: float | None, digits: int = 4) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f} %"
+    return "n/a (not measured)" if value is None else f"{value:.{digits}f} %"
+
+
+def money(amount: str, currency: str) -> str:
+    """A decimal money string with thousands separators: ``115,200.00 USD``."""
+    return f"{Decimal(amount):,.2f} {currency}"
+
+
+def status_line(data: dict[str, Any]) -> str:
+    """How to read the figures: final, or provisional month to date with its coverage."""
+    if not data["provisional"]:
+        return f"Final for {data['month']} (the month has ended)."
+    return (
+        f"Provisional: {data['month']} to date, as of {data['period']['end']}, "
+        f"coverage {data['coverage_percent']:.2f} %. Credits are so far, not owed yet."
+    )
+
+
+def _availability(data: dict[str, Any]) -> str:
+    value = data["availability_percent"]
+    if value is None:
+        return _pct(None)
+    verdict = "meets" if data["slo_met"] else "below"
+    verdict += " the SLO so far" if data["provisional"] else " the SLO"
+    return f"{_pct(value)} ({verdict})"
 
 
 def _summary_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     cur = data["currency"]
-    return [
+    so_far = " so far" if data["provisional"] else ""
+    rows = [("Subject", data["subject"])]
+    rows += [(k, data[key]) for k, key in (("Account", "account_id"), ("Contract", "contract_id"))
+             if data[key]]  # fmt: skip
+    rows += [
         ("Period", f"{data['period']['start']} to {data['period']['end']}"),
-        ("Availability", _pct(data["availability_percent"])),
+        ("Status", status_line(data)),
+        ("Availability", _availability(data)),
         ("SLO", f"{data['contract']['slo_percent']} %"),
-        ("Coverage (monitored share)", _pct(data["coverage_percent"], 2)),
-        ("Down node-hours", f"{data['down_node_hours']:.3f}"),
-        ("Tier credit", f"{data['tier_credit_percent']} % of {data['bill']} {cur}"),
-        ("Tiered credit", f"{data['tiered_credit']} {cur}"),
-        ("Pro-rata credit (lost GPU-hours)", f"{data['pro_rata_credit']} {cur}"),
-        (f"Owed ({data['contract']['credit_model']})", f"{data['owed']} {cur}"),
+        ("Coverage (observed share)", _pct(data["coverage_percent"], 2)),
+        ("Unmonitored node-hours", f"{data['unmonitored_node_seconds'] / 3600:,.3f}"),
+        ("Disputed node-hours (not counted)", f"{data['disputed_node_seconds'] / 3600:,.3f}"),
+        ("Down node-hours", f"{data['down_node_hours']:,.3f}"),
+        ("Tier credit", f"{data['tier_credit_percent']} % of {money(data['bill'], cur)}"),
+        ("Tiered credit" + so_far, money(data["tiered_credit"], cur)),
+        ("Pro-rata credit (lost GPU-hours)" + so_far, money(data["pro_rata_credit"], cur)),
+        (f"Owed{so_far} ({data['contract']['credit_model']})", money(data["owed"], cur)),
     ]
+    if data["credit_capped"]:
+        rows.append(("Cap", f"capped at {data['contract']['credit_cap_percent']} % of the bill"))
+    if data["claim_deadline"]:
+        rows.append(("Last day to claim", data["claim_deadline"]))
+    return rows
 
 
 def _event_text(event: dict[str, Any]) -> str:
@@ -48,36 +85,68 @@ def _event_text(event: dict[str, Any]) -> str:
 def _outage_rows(outages: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for o in outages:
+        node = o["node"] + (f" ({o['resource_id']})" if o.get("resource_id") else "")
         found = "; ".join(_event_text(e) for e in o["evidence"][:5])
         more = o["evidence_count"] - min(5, o["evidence_count"])
         evidence = ", ".join(o["reasons"]) + (f" | {found}" if found else "")
         evidence += f" (+{more} more events)" if more else ""
         end = o["end"] + (" (ongoing)" if o["ongoing"] else "")
-        rows.append((o["node"], o["start"], end, f"{o['minutes']:.1f}", evidence))
+        rows.append((node, o["start"], end, f"{o['minutes']:.1f}", evidence))
     return rows
 
 
 OUTAGE_HEADER = ("Node", "Start (UTC)", "End (UTC)", "Minutes", "Evidence")
+SECTIONS = (
+    ("Counted outages", "outages"),
+    ("Forgiven outages (under the grace)", "forgiven_outages"),
+    ("Disputed: many nodes lost at once, no witness failing (operator decides)", "disputed"),
+)
+GAP_HEADER = ("Start (UTC)", "End (UTC)", "Seconds", "Cause")
+
+
+def _gap_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
+    return [(g["start"], g["end"], f"{g['seconds']:,.0f}", g["cause"]) for g in data["coverage_log"]]
+
+
+def _coverage_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
+    return [(node, f"{pct:.2f} %") for node, pct in data["coverage_by_node"].items()]
+
+
+def _tables(data: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]], int]]:
+    """Every section after the summary: (title, header, rows, numeric column)."""
+    out = [(title, OUTAGE_HEADER, _outage_rows(data[key]), 3) for title, key in SECTIONS]
+    if data["instances"]:
+        rows = [
+            (i["node"] + (f" ({i['resource_id']})" if i["resource_id"] else ""),
+             _pct(i["availability_percent"]), f"{i['tier_credit_percent']} %",
+             money(i["credit"], data["currency"]))
+            for i in data["instances"]
+        ]  # fmt: skip
+        out.append(("Per instance", ("Node", "Availability", "Tier", "Credit"), rows, 3))
+    out.append(("Monitor gaps (unmonitored or excluded, with cause)", GAP_HEADER,
+                _gap_rows(data), 2))  # fmt: skip
+    out.append(("Coverage per node", ("Node", "Observed share"), _coverage_rows(data), 1))
+    return out
+
+
+def _md_cell(cell: str) -> str:
+    return cell.replace("|", "\\|")
 
 
 def render_markdown(report: SlaReport) -> str:
     """The claim as a Markdown document."""
     data = to_json(report)
-    lines = [f"# SLA claim {data['month']}", "", "| | |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in _summary_rows(data)]
-    for title, key in (
-        ("Counted outages", "outages"),
-        ("Forgiven outages (under the grace)", "forgiven_outages"),
-    ):
+    lines = [f"# SLA claim {data['month']}", "", f"**{status_line(data)}**", ""]
+    lines += ["| | |", "|---|---|"]
+    lines += [f"| {k} | {_md_cell(v)} |" for k, v in _summary_rows(data)]
+    for title, header, rows, numeric in _tables(data):
         lines += ["", f"## {title}", ""]
-        rows = _outage_rows(data[key])
         if not rows:
             lines.append("None.")
             continue
-        lines += ["| " + " | ".join(OUTAGE_HEADER) + " |", "|---|---|---|---:|---|"]
-        lines += [
-            "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows
-        ]
+        align = ["---:" if i == numeric else "---" for i in range(len(header))]
+        lines += ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+        lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -93,12 +162,6 @@ def _html_table(header: tuple[str, ...], rows: list[tuple[str, ...]], numeric: i
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _outage_table(outages: list[dict[str, Any]]) -> str:
-    if not outages:
-        return "<p>None.</p>"
-    return _html_table(OUTAGE_HEADER, _outage_rows(outages), numeric=3)
-
-
 def render_html(report: SlaReport) -> str:
     """The claim as one self-contained HTML page with its chart."""
     data = to_json(report)
@@ -112,13 +175,13 @@ def render_html(report: SlaReport) -> str:
     )
     sections = [
         f"<h1>SLA claim {escape(data['month'])}</h1>",
-        f"<table>{summary}</table>",
+        f'<p class="status">{escape(status_line(data))}</p>',
+        f'<table class="summary">{summary}</table>',
         chart,
-        "<h2>Counted outages</h2>",
-        _outage_table(data["outages"]),
-        "<h2>Forgiven outages (under the grace)</h2>",
-        _outage_table(data["forgiven_outages"]),
-    ]  # fmt: skip
+    ]
+    for title, header, rows, numeric in _tables(data):
+        table = _html_table(header, rows, numeric) if rows else "<p>None.</p>"
+        sections += [f"<h2>{escape(title)}</h2>", table]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>SLA claim {escape(data['month'])}</title><style>{_CSS}</style></head>\n"
