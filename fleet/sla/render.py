@@ -105,7 +105,8 @@ GAP_HEADER = ("Start (UTC)", "End (UTC)", "Seconds", "Cause")
 
 
 def _gap_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
-    return [(g["start"], g["end"], f"{g['seconds']:,.0f}", g["cause"]) for g in data["coverage_log"]]
+    log = data["coverage_log"]
+    return [(g["start"], g["end"], f"{g['seconds']:,.0f}", g["cause"]) for g in log]
 
 
 def _coverage_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
