@@ -113,9 +113,12 @@ def _coverage_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
     return [(node, f"{pct:.2f} %") for node, pct in data["coverage_by_node"].items()]
 
 
-def _tables(data: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]], int]]:
+Table = tuple[str, tuple[str, ...], list[tuple[str, ...]], int]
+
+
+def _tables(data: dict[str, Any]) -> list[Table]:
     """Every section after the summary: (title, header, rows, numeric column)."""
-    out = [(title, OUTAGE_HEADER, _outage_rows(data[key]), 3) for title, key in SECTIONS]
+    out: list[Table] = [(title, OUTAGE_HEADER, _outage_rows(data[key]), 3) for title, key in SECTIONS]
     if data["instances"]:
         rows = [
             (i["node"] + (f" ({i['resource_id']})" if i["resource_id"] else ""),
