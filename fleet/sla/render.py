@@ -118,7 +118,9 @@ Table = tuple[str, tuple[str, ...], list[tuple[str, ...]], int]
 
 def _tables(data: dict[str, Any]) -> list[Table]:
     """Every section after the summary: (title, header, rows, numeric column)."""
-    out: list[Table] = [(title, OUTAGE_HEADER, _outage_rows(data[key]), 3) for title, key in SECTIONS]
+    out: list[Table] = [
+        (title, OUTAGE_HEADER, _outage_rows(data[key]), 3) for title, key in SECTIONS
+    ]
     if data["instances"]:
         rows = [
             (i["node"] + (f" ({i['resource_id']})" if i["resource_id"] else ""),
