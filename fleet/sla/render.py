@@ -122,7 +122,7 @@ def _tables(data: dict[str, Any]) -> list[Table]:
         (title, OUTAGE_HEADER, _outage_rows(data[key]), 3) for title, key in SECTIONS
     ]
     if data["instances"]:
-        rows = [
+        rows: list[tuple[str, ...]] = [
             (i["node"] + (f" ({i['resource_id']})" if i["resource_id"] else ""),
              _pct(i["availability_percent"]), f"{i['tier_credit_percent']} %",
              money(i["credit"], data["currency"]))
