@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -27,6 +28,11 @@ from fleet.sla.math import (
 )
 from fleet.sla.period import Period
 from fleet.sla.timeline import Segment, node_timelines, node_weight
+
+
+def _within(outage: Outage, spans: list[Span]) -> bool:
+    """Whether the outage lies wholly inside one maintenance window (excused, not counted)."""
+    return any(s <= outage.start_ms and outage.end_ms <= e for s, e in spans)
 
 
 def _in_period(outage: Outage, period: Period) -> bool:
@@ -58,7 +64,10 @@ def assess(contract: SlaSection, period: Period, inputs: LedgerInputs, now_ms: i
     coverage: dict[str, Fraction] = {}
     whole_ms = period.end_ms - period.start_ms - sum(e - s for s, e in maintenance)
     for node, segments in sorted(timelines.items()):
-        found = find_outages(node, segments, threshold_ms, inputs.live)
+        found = [
+            replace(o, counted=False) if _within(o, maintenance) else o
+            for o in find_outages(node, segments, threshold_ms, inputs.live)
+        ]
         outages += found
         disputed += find_outages(node, segments, 0, inputs.live, want="disputed")
         u, k, d = node_weights(segments, found, weight)
