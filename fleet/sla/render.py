@@ -132,7 +132,28 @@ def _tables(data: dict[str, Any]) -> list[Table]:
     out.append(("Monitor gaps (unmonitored or excluded, with cause)", GAP_HEADER,
                 _gap_rows(data), 2))  # fmt: skip
     out.append(("Coverage per node", ("Node", "Observed share"), _coverage_rows(data), 1))
+    out.append((APPENDIX, DEGRADED_HEADER, _degraded_rows(data["gpu_degraded_appendix"]), 1))
     return out
+
+
+APPENDIX = "Appendix: GPU-degraded time (not part of the claim or the credit)"
+DEGRADED_HEADER = ("Node", "GPU-h fail", "GPU-h lost", "GPU-h warn", "Broken for", "Events")
+
+
+def _degraded_rows(appendix: dict[str, Any]) -> list[tuple[str, ...]]:
+    gpu_hours = appendix.get("gpu_hours", {})
+    reasons = appendix.get("broken_hours_by_reason", {})
+    events = appendix.get("events", {})
+    rows: list[tuple[str, ...]] = []
+    for node in sorted(set(gpu_hours) | set(reasons) | set(events)):
+        hours = gpu_hours.get(node, {})
+        rows.append((
+            node,
+            *(f"{hours.get(v, 0.0):,.2f}" for v in ("fail", "lost", "warn")),
+            "; ".join(f"{r}: {h:,.2f} h" for r, h in reasons.get(node, {}).items()),
+            ", ".join(f"{k} x{n}" for k, n in events.get(node, {}).items()),
+        ))  # fmt: skip
+    return rows
 
 
 def _md_cell(cell: str) -> str:

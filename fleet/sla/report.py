@@ -7,7 +7,7 @@ Markdown and HTML are rendered from it, so all three always agree.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,10 @@ from fleet.config.sla_section import SlaSection
 from fleet.history.gaps import MonitorGap, load_gaps
 from fleet.history.layout import GPU_MINUTES, partition_files
 from fleet.history.reader import load_events
-from fleet.sla.math import HOUR_MS, Outage, SlaResult, maintenance_spans
+from fleet.sla.degraded import degraded_appendix
+from fleet.sla.math import HOUR_MS, Outage, SlaResult, compute_sla, maintenance_spans
 from fleet.sla.period import DAY_MS
-from fleet.sla.summary import sla_for_month
+from fleet.sla.summary import ledger_for_month
 
 MAX_EVIDENCE = 20  # events listed per outage; the count says how many there were
 
@@ -39,12 +40,14 @@ class SlaReport:
     evidence: dict[tuple[str, int], list[dict[str, Any]]]
     hourly_util: list[tuple[int, float]]  # (hour start ms, fleet utilization %)
     gaps: tuple[MonitorGap, ...] = ()  # the monitor's own gaps with causes
+    degraded: dict[str, Any] = field(default_factory=dict)  # the second ledger (no credit)
 
 
 def build_report(data_dir: Path, contract: SlaSection, month: str, now: float) -> SlaReport:
     """Compute the claim for ``month`` from the history in ``data_dir``."""
-    result = sla_for_month(data_dir, contract, month, now)
-    first, last = result.period.first_day, result.period.last_day
+    period, inputs, as_of = ledger_for_month(data_dir, month, now)
+    result = compute_sla(contract, period, inputs, now_ms=as_of)
+    first, last = period.first_day, period.last_day
     events = load_events(data_dir, first, last)
     evidence = {
         (o.node, o.start_ms): _evidence(o, events) for o in (*result.outages, *result.disputed)
@@ -54,7 +57,8 @@ def build_report(data_dir: Path, contract: SlaSection, month: str, now: float) -
         g for g in load_gaps(data_dir, first, last)
         if g.end_ms > result.period.start_ms and g.start_ms < result.period.end_ms
     )  # fmt: skip
-    return SlaReport(result, contract, evidence, hourly, gaps)
+    degraded = degraded_appendix(data_dir, period, inputs.intervals, events, as_of)
+    return SlaReport(result, contract, evidence, hourly, gaps, degraded)
 
 
 def _evidence(outage: Outage, events: pl.DataFrame) -> list[dict[str, Any]]:
@@ -190,6 +194,7 @@ def to_json(report: SlaReport) -> dict[str, Any]:
         "credit_capped": r.capped,
         "currency": c.currency,
         "daily": daily_figures(report),
+        "gpu_degraded_appendix": report.degraded,
     }  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from fleet.history.ledger import LedgerInputs, load_ledger
 from fleet.history.recorder import HistoryRecorder
 from fleet.model import SlaSummary
 from fleet.sla.math import HOUR_MS, SlaResult, compute_sla
-from fleet.sla.period import month_of, month_period
+from fleet.sla.period import Period, month_of, month_period
 
 
 def sla_for_month(
@@ -21,6 +21,14 @@ def sla_for_month(
     A month to date of a stopped history ends where observation ended, not now: the
     report of a stopped history is the same whenever it is run.
     """
+    period, inputs, as_of = ledger_for_month(source, month, now)
+    return compute_sla(sla, period, inputs, now_ms=as_of)
+
+
+def ledger_for_month(
+    source: HistoryRecorder | Path, month: str, now: float
+) -> tuple[Period, LedgerInputs, int]:
+    """The period judged, the history's inputs for it, and the time they hold as of (ms)."""
     now_ms = round(now * 1000)
     period = month_period(month, now_ms)
     inputs = _inputs(source, period.first_day, period.last_day, now)
@@ -28,7 +36,7 @@ def sla_for_month(
     month_to_date = period.end_ms < period.month_end_ms
     if month_to_date and period.start_ms < as_of < period.end_ms:
         period = month_period(month, as_of)
-    return compute_sla(sla, period, inputs, now_ms=as_of)
+    return period, inputs, as_of
 
 
 def _inputs(source: HistoryRecorder | Path, first: date, last: date, now: float) -> LedgerInputs:

@@ -150,3 +150,24 @@ def test_summary_from_the_live_recorder_matches_the_one_from_disk(
     assert on_disk.month == "2026-09" and on_disk.currency == "EUR"
     assert on_disk.availability_pct == pytest.approx(100 * (1 - 1800 / 14340))
     assert on_disk.down_node_hours == 0.5 and on_disk.credit_owed == 10.0
+
+
+def test_gpu_degraded_time_is_an_appendix_outside_the_credit(
+    setup: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gpu-0001 broken 30 min with 8 failed GPUs: 4 GPU-hours "fail", XID 79 once, and the
+    credit is the same 10.00 EUR as without the appendix."""
+    data_dir, config = setup
+    assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09",
+                 "--format", "json"]) == 0  # fmt: skip
+    claim = json.loads(capsys.readouterr().out)
+    appendix = claim["gpu_degraded_appendix"]
+    assert appendix["gpu_hours"]["gpu-0001"] == {"fail": 4.0, "lost": 0.0, "warn": 0.0}
+    assert "gpu-0000" not in appendix["gpu_hours"]
+    assert appendix["broken_hours_by_reason"] == {"gpu-0001": {"broken (synthetic)": 0.5}}
+    assert appendix["events"] == {"gpu-0001": {"xid 79": 1}}
+    assert claim["owed"] == "10.00" and claim["down_node_hours"] == 0.5
+    assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09"]) == 0
+    text = capsys.readouterr().out
+    assert "## Appendix: GPU-degraded time (not part of the claim or the credit)" in text
+    assert "| gpu-0001 | 4.00 | 0.00 | 0.00 | broken (synthetic): 0.50 h | xid 79 x1 |" in text
