@@ -29,6 +29,14 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--format", choices=("md", "json", "html"), default="md")
     parser.add_argument("-o", "--output", type=Path, default=None, help="file (default: stdout)")
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        default=None,
+        metavar="FILE.zip",
+        help="also write the evidence bundle: claim (md/html/json), contract, per-outage "
+        "evidence, coverage log and a SHA-256 manifest (docs/sla.md, filing a claim)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -60,6 +68,13 @@ def run(args: argparse.Namespace) -> int:
         text = render_html(report)
     else:
         text = render_markdown(report)
+    if args.bundle is not None:
+        from fleet.sla.bundle import write_bundle
+
+        names = write_bundle(report, data_dir, args.bundle)
+        print(f"gpufleet sla: wrote {args.bundle} ({len(names)} files)", file=sys.stderr)
+        if args.output is None and args.format == "md":
+            return 0  # the bundle was asked for; the terminal does not need the claim too
     _emit(text, args.output)
     return 0
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -171,3 +173,35 @@ def test_gpu_degraded_time_is_an_appendix_outside_the_credit(
     text = capsys.readouterr().out
     assert "## Appendix: GPU-degraded time (not part of the claim or the credit)" in text
     assert "| gpu-0001 | 4.00 | 0.00 | 0.00 | broken (synthetic): 0.50 h | xid 79 x1 |" in text
+
+
+def test_the_evidence_bundle_holds_the_claim_evidence_and_a_manifest_that_checks(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data_dir, config = setup
+    out = tmp_path / "claim.zip"
+    assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09",
+                 "--bundle", str(out)]) == 0  # fmt: skip
+    with zipfile.ZipFile(out) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    assert {"claim.md", "claim.html", "claim.json", "contract.json", "coverage_log.csv",
+            "evidence/outages.csv", "evidence/events.csv", "evidence/state_intervals.csv",
+            "evidence/samples_around_outages.json", "evidence/probes.csv",
+            "SHA256SUMS", "MANIFEST.json"} == set(files)  # fmt: skip
+    for line in files["SHA256SUMS"].decode().splitlines():  # what `sha256sum -c` checks
+        digest, name = line.split("  ")
+        assert hashlib.sha256(files[name]).hexdigest() == digest
+    outages = files["evidence/outages.csv"].decode().splitlines()
+    assert outages[1].startswith("counted,gpu-0001,,2026-09-10T10:30:00Z,2026-09-10T11:00:00Z,30.0")
+    assert (
+        "2026-09-10T10:30:00Z,gpu-0001,3,xid,79,fallen off the bus"
+        in files["evidence/events.csv"].decode()
+    )
+    (around,) = json.loads(files["evidence/samples_around_outages.json"])
+    assert around["last_minute_before"]["minute"] == "2026-09-10T10:29:00Z"
+    assert around["first_minute_after"]["minute"] == "2026-09-10T11:00:00Z"
+    assert json.loads(files["contract.json"])["committed_nodes"] == 2
+    again = tmp_path / "again.zip"
+    assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09",
+                 "--bundle", str(again)]) == 0  # fmt: skip
+    assert again.read_bytes() == out.read_bytes()  # the same history gives the same bytes
