@@ -6,16 +6,20 @@ from decimal import Decimal
 from html import escape
 from typing import Any
 
-from fleet.sla.chart import chart_svg
+from fleet.sla.chart import availability_floor, chart_svg
 from fleet.sla.report import SlaReport, to_json
 
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 960px; color: #1d2330; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border-bottom: 1px solid #d5d9e0; padding: 4px 10px; text-align: left; }
+td, th { white-space: nowrap; vertical-align: top; }
+td:last-child { white-space: normal; overflow-wrap: anywhere; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.status { font-weight: 600; }
+svg { max-width: 100%; height: auto; }
 .grid { stroke: #d5d9e0; } .tick, .label { font-size: 11px; fill: #5b6475; }
-.util { fill: none; stroke: #2f6fdf; stroke-width: 1.2; }
+.util { fill: none; stroke: #2f6fdf; stroke-width: 1.2; } .util-dot { fill: #2f6fdf; }
 .avail { fill: #3aa76d; } .avail.below { fill: #d9534f; }
 .slo { stroke: #d98b1f; stroke-dasharray: 4 3; }
 """
@@ -57,7 +61,6 @@ def _summary_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
              if data[key]]  # fmt: skip
     rows += [
         ("Period", f"{data['period']['start']} to {data['period']['end']}"),
-        ("Status", status_line(data)),
         ("Availability", _availability(data)),
         ("SLO", f"{data['contract']['slo_percent']} %"),
         ("Coverage (observed share)", _pct(data["coverage_percent"], 2)),
@@ -193,10 +196,13 @@ def render_html(report: SlaReport) -> str:
     """The claim as one self-contained HTML page with its chart."""
     data = to_json(report)
     period = report.result.period
+    contract = report.contract
+    slo = float(contract.slo_percent)
+    floor = availability_floor([float(t.below) for t in contract.tiers], slo)
+    # The axis spans the whole month, also month to date: the rest is visibly still to come.
     chart = chart_svg(
-        report.hourly_util, data["daily"], float(report.contract.slo_percent),
-        period.start_ms, period.start_ms + len(data["daily"]) * 86_400_000,
-    )  # fmt: skip
+        report.hourly_util, data["daily"], slo, period.start_ms, period.month_end_ms, floor
+    )
     summary = "".join(
         f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _summary_rows(data)
     )
