@@ -63,7 +63,10 @@ class FleetRuntime:
         self._tick_s = config.fleet.interval
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
         self._state = FleetState(specs, config.health)
-        self.history = HistoryRecorder(data_dir, config.history, clock=clock, tick_s=self._tick_s)
+        witnesses = config.sla.witness if config.sla is not None else ()
+        self.history = HistoryRecorder(
+            data_dir, config.history, clock=clock, tick_s=self._tick_s, witnesses=witnesses
+        )
         self.notices: tuple[str, ...] = ()
         if data_dir is not None and not self.history.recording:
             self.notices = (self.history.lock_holder_message,)

@@ -10,6 +10,8 @@ monitor's blindness, recorded as unmonitored (docs/sla.md, "Three kinds of time"
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,3 +65,59 @@ class TickWatchdog:
         stall = Stall(start=last[1], end=wall, seconds=now - last[0])
         self.stalls.append(stall)
         return stall
+
+
+class WitnessMonitor:
+    """Checks the ``[sla] witness`` hosts from a thread: is the controller's own network up?
+
+    Each check opens a TCP connection to every ``host:port`` (and closes it). When every
+    witness fails, the controller cannot tell a lost fleet from its own lost network,
+    so what it sees meanwhile is unmonitored, not down. A thread, not the event loop:
+    a busy loop must not make the network look down.
+    """
+
+    def __init__(
+        self, witnesses: tuple[str, ...], interval_s: float, timeout_s: float = 3.0
+    ) -> None:
+        self.witnesses = witnesses
+        self.interval_s = interval_s
+        self.timeout_s = timeout_s
+        self.network_down = False
+        self.checks = 0  # completed rounds (tests wait on this)
+        self.last_error = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sla-witness", daemon=True)
+
+    def start(self) -> None:
+        """Begin checking in the background."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop checking (returns once the thread has ended)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(self.timeout_s + self.interval_s + 1)
+
+    def check_once(self) -> bool:
+        """One round; True when at least one witness answered."""
+        errors = []
+        for witness in self.witnesses:
+            host, _, port = witness.rpartition(":")
+            try:
+                with socket.create_connection((host.strip("[]"), int(port)), self.timeout_s):
+                    return True
+            except OSError as exc:
+                errors.append(f"{witness}: {exc.strerror or exc}")
+        self.last_error = "; ".join(errors)
+        return False
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.network_down = not self.check_once()
+            self.checks += 1
+            self._stop.wait(self.interval_s)
+
+    @property
+    def cause(self) -> str:
+        """The controller's network trouble in words, for the coverage log."""
+        return f"controller network down: no witness answered ({self.last_error})"

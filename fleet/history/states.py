@@ -92,18 +92,22 @@ class NodeStateBook:
             self.dirty.add(earlier.file)
         self.open[interval.node] = interval
 
-    def apply(self, snapshot: FleetSnapshot) -> None:
+    def apply(self, snapshot: FleetSnapshot, *, blind: bool = False) -> None:
         """Make every node's open interval agree with the snapshot's recorded state.
 
         A node changes state at most once per snapshot, at ``state_since`` (the time of
         its transition); a change of recorded state within one node state (connecting,
-        then a failed attempt) happens at the snapshot's time.
+        then a failed attempt) happens at the snapshot's time. While the controller is
+        ``blind`` (stalled, settling, its network down) an unreachable node is
+        unmonitored: the controller cannot tell whose fault it is.
         """
         now_ms = round(snapshot.taken_at * 1000)
         present = set()
         for node in snapshot.nodes:
             present.add(node.name)
             state = recorded_state(node)
+            if blind and state == "unreachable":
+                state = "unmonitored"
             current = self.open.get(node.name)
             if current is not None and current.state == state:
                 continue
