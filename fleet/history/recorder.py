@@ -168,11 +168,6 @@ class HistoryRecorder:
         if time.monotonic() - self._last_takeover_try < TAKEOVER_RETRY_S:
             return
         self._last_takeover_try = time.monotonic()
-        self.witness: WitnessMonitor | None = None
-        self._network_was_down = False
-        if witnesses:
-            self.witness = WitnessMonitor(witnesses, max(1.0, tick_s or 1.0))
-            self.witness.start()
         if not RecorderLock(self.data_dir).path.exists() or lock_is_held(self.data_dir):
             return  # cheap check first: books are rebuilt only when the lock is free
         holder = self.lock_holder_message
