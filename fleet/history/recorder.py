@@ -19,6 +19,7 @@ from pathlib import Path
 from fleet.config.history_section import HistorySection
 from fleet.facade import GpuSeries, UtilizationPoint
 from fleet.history import events as event_rows
+from fleet.history.blindness import MonitorBlindness
 from fleet.history.coverage import CoverageBook
 from fleet.history.gaps import GapBook, load_gaps
 from fleet.history.layout import (
@@ -40,11 +41,9 @@ from fleet.history.series import MINUTE_MS, FleetMinuteSeries
 from fleet.history.states import KEEP_CLOSED_DAYS, NodeStateBook
 from fleet.history.store import HistoryStore
 from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot, UtilizationSummary
-from fleet.watchdog import TickWatchdog, WitnessMonitor
 
 # A standby (another process records) tries to take the lock over this often.
 TAKEOVER_RETRY_S = 1.0
-NETWORK_DOWN = "controller network down: no witness answered"
 
 log = logging.getLogger(__name__)
 
@@ -77,15 +76,8 @@ class HistoryRecorder:
         self.ring = SampleRing(config.ring_minutes)
         self.series = FleetMinuteSeries(config.series_days * 86400)
         self._new_books()
-        # Only a live controller measures its own ticks; replayed or synthetic snapshots don't.
-        self.watchdog = TickWatchdog(tick_s) if tick_s is not None else None
-        self._blind_until_ms = 0  # observations before this are the monitor's (settling)
+        self.blindness = MonitorBlindness(tick_s, witnesses)
         self._last_takeover_try = time.monotonic()
-        self.witness: WitnessMonitor | None = None
-        self._network_was_down = False
-        if witnesses:
-            self.witness = WitnessMonitor(witnesses, max(1.0, tick_s or 1.0))
-            self.witness.start()
         self._minute = MinuteAccumulator()
         self._events: list[EventRecord] = []
         self._latest_util: float | None = None
@@ -177,31 +169,6 @@ class HistoryRecorder:
         if self.recording:
             log.warning("took over recording into %s (%s)", self.data_dir, holder)
 
-    def _observe(self, snapshot: FleetSnapshot, t_ms: int) -> bool:
-        """Extend coverage, unless the controller itself is blind: stalled, settling after
-        a stall, or its own network down. Returns whether it is blind now."""
-        settle_ms = round(self.watchdog.settle_s * 1000) if self.watchdog is not None else 0
-        stall = self.watchdog.beat(snapshot.taken_at) if self.watchdog is not None else None
-        if stall is not None:
-            self._blind_until_ms = t_ms + settle_ms
-            self.coverage.cut()
-            self.gaps.add(round(stall.start * 1000), self._blind_until_ms, stall.cause)
-            log.warning("%s; that time is recorded as unmonitored", stall.cause)
-        if self.witness is not None and self.witness.network_down:
-            since = t_ms if self._last_t is None else round(self._last_t * 1000)
-            self._blind_until_ms = max(self._blind_until_ms, t_ms + settle_ms)
-            self.coverage.cut()
-            self.gaps.add(since, self._blind_until_ms, NETWORK_DOWN)
-            if not self._network_was_down:
-                log.warning("%s; that time is recorded as unmonitored", self.witness.cause)
-            self._network_was_down = True
-            return True
-        self._network_was_down = False
-        if t_ms < self._blind_until_ms:
-            return True
-        self.coverage.extend(t_ms)
-        return False
-
     def record(self, snapshot: FleetSnapshot) -> None:
         """Take in one tick's snapshot (call once per tick, in time order)."""
         self._maybe_take_over(snapshot.taken_at)
@@ -217,7 +184,7 @@ class HistoryRecorder:
         util = tick.frame["util"].to_numpy()
         known = util[util != U8_NULL]
         self._latest_util = float(known.mean()) if known.size else None
-        blind = self._observe(snapshot, t_ms)
+        blind = self.blindness.observe(snapshot.taken_at, self._last_t, self.coverage, self.gaps)
         self.states.apply(snapshot, blind=blind)
         self._events.extend(snapshot.new_events)
         self._last_t = snapshot.taken_at
@@ -290,8 +257,7 @@ class HistoryRecorder:
         self._close_minute()
         self.flush()
         self.series.wait_loaded()  # the resume thread must not outlive the recorder
-        if self.witness is not None:
-            self.witness.stop()
+        self.blindness.close()
         self._closed = True
         if self._store is not None:
             self._store.close()

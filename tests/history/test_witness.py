@@ -11,7 +11,7 @@ from pathlib import Path
 from fleet.config.history_section import HistorySection
 from fleet.config.sla_section import SlaSection
 from fleet.history import HistoryRecorder
-from fleet.history.recorder import NETWORK_DOWN
+from fleet.history.blindness import NETWORK_DOWN
 from fleet.history.synthetic import snapshot
 from fleet.sla import sla_for_month
 
@@ -34,15 +34,22 @@ def test_a_fleet_lost_while_no_witness_answers_is_unmonitored_not_down_nor_dispu
         tmp_path, HistorySection(flush_interval_s=1), clock=lambda: T0,
         witnesses=(f"127.0.0.1:{port}",),
     )  # fmt: skip
-    assert recorder.witness is not None
-    wait_until(lambda: recorder.witness is not None and recorder.witness.checks >= 1)
-    assert not recorder.witness.network_down
+    assert recorder.blindness.witness is not None
+    wait_until(
+        lambda: recorder.blindness.witness is not None and recorder.blindness.witness.checks >= 1
+    )
+    assert not recorder.blindness.witness.network_down
     for s in range(10):
         recorder.record(snapshot(T0 + s, 4))
     witness.close()  # the controller's network goes: the witness refuses from now on
-    checks = recorder.witness.checks
-    wait_until(lambda: recorder.witness is not None and recorder.witness.checks > checks + 1)
-    assert recorder.witness.network_down
+    checks = recorder.blindness.witness.checks
+    wait_until(
+        lambda: (
+            recorder.blindness.witness is not None
+            and recorder.blindness.witness.checks > checks + 1
+        )
+    )
+    assert recorder.blindness.witness.network_down
     for s in range(10, 20):
         lost = snapshot(T0 + s, 4, states=lambda n: "up" if n == 0 else "unreachable")
         recorder.record(lost)

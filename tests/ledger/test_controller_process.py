@@ -112,11 +112,12 @@ async def test_a_standby_takes_over_recording_when_the_recorder_is_killed(tmp_pa
     async with LoopbackFleet(nodes=2, gpus=8, mode="canned") as lf:
         spec = spec_file(lf, data, tmp_path / "spec.json")
         recorder = start_controller(spec)
-        standby = start_controller(spec)
+        standby: subprocess.Popen[str] | None = None
         try:
-            for child in (recorder, standby):
-                assert await read_line(child) == "started"
+            assert await read_line(recorder) == "started"
             await wait_until(lambda: read_heartbeat(data) is not None, 30)
+            standby = start_controller(spec)  # finds the lock held: it stands by
+            assert await read_line(standby) == "started"
             first = read_heartbeat(data)
             assert first is not None and first.pid == recorder.pid
             recorder.send_signal(signal.SIGKILL)
@@ -125,14 +126,15 @@ async def test_a_standby_takes_over_recording_when_the_recorder_is_killed(tmp_pa
 
             def standby_records() -> bool:
                 beat = read_heartbeat(data)
-                return beat is not None and beat.pid == standby.pid
+                return beat is not None and standby is not None and beat.pid == standby.pid
 
             took = await wait_until(standby_records, 30)
         finally:
             if recorder.poll() is None:
                 recorder.kill()
                 recorder.wait()
-            await stop_controller(standby)
+            if standby is not None:
+                await stop_controller(standby)
     assert took < 5.0  # within a few seconds of the recorder's death
     day = day_of_ms(round(killed_at * 1000))
     spans = load_coverage(data, day, day)
