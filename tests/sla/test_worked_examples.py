@@ -6,9 +6,12 @@ the figures the page prints. Change one and the other must change with it.
 
 from __future__ import annotations
 
+import re
+import tomllib
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 from fleet.config import parse_config
 from fleet.config.sla_section import SlaSection
@@ -25,8 +28,15 @@ def ms(day: int, hour: int = 0, minute: int = 0, second: int = 0) -> int:
     return int(datetime(2026, 9, day, hour, minute, second, tzinfo=UTC).timestamp()) * 1000
 
 
-def sla(toml_table: dict[str, object]) -> SlaSection:
-    section = parse_config({"sla": toml_table}).sla
+DOC = Path(__file__).parents[2] / "docs" / "sla.md"
+
+
+def doc_contract(index: int) -> SlaSection:
+    """The ``index``-th TOML block of "Contracts as providers write them" in docs/sla.md:
+    the tests use the page's own contracts, so the page cannot drift from them."""
+    text = DOC.read_text(encoding="utf-8").split("### Contracts as providers write them")[1]
+    block = re.findall(r"```toml\n(.*?)```", text, re.S)[index]
+    section = parse_config(tomllib.loads(block)).sla
     assert section is not None
     return section
 
@@ -44,13 +54,7 @@ def node(name: str, *episodes: tuple[str, int, int, str]) -> list[StateInterval]
 
 def test_aws_ec2_instance_level() -> None:
     """Example 1: 4 instances, reachability only, each instance judged alone."""
-    contract = sla({
-        "committed_nodes": 4, "gpus_per_node": 8, "gpu_hour_price": "4.00",
-        "downtime": "reachability", "scope": "instance", "slo_percent": "99.5",
-        "claim_window_days": 61,
-        "tiers": [{"below": "99.5", "credit_percent": 10}, {"below": "99.0", "credit_percent": 30},
-                  {"below": "95.0", "credit_percent": 100}],
-    })  # fmt: skip
+    contract = doc_contract(0)
     intervals = [
         *node("i-1", ("unreachable", ms(10, 8), ms(10, 13), "timed out connecting")),  # 5 h
         *node("i-2", ("broken", ms(12), ms(12, 10), "GPU 3: xid 79")),  # reachable: not down
@@ -71,13 +75,7 @@ def test_aws_ec2_instance_level() -> None:
 
 def test_google_compute_engine_single_instance() -> None:
     """Example 2: a Downtime Period is at least 1 consecutive minute."""
-    contract = sla({
-        "committed_nodes": 2, "gpus_per_node": 8, "gpu_hour_price": "2.50",
-        "downtime": "reachability", "scope": "instance", "slo_percent": "99.9",
-        "min_downtime_minutes": 1, "claim_window_days": 60,
-        "tiers": [{"below": "99.9", "credit_percent": 10}, {"below": "99.0", "credit_percent": 25},
-                  {"below": "95.0", "credit_percent": 100}],
-    })  # fmt: skip
+    contract = doc_contract(1)
     intervals = [
         *node("vm-a",
               ("unreachable", ms(3, 4), ms(3, 4, 0, 45), "timed out connecting"),  # 45 s
@@ -94,14 +92,7 @@ def test_google_compute_engine_single_instance() -> None:
 
 def test_genesis_cloud_with_maintenance() -> None:
     """Example 3: 5-minute Downtime Periods, scheduled maintenance excluded."""
-    contract = sla({
-        "committed_nodes": 1, "gpus_per_node": 8, "gpu_hour_price": "2.00",
-        "downtime": "reachability", "scope": "instance", "slo_percent": "99.0",
-        "min_downtime_minutes": 5,
-        "maintenance": [{"start": "2026-09-14T02:00:00Z", "end": "2026-09-14T06:00:00Z",
-                         "note": "notice #4411"}],
-        "tiers": [{"below": "99.0", "credit_percent": 10}, {"below": "95.0", "credit_percent": 20}],
-    })  # fmt: skip
+    contract = doc_contract(2)
     intervals = node(
         "gc-1",
         ("unreachable", ms(5, 1), ms(5, 1, 3), "connection refused"),  # 3 min
@@ -119,13 +110,7 @@ def test_genesis_cloud_with_maintenance() -> None:
 
 def test_negotiated_broken_node_contract_in_gpu_hours() -> None:
     """Example 4: a node without 8 healthy GPUs is down, in GPU-hours, fleet-wide, capped."""
-    contract = sla({
-        "committed_nodes": 16, "gpus_per_node": 8, "gpu_hour_price": "2.37",
-        "downtime": "broken-node", "unit": "gpu", "grace_minutes": 30, "slo_percent": "99.9",
-        "credit_cap_percent": 50, "claim_window_days": 30,
-        "tiers": [{"below": "99.9", "credit_percent": 10}, {"below": "99.0", "credit_percent": 25},
-                  {"below": "95.0", "credit_percent": 50}],
-    })  # fmt: skip
+    contract = doc_contract(3)
     intervals = [
         *node("n01", ("broken", ms(4, 6), ms(4, 16), "7 of 8 GPUs healthy")),  # 10 h x 1 GPU
         *node("n02", ("unreachable", ms(9, 12), ms(9, 12, 20), "timed out connecting")),
@@ -144,7 +129,7 @@ def test_negotiated_broken_node_contract_in_gpu_hours() -> None:
         ("n01", True), ("n02", False), ("n03", True),
     ]  # fmt: skip
     assert r.coverage_pct == 100
-    capped = sla(contract.model_dump() | {"credit_cap_percent": 5})
+    capped = contract.model_copy(update={"credit_cap_percent": Decimal(5)})
     assert compute_sla(capped, SEPTEMBER, WHOLE_MONTH, intervals, SEPTEMBER.end_ms).owed == (
         Decimal("10920.96")  # 5 % of the bill
     )
