@@ -71,7 +71,9 @@ def assess(contract: SlaSection, period: Period, inputs: LedgerInputs, now_ms: i
         outages += found
         disputed += find_outages(node, segments, 0, inputs.live, want="disputed")
         u, k, d = node_weights(segments, found, weight)
-        usable, unknown, contested = usable + u, unknown + k, contested + d
+        usable.extend(u)
+        unknown.extend(k)
+        contested.extend(d)
         if contract.scope == "instance":
             per_node[node] = sweep(u, k, d, monitored, weight)
         coverage[node] = _node_coverage(segments, monitored, whole_ms)

@@ -14,8 +14,9 @@ from fleet.config import load_config
 from fleet.config.history_section import HistorySection
 from fleet.history import HistoryRecorder
 from fleet.history.synthetic import snapshot
-from fleet.model import EventRecord
+from fleet.model import EventRecord, SlaSummary
 from fleet.sla import sla_summary
+from fleet.sla.summary import provisional_words
 from gpufleet.cli import main
 
 T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()
@@ -205,3 +206,12 @@ def test_the_evidence_bundle_holds_the_claim_evidence_and_a_manifest_that_checks
     assert main(["sla", "--data-dir", str(data_dir), "-c", str(config), "--month", "2026-09",
                  "--bundle", str(again)]) == 0  # fmt: skip
     assert again.read_bytes() == out.read_bytes()  # the same history gives the same bytes
+
+
+def test_the_panel_words_say_provisional_and_never_below_slo_when_unmeasured() -> None:
+    base = {"month": "2026-11", "slo_pct": 99.5, "down_node_hours": 0.0, "tier_credit_pct": 0.0,
+            "credit_owed": 0.0, "currency": "USD", "credit_model": "tiered"}  # fmt: skip
+    unmeasured = SlaSummary(availability_pct=None, coverage_pct=0.0, **base)  # type: ignore[arg-type]
+    measured = SlaSummary(availability_pct=89.8, coverage_pct=0.01, **base)  # type: ignore[arg-type]
+    assert provisional_words(unmeasured) == "not measured yet · coverage 0.0 %"
+    assert provisional_words(measured) == "provisional · coverage 0.0 %"
