@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Literal
 
 from fleet.config.sla_section import SlaSection
@@ -22,6 +21,8 @@ from fleet.history.states import StateInterval
 
 Kind = Literal["up", "down", "unmonitored", "disputed"]
 _HEALTHY = re.compile(r"^(\d+) of (\d+) GPUs healthy$")
+# Nodes lost "at once": their unreachable runs began within this of each other.
+MASS_WINDOW_MS = 60_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,29 +66,31 @@ def raw_segments(
     return out
 
 
-def mass_spans(
-    raw: dict[str, list[tuple[StateInterval, int, int]]], threshold_percent: float
-) -> list[tuple[int, int]]:
-    """Times when at least ``threshold_percent`` of the nodes (and at least two) were
-    unreachable at once."""
-    nodes = len(raw)
-    need = max(2, math.ceil(nodes * threshold_percent / 100))
-    changes: dict[int, int] = defaultdict(int)
-    for pieces in raw.values():
+def mass_onsets(
+    raw: dict[str, list[tuple[StateInterval, int, int]]],
+    threshold_percent: float,
+    window_ms: int = MASS_WINDOW_MS,
+) -> set[tuple[str, int]]:
+    """(node, start) of every unreachable run that began within ``window_ms`` of the
+    starts of enough others: at least ``threshold_percent`` of the nodes, and two."""
+    need = max(2, math.ceil(len(raw) * threshold_percent / 100))
+    starts: list[tuple[int, str]] = []
+    for node, pieces in raw.items():
+        previous: tuple[str, int] | None = None  # (state, end) of the piece before
         for row, start, end in pieces:
-            if row.state == "unreachable":
-                changes[start] += 1
-                changes[end] -= 1
-    spans: list[tuple[int, int]] = []
-    count = 0
-    for t, t_next in pairwise(sorted(changes)):
-        count += changes[t]
-        if count >= need:
-            if spans and spans[-1][1] == t:
-                spans[-1] = (spans[-1][0], t_next)
-            else:
-                spans.append((t, t_next))
-    return spans
+            if row.state == "unreachable" and previous != ("unreachable", start):
+                starts.append((start, node))
+            previous = (row.state, end)
+    starts.sort()
+    onsets: set[tuple[str, int]] = set()
+    j = 0
+    for i, (t, _) in enumerate(starts):
+        j = max(j, i)
+        while j < len(starts) and starts[j][0] <= t + window_ms:
+            j += 1
+        if len({n for _, n in starts[i:j]}) >= need:
+            onsets.update((n, s) for s, n in starts[i:j])
+    return onsets
 
 
 def node_weight(contract: SlaSection) -> int:
@@ -118,21 +121,22 @@ def _usable_while_down(row: StateInterval, contract: SlaSection) -> int:
     return 0
 
 
-def _overlaps(start: int, end: int, spans: Sequence[tuple[int, int]]) -> bool:
-    return any(s < end and start < e for s, e in spans)
-
-
 def node_timelines(
     intervals: Iterable[StateInterval], open_end_ms: int, contract: SlaSection
 ) -> dict[str, list[Segment]]:
     """Every node's segments, judged under ``contract``."""
     raw = raw_segments(intervals, open_end_ms)
-    mass = mass_spans(raw, float(contract.disputed_threshold_percent))
+    onsets = mass_onsets(raw, float(contract.disputed_threshold_percent))
     out: dict[str, list[Segment]] = {}
     for node, pieces in raw.items():
         segments = []
+        run_start = None  # start of the unreachable run the piece belongs to
         for row, start, end in pieces:
-            disputed = row.state == "unreachable" and _overlaps(start, end, mass)
+            if row.state != "unreachable":
+                run_start = None
+            elif run_start is None or segments[-1].end_ms != start:
+                run_start = start
+            disputed = run_start is not None and (node, run_start) in onsets
             segments.append(
                 Segment(
                     start,

@@ -98,3 +98,46 @@ def test_counting_unreachable_never_raises_availability(
         contract(committed, grace, False), PERIOD, coverage, intervals, PERIOD.end_ms
     )
     assert counted.down_node_ms >= ignored.down_node_ms
+
+
+@settings(max_examples=150, deadline=None)
+@given(fleets, spans, st.integers(1, 5), st.floats(0, 600), st.data())
+def test_calling_time_unmonitored_never_adds_downtime(
+    fleet: list[tuple[int, list[tuple[int, str]]]],
+    raw: list[tuple[int, int]],
+    committed: int,
+    grace: float,
+    data: st.DataObject,
+) -> None:
+    """The monitor's blindness is never the provider's downtime: relabelling any interval
+    as unmonitored can only lower D, and availability stays within 0-100. (Disputed time
+    counts as down here: hiding some nodes can shrink a mass loss below the threshold.)"""
+    coverage, intervals = coverage_of(raw), intervals_of(fleet)
+    blind = [
+        StateInterval(i.node, "unmonitored", i.start_ms, i.end_ms)
+        if data.draw(st.booleans()) else i
+        for i in intervals
+    ]  # fmt: skip
+    terms = contract(committed, grace).model_copy(update={"disputed_counts_as_down": True})
+    seen = compute_sla(terms, PERIOD, coverage, intervals, PERIOD.end_ms)
+    unseen = compute_sla(terms, PERIOD, coverage, blind, PERIOD.end_ms)
+    assert unseen.down_node_ms <= seen.down_node_ms
+    if unseen.availability_pct is not None:
+        assert 0 <= unseen.availability_pct <= 100
+    assert 0 <= unseen.coverage_pct <= 100
+
+
+@settings(max_examples=100, deadline=None)
+@given(fleets, spans, st.integers(1, 5))
+def test_disputed_time_counts_only_when_the_contract_says_so(
+    fleet: list[tuple[int, list[tuple[int, str]]]], raw: list[tuple[int, int]], committed: int
+) -> None:
+    coverage, intervals = coverage_of(raw), intervals_of(fleet)
+    base = contract(committed, 0)
+    listed = compute_sla(base, PERIOD, coverage, intervals, PERIOD.end_ms)
+    counted = compute_sla(
+        base.model_copy(update={"disputed_counts_as_down": True}),
+        PERIOD, coverage, intervals, PERIOD.end_ms,
+    )  # fmt: skip
+    assert listed.down_node_ms <= counted.down_node_ms
+    assert counted.disputed_ms == 0
