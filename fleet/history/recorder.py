@@ -71,6 +71,7 @@ class HistoryRecorder:
         self._clock = clock
         self.session = session_name(clock())
         self.recording = False
+        self.standby = False  # another process records; this one takes over when it stops
         self.lock_holder_message = ""
         self.registry = GpuRegistry()
         self.ring = SampleRing(config.ring_minutes)
@@ -113,6 +114,7 @@ class HistoryRecorder:
                 log.warning("%s", self.lock_holder_message)
             return
         if not acquired:
+            self.standby = True  # another recorder holds it: take over when it stops
             if standby:
                 return  # still held: the holder is alive
             holder = lock.holder() or "another process"
@@ -122,7 +124,10 @@ class HistoryRecorder:
             )
             log.warning("%s", self.lock_holder_message)
             return
-        self._lock, self.recording = lock, True
+        self._lock, self.recording, self.standby = lock, True, False
+        if standby:  # what this process saw as a standby was never its to write
+            self.session = session_name(now)
+            self._new_books()
         self.lock_holder_message = ""
         remove_temporaries(data_dir)
         self._store = HistoryStore(data_dir, self.session)
@@ -155,16 +160,14 @@ class HistoryRecorder:
 
     def _maybe_take_over(self, now: float) -> None:
         """A standby tries the lock now and then: the recorder's death releases it."""
-        if self.data_dir is None or self.recording or self._closed:
+        if self.data_dir is None or not self.standby or self._closed:
             return
         if time.monotonic() - self._last_takeover_try < TAKEOVER_RETRY_S:
             return
         self._last_takeover_try = time.monotonic()
-        if not RecorderLock(self.data_dir).path.exists() or lock_is_held(self.data_dir):
-            return  # cheap check first: books are rebuilt only when the lock is free
+        if lock_is_held(self.data_dir):
+            return  # the cheap check: the holder is alive
         holder = self.lock_holder_message
-        self.session = session_name(now)
-        self._new_books()  # what this process saw as a standby was never its to write
         self._open(self.data_dir, now, standby=True)
         if self.recording:
             log.warning("took over recording into %s (%s)", self.data_dir, holder)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -229,3 +230,23 @@ def test_an_unusable_directory_runs_without_recording_and_says_why(tmp_path: Pat
     recorder.record(snapshot(T0, 1))
     recorder.close()
     assert recorder.utilization_summary(T0).now is not None
+
+
+def test_a_standby_takes_over_when_the_recorder_releases_the_directory(tmp_path: Path) -> None:
+    first = HistoryRecorder(tmp_path, CONFIG, clock=lambda: T0)
+    standby = HistoryRecorder(tmp_path, CONFIG, clock=lambda: T0)
+    assert first.recording and standby.standby and not standby.recording
+    first.record(snapshot(T0, 2))
+    first.close()
+    deadline = time.monotonic() + 10
+    s = 1
+    while not standby.recording:  # it retries about once a second, on its ticks
+        assert time.monotonic() < deadline, "the standby never took over"
+        standby.record(snapshot(T0 + s, 2))
+        s += 1
+        time.sleep(0.05)
+    standby.record(snapshot(T0 + s, 2))
+    standby.close()
+    sessions = {p.stem for p in (tmp_path / COVERAGE).rglob("*.parquet")}
+    assert sessions == {first.session, standby.session}
+    assert standby.lock_holder_message == ""
