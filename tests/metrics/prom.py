@@ -45,7 +45,8 @@ class Prometheus:
 
     async def label_values(self, label: str, match: str) -> list[str]:
         """What Grafana's ``label_values(match, label)`` lists."""
-        answer = await asyncio.to_thread(self._get, f"/api/v1/label/{label}/values", **{"match[]": match})
+        path = f"/api/v1/label/{label}/values"
+        answer = await asyncio.to_thread(self._get, path, **{"match[]": match})
         assert answer["status"] == "success", answer
         values: list[str] = answer["data"]
         return values
@@ -79,7 +80,10 @@ def _config(targets: list[str]) -> str:
 async def running_prometheus(
     targets: list[str], workdir: Path, *, config_text: str | None = None
 ) -> AsyncIterator[Prometheus]:
-    """Start Prometheus scraping ``targets`` (host:port), or as ``config_text`` says; stop on exit."""
+    """Start Prometheus scraping ``targets`` (host:port), or as ``config_text`` says.
+
+    Stops it on exit.
+    """
     config = workdir / "prometheus.yml"
     config.write_text(config_text if config_text is not None else _config(targets))
     port = free_port()
