@@ -1,7 +1,9 @@
-"""Commands gpufleet prints work as printed, from the gpufleet actually running.
+"""Commands gpufleet prints, and the README's, work as written on a demo's data.
 
 ``make demo`` installs into ``.venv/bin``, which is not on ``PATH``: the command the
-demo prints when it quits must name that executable, not a bare ``gpufleet``.
+demo prints when it quits must name that executable, not a bare ``gpufleet``. The
+README's block of commands for the demo's data runs here as written, with only the
+paths swapped for this test's.
 """
 
 from __future__ import annotations
@@ -9,11 +11,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 GPUFLEET = Path(sys.executable).parent / "gpufleet"  # the console script of this venv
+README = Path(__file__).parents[2] / "README.md"
+
+
+def readme_demo_commands() -> list[str]:
+    """The lines of the README's sh block marked ``<!-- demo-data``."""
+    block = re.search(r"<!-- demo-data[^\n]*\n```sh\n(.*?)```", README.read_text(), re.S)
+    assert block is not None, "README.md lost its demo-data block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
 
 
 async def test_the_sla_command_the_demo_prints_runs_as_printed(tmp_path: Path) -> None:
@@ -41,3 +52,23 @@ async def test_the_sla_command_the_demo_prints_runs_as_printed(tmp_path: Path) -
     )
     assert sla.returncode == 0, sla.stderr.decode()
     assert json.loads(sla.stdout)["contract"]["committed_nodes"] == 1
+
+    await asyncio.to_thread(run_readme_block, tmp_path, env)
+
+
+def run_readme_block(tmp_path: Path, env: dict[str, str]) -> None:
+    """Run the README's demo-data commands on ``tmp_path / "data"``; check what they wrote."""
+    commands = readme_demo_commands()
+    assert len(commands) >= 3
+    for line in commands:
+        line = (
+            line.replace(".venv/bin/gpufleet", str(GPUFLEET))
+            .replace("/tmp/gpufleet-demo", "\0data\0")
+            .replace("/tmp/", f"{tmp_path}/out-")
+            .replace("\0data\0", str(tmp_path / "data"))
+        )
+        done = subprocess.run(line, shell=True, capture_output=True, env=env, check=False)
+        assert done.returncode == 0, (line, done.stderr.decode())
+    written = sorted(p.name for p in tmp_path.glob("out-*"))
+    assert written == ["out-claim.html", "out-fleet.json", "out-util.csv"]
+    assert "node-001" in (tmp_path / "out-util.csv").read_text()
