@@ -88,5 +88,6 @@ def test_a_bad_web_config_is_one_line_read_beside_the_config(
     status = main(["serve", "-c", str(config), "--data-dir", str(tmp_path / "data")])
     assert status == 2
     err = capsys.readouterr().err
-    assert err == f"gpufleet: {tmp_path / 'web.yml'}: basic_auth_users.bob: expected a bcrypt hash\n"
+    web = tmp_path / "web.yml"
+    assert err == f"gpufleet: {web}: basic_auth_users.bob: expected a bcrypt hash\n"
     assert not (tmp_path / "data" / "node_states").exists()
