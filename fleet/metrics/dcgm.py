@@ -240,6 +240,10 @@ class DcgmExposition:
     def __init__(self, xids: XidTally) -> None:
         self._xids = xids
         self._cache: dict[str, tuple[NodeSnapshot, dict[int, int], list[str]]] = {}
+        # Nodes by name for the snapshot last seen: with one target per node, a scrape
+        # round asks for every node once, and a scan per request would be quadratic.
+        self._indexed: FleetSnapshot | None = None
+        self._by_name: dict[str, NodeSnapshot] = {}
         self._lock = threading.Lock()  # renders run in worker threads
 
     def render(self, snapshot: FleetSnapshot | None, node: str | None = None) -> bytes | None:
@@ -249,12 +253,13 @@ class DcgmExposition:
         first snapshot every family is present without samples.
         """
         nodes: tuple[NodeSnapshot, ...] = () if snapshot is None else snapshot.nodes
-        if node is not None:
-            nodes = tuple(n for n in nodes if n.name == node)
-            if not nodes:
-                return None
         self._xids.observe(snapshot)
         with self._lock:
+            if node is not None:
+                found = self._node(snapshot, node)
+                if found is None:
+                    return None
+                nodes = (found,)
             per_node = [self._chunks(n) for n in nodes]
             if node is None and snapshot is not None:
                 names = {n.name for n in snapshot.nodes}
@@ -264,6 +269,14 @@ class DcgmExposition:
             out.append(header)
             out.extend(chunks[slot] for chunks in per_node)
         return "".join(out).encode("utf-8")
+
+    def _node(self, snapshot: FleetSnapshot | None, name: str) -> NodeSnapshot | None:
+        if snapshot is None:
+            return None
+        if snapshot is not self._indexed:
+            self._indexed = snapshot
+            self._by_name = {n.name: n for n in snapshot.nodes}
+        return self._by_name.get(name)
 
     def _chunks(self, node: NodeSnapshot) -> list[str]:
         xids = self._xids.last_codes(node.name)

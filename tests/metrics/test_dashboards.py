@@ -5,13 +5,16 @@ and scrapes ``/metrics`` as one more target. Every PromQL expression of NVIDIA's
 dcgm-exporter dashboard (tests/metrics/dcgm_exporter_dashboard_queries.json, with its
 source) and of gpufleet's own dashboard (docs/grafana/gpufleet.json) is evaluated
 through Prometheus' HTTP API and must return data: the DCGM ones for every node and GPU.
+``promtool check metrics`` reads both endpoints of the same live fleet.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
+import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from fleet.config import parse_config
 from fleet.metrics.endpoint import start_metrics_endpoint
 from fleet.runtime import FleetRuntime
 from tests.metrics.prom import Prometheus, running_prometheus
+from tests.metrics.test_promtool import DCGM_NAMING, promtool_findings
 
 HERE = Path(__file__).parent
 DCGM_DASHBOARD = json.loads((HERE / "dcgm_exporter_dashboard_queries.json").read_text())
@@ -60,6 +64,9 @@ def _prometheus_config(port: int) -> str:
     )
 
 
+ENDPOINT: dict[str, str] = {}  # "url" of the module's metrics endpoint, while it runs
+
+
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def prometheus(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Prometheus]:
     tmp = tmp_path_factory.mktemp("dashboards")
@@ -92,6 +99,7 @@ async def prometheus(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
                     within=60,
                 )
                 await prom.wait_for("gpufleet_gpu_xid_errors_total", bool, within=60)
+                ENDPOINT["url"] = server.url
                 yield prom
         finally:
             await server.stop()
@@ -162,3 +170,17 @@ async def test_gpufleet_dashboard_names_the_failed_gpu_and_its_reason(
         'gpufleet_node_state{state=~"broken|unreachable",node=~".*"} == 1'
     )
     assert [r["metric"]["node"] for r in broken] == ["node-002"]
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        body: bytes = response.read()
+        return body
+
+
+async def test_promtool_on_the_live_fleets_endpoints(prometheus: Prometheus) -> None:
+    native = await asyncio.to_thread(_get, f"{ENDPOINT['url']}/metrics")
+    assert b"gpufleet_port_rate_bytes_per_second{" in native  # the simulated IB ports
+    assert promtool_findings(native) == []
+    dcgm = await asyncio.to_thread(_get, f"{ENDPOINT['url']}/metrics/dcgm")
+    assert {f.split(" ", 1)[1] for f in promtool_findings(dcgm)} == set(DCGM_NAMING)
