@@ -7,187 +7,19 @@ in DCGM's units: MiB for frame buffer, MHz for clocks, ratios (0-1) for the
 profiling fields. This module serves exactly that shape from a snapshot, for the
 whole fleet or for one node (``/metrics/dcgm/<node>``, which the HTTP service
 discovery in :mod:`fleet.metrics.dcgm_sd` hands to Prometheus as one ``instance``
-per node). Field names, units and label names follow dcgm-exporter's
-``etc/default-counters.csv`` and ``internal/pkg/rendermetrics`` (NVIDIA/dcgm-exporter).
+per node). The fields are in :mod:`fleet.metrics.dcgm_fields`; label names and their
+order follow dcgm-exporter's ``internal/pkg/rendermetrics`` (NVIDIA/dcgm-exporter).
 """
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
 
+from fleet.metrics.dcgm_fields import FIELDS, LABELS, XID_ERRORS, Reading
 from fleet.metrics.families import format_value, label_pairs, plain_value
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot
-
-MIB = float(1 << 20)
-LABELS = (
-    "gpu",
-    "UUID",
-    "pci_bus_id",
-    "device",
-    "modelName",
-    "Hostname",
-    "hostname",
-    "DCGM_FI_DRIVER_VERSION",
-)
-Reading = float | int | bool | None
-
-
-@dataclass(frozen=True, slots=True)
-class DcgmField:
-    """One DCGM field as dcgm-exporter exposes it, and how to read it from a GPU snapshot."""
-
-    name: str
-    type: Literal["gauge", "counter"]
-    help: str
-    read: Callable[[GpuSnapshot], Reading]
-
-    def header(self) -> str:
-        """The ``# HELP`` and ``# TYPE`` lines."""
-        return f"# HELP {self.name} {self.help}\n# TYPE {self.name} {self.type}\n"
-
-
-def _ratio(percent: float | None) -> float | None:
-    return None if percent is None else percent / 100.0
-
-
-def _mib(value: int | None) -> float | None:
-    return None if value is None else value / MIB
-
-
-def _fb_free(gpu: GpuSnapshot) -> float | None:
-    if gpu.memory_total_bytes is None or gpu.mem_used_bytes is None:
-        return None
-    return max(gpu.memory_total_bytes - gpu.mem_used_bytes, 0) / MIB
-
-
-def _field(name: str, type_: Literal["gauge", "counter"], help_: str, attr: str) -> DcgmField:
-    def read(gpu: GpuSnapshot) -> Reading:
-        value: Reading = getattr(gpu, attr)
-        return value
-
-    return DcgmField(name, type_, help_, read)
-
-
-FIELDS: tuple[DcgmField, ...] = (
-    _field("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock (MHz).", "sm_clock_mhz"),
-    _field("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (C).", "temp_c"),
-    _field("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (W).", "power_w"),
-    _field(
-        "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "gauge", "Enforced power limit (W).", "power_limit_w"
-    ),
-    _field("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (%).", "util_gpu"),
-    _field("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (%).", "util_mem"),
-    DcgmField(
-        "DCGM_FI_DEV_FB_USED",
-        "gauge",
-        "Frame buffer used (MiB).",
-        lambda gpu: _mib(gpu.mem_used_bytes),
-    ),
-    DcgmField("DCGM_FI_DEV_FB_FREE", "gauge", "Frame buffer free (MiB).", _fb_free),
-    DcgmField(
-        "DCGM_FI_DEV_FB_TOTAL",
-        "gauge",
-        "Frame buffer in total (MiB).",
-        lambda gpu: _mib(gpu.memory_total_bytes),
-    ),
-    DcgmField(
-        "DCGM_FI_PROF_SM_ACTIVE",
-        "gauge",
-        "Ratio of cycles an SM had a warp resident (0-1).",
-        lambda gpu: _ratio(gpu.sm_active),
-    ),
-    DcgmField(
-        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-        "gauge",
-        "Ratio of cycles the tensor pipes were active (0-1).",
-        lambda gpu: _ratio(gpu.tensor_active),
-    ),
-    _field(
-        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-        "gauge",
-        "Clock-event (throttle) reasons, NVML bitmask.",
-        "clock_reasons",
-    ),
-    _field("DCGM_FI_DEV_PSTATE", "gauge", "Performance state (0 fastest).", "pstate"),
-    _field("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "PCIe replays in total.", "pcie_replay"),
-    _field(
-        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
-        "counter",
-        "Corrected (single-bit) ECC errors since driver load.",
-        "ecc_corr_vol",
-    ),
-    _field(
-        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
-        "counter",
-        "Uncorrected (double-bit) ECC errors since driver load.",
-        "ecc_unc_vol",
-    ),
-    _field(
-        "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
-        "counter",
-        "Corrected (single-bit) ECC errors over the device's life.",
-        "ecc_corr_agg",
-    ),
-    _field(
-        "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
-        "counter",
-        "Uncorrected (double-bit) ECC errors over the device's life.",
-        "ecc_unc_agg",
-    ),
-    _field(
-        "DCGM_FI_DEV_RETIRED_SBE",
-        "counter",
-        "Pages retired for single-bit errors.",
-        "retired_sbe",
-    ),
-    _field(
-        "DCGM_FI_DEV_RETIRED_DBE",
-        "counter",
-        "Pages retired for double-bit errors.",
-        "retired_dbe",
-    ),
-    _field(
-        "DCGM_FI_DEV_RETIRED_PENDING",
-        "counter",
-        "1 when a page retirement waits for a reboot.",
-        "retired_pending",
-    ),
-    _field(
-        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
-        "counter",
-        "Rows remapped for correctable errors.",
-        "remap_corr",
-    ),
-    _field(
-        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-        "counter",
-        "Rows remapped for uncorrectable errors.",
-        "remap_unc",
-    ),
-    _field(
-        "DCGM_FI_DEV_ROW_REMAP_PENDING",
-        "gauge",
-        "1 when a row remap waits for a GPU reset.",
-        "remap_pending",
-    ),
-    _field(
-        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-        "gauge",
-        "1 when a row remap failed.",
-        "remap_failure",
-    ),
-)
-
-XID_ERRORS = DcgmField(
-    "DCGM_FI_DEV_XID_ERRORS",
-    "gauge",
-    "Code of the last XID seen on the GPU since this exporter started (0: none).",
-    lambda gpu: None,  # read from the XID tally, which sees every snapshot
-)
 
 HEADERS = tuple(field.header() for field in (*FIELDS, XID_ERRORS))
 
@@ -207,23 +39,51 @@ def gpu_labels(node: NodeSnapshot, gpu: GpuSnapshot) -> str:
     return label_pairs(LABELS, values)
 
 
-def _node_chunks(node: NodeSnapshot, xids: dict[int, int]) -> list[str]:
+GpuKey = tuple[str, int, str, str, str | None, str | None]
+"""What a GPU's labels depend on: node, index, UUID, model, PCI bus id, driver."""
+
+
+def _gpu_key(node: NodeSnapshot, gpu: GpuSnapshot) -> GpuKey:
+    return (node.name, gpu.index, gpu.uuid, gpu.name, gpu.pci_bus_id, node.driver)
+
+
+def _line_heads(node: NodeSnapshot, gpu: GpuSnapshot) -> tuple[str, ...]:
+    """``NAME{labels} `` of every field (``FIELDS`` then ``XID_ERRORS``) for one GPU."""
+    labels = gpu_labels(node, gpu)
+    return tuple(f"{field.name}{{{labels}}} " for field in (*FIELDS, XID_ERRORS))
+
+
+def _text(value: Reading) -> str | None:
+    """A value as the text format writes it; None (omitted) for a missing reading or NaN."""
+    if value is None:
+        return None
+    if value.__class__ is float:
+        if math.isnan(value):
+            return None
+        return repr(value) if math.isfinite(value) else format_value(value)
+    if value.__class__ is int:
+        return repr(value)
+    number = plain_value(value)
+    return None if number is None else format_value(value)
+
+
+def _node_chunks(
+    gpus: tuple[GpuSnapshot, ...], heads: list[tuple[str, ...]], xids: dict[int, int]
+) -> list[str]:
     """Per field (``FIELDS`` then ``XID_ERRORS``): the node's lines, joined."""
-    heads = [gpu_labels(node, gpu) for gpu in node.gpus]
     chunks: list[str] = []
-    for field in FIELDS:
+    for slot, field in enumerate(FIELDS):
+        read = field.read
         lines = []
-        for gpu, labels in zip(node.gpus, heads, strict=True):
-            value = plain_value(field.read(gpu))
-            text = None if value is None else format_value(value)
+        for gpu, head in zip(gpus, heads, strict=True):
+            text = _text(read(gpu))
             if text is not None:
-                lines.append(f"{field.name}{{{labels}}} {text}\n")
+                lines.append(f"{head[slot]}{text}\n")
         chunks.append("".join(lines))
-    name = XID_ERRORS.name
+    last = len(FIELDS)
     chunks.append(
         "".join(
-            f"{name}{{{labels}}} {xids.get(gpu.index, 0)}\n"
-            for gpu, labels in zip(node.gpus, heads, strict=True)
+            f"{head[last]}{xids.get(gpu.index, 0)}\n" for gpu, head in zip(gpus, heads, strict=True)
         )
     )
     return chunks
@@ -242,6 +102,8 @@ class DcgmExposition:
         self._cache: dict[str, tuple[NodeSnapshot, dict[int, int], list[str]]] = {}
         # Nodes by name for the snapshot last seen: with one target per node, a scrape
         # round asks for every node once, and a scan per request would be quadratic.
+        # Per node, each GPU's line heads: built once per GPU, not per scrape.
+        self._heads: dict[str, dict[GpuKey, tuple[str, ...]]] = {}
         self._indexed: FleetSnapshot | None = None
         self._by_name: dict[str, NodeSnapshot] = {}
         self._lock = threading.Lock()  # renders run in worker threads
@@ -264,6 +126,7 @@ class DcgmExposition:
             if node is None and snapshot is not None:
                 names = {n.name for n in snapshot.nodes}
                 self._cache = {k: v for k, v in self._cache.items() if k in names}
+                self._heads = {k: v for k, v in self._heads.items() if k in names}
         out: list[str] = []
         for slot, header in enumerate(HEADERS):
             out.append(header)
@@ -283,6 +146,13 @@ class DcgmExposition:
         cached = self._cache.get(node.name)
         if cached is not None and cached[0] is node and cached[1] == xids:
             return cached[2]
-        chunks = _node_chunks(node, xids)
+        known = self._heads.get(node.name, {})
+        current: dict[GpuKey, tuple[str, ...]] = {}
+        for gpu in node.gpus:
+            key = _gpu_key(node, gpu)
+            current[key] = known.get(key) or _line_heads(node, gpu)
+        self._heads[node.name] = current  # a swapped GPU's old heads go here
+        heads = list(current.values())
+        chunks = _node_chunks(node.gpus, heads, xids)
         self._cache[node.name] = (node, xids, chunks)
         return chunks

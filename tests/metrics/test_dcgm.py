@@ -10,7 +10,8 @@ from dataclasses import replace
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from fleet.metrics.dcgm import LABELS, DcgmExposition
+from fleet.metrics.dcgm import DcgmExposition
+from fleet.metrics.dcgm_fields import LABELS
 from fleet.metrics.dcgm_sd import node_from_path, node_path
 from fleet.metrics.endpoint import start_metrics_endpoint
 from fleet.metrics.xids import XidTally
@@ -143,3 +144,17 @@ async def test_sd_lists_one_target_per_node_that_serves_only_it() -> None:
         assert status == 200 and {h for _, h, _ in samples(whole)} == {"n1", "n2"}
     finally:
         await server.stop()
+
+
+def test_a_swapped_gpu_gets_its_new_labels() -> None:
+    dcgm = DcgmExposition(XidTally())
+    snapshot = troubled_fleet()
+    node = snapshot.nodes[0]
+    before = dcgm.render(snapshot, "n1")
+    assert before is not None and node.gpus[4].uuid.encode() in before
+    swapped = replace(node.gpus[4], uuid="GPU-new-one")
+    node = replace(node, gpus=(*node.gpus[:4], swapped, *node.gpus[5:]))
+    later = replace(snapshot, taken_at=snapshot.taken_at + 1, nodes=(node, *snapshot.nodes[1:]))
+    after = dcgm.render(later, "n1")
+    assert after is not None
+    assert b'UUID="GPU-new-one"' in after and snapshot.nodes[0].gpus[4].uuid.encode() not in after
