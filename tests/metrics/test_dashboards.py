@@ -49,7 +49,8 @@ gpu = 5
 at = "12s"
 """
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# Starting the fleet and Prometheus counts against the first test that uses the fixture.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)]
 
 
 def _prometheus_config(port: int) -> str:
