@@ -179,8 +179,12 @@ class SshOptions:
         cache_key = (*identity_files, f"config={config}")
         if cache_key not in self._keys:
             present = [path for path in identity_files if os.path.isfile(os.path.expanduser(path))]
-            for path in set(identity_files) - set(present):
-                self._warn_once(path, f"identity file {path} does not exist, skipped")
+            for path in sorted(set(identity_files) - set(present)):
+                # As ssh: silent for the ssh config's keys, a warning for one named outright.
+                if config:
+                    log.debug("identity file %s does not exist, skipped", path)
+                else:
+                    self._warn_once(path, f"identity file {path} does not exist, skipped")
             self._keys[cache_key] = (
                 asyncssh.load_keypairs(present, ignore_encrypted=config) if present else []
             )
