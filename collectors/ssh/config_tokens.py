@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 
@@ -22,8 +23,16 @@ def hostname_template(hostname: str, host: str) -> str:
 
 
 def resolve_hostname(hostname: str | None, host: str) -> str:
-    """Where ``ssh`` connects: ``HostName`` expanded, else the name asked for, in lower case."""
-    return (host if hostname is None else hostname_template(hostname, host)).lower()
+    """Where ``ssh`` connects: ``HostName`` expanded, else the name asked for.
+
+    A name is lower-cased, an IP address is kept as written (as ``ssh`` does).
+    """
+    name = host if hostname is None else hostname_template(hostname, host)
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return name.lower()
+    return name
 
 
 def host_tokens(

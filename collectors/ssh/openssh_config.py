@@ -133,6 +133,7 @@ class _Reader:
             for path in self._include_paths(args, where, system):
                 self.read_file(path, active, depth=depth + 1, included=True, system=system)
             return active
+        _check_syntax(keyword, args, where)  # as ssh: a bad value anywhere refuses the file
         if active:
             _apply(self.settings, keyword, args, where)
         return active
@@ -161,16 +162,12 @@ def _apply(settings: _Settings, keyword: str, args: list[str], where: str) -> No
     if keyword == "hostname" and settings.hostname is None:
         settings.hostname = value
     elif keyword == "port" and settings.port is None:
-        settings.port = _port(value, where)
+        settings.port = int(value)
     elif keyword == "user" and settings.user is None:
         settings.user = value
     elif keyword == "identityfile" and value not in settings.identity_files:
         settings.identity_files.append(value)
     elif keyword == "proxyjump" and no_proxy:
-        try:
-            parse_jump_chain(value)
-        except ValueError as exc:
-            raise SshConfigError(f"{where}: ProxyJump: {exc}") from None
         settings.proxy_jump = value
     elif (
         keyword == "proxycommand" and settings.proxy_jump is None and settings.proxy_command is None
@@ -184,10 +181,15 @@ def _apply(settings: _Settings, keyword: str, args: list[str], where: str) -> No
         settings.host_key_alias = value
 
 
-def _port(value: str, where: str) -> int:
-    if not value.isdigit() or not 0 < int(value) <= 65535:
+def _check_syntax(keyword: str, args: list[str], where: str) -> None:
+    value = args[0]
+    if keyword == "port" and not (value.isdigit() and 0 < int(value) <= 65535):
         raise SshConfigError(f"{where}: Port: expected a number from 1 to 65535, got {value!r}")
-    return int(value)
+    if keyword == "proxyjump":
+        try:
+            parse_jump_chain(value)
+        except ValueError as exc:
+            raise SshConfigError(f"{where}: ProxyJump: {exc}") from None
 
 
 def resolve_host(
