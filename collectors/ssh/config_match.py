@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from collectors.ssh.config_syntax import SshConfigError, match_pattern, match_pattern_list
 from collectors.ssh.config_tokens import hostname_template
 
@@ -12,7 +14,7 @@ _NEVER_TRUE = frozenset({"exec", "localnetwork", "canonical", "final"})
 _WITHOUT_ARGUMENT = frozenset({"all", "canonical", "final"})
 
 
-def match_host_line(host: str, patterns: list[str], where: str) -> bool:
+def match_host_line(host: str, patterns: Sequence[str], where: str) -> bool:
     """Whether a ``Host`` line applies: words split on whitespace only, ``!`` vetoes.
 
     A comma is part of a pattern (``Host a,b`` matches the name ``a,b`` only).
@@ -29,7 +31,7 @@ def match_host_line(host: str, patterns: list[str], where: str) -> bool:
     return matched
 
 
-def match_line(words: list[str], subjects: dict[str, str], where: str) -> bool:
+def match_line(words: Sequence[str], subjects: dict[str, str], where: str) -> bool:
     """Whether a ``Match`` line applies, given what each criterion tests.
 
     ``subjects`` maps ``host`` (the HostName set so far with ``%h`` expanded, else

@@ -10,6 +10,7 @@ the rest. Rules follow ssh_config(5) and ``readconf.c``; tests compare with ``ss
 
 from __future__ import annotations
 
+import functools
 import getpass
 import glob
 import os
@@ -86,6 +87,49 @@ class _Settings:
     host_key_alias: str | None = None
 
 
+# One meaningful line of a config file: keyword (lower case), its words, "file line N".
+ConfigLine = tuple[str, tuple[str, ...], str]
+
+
+def config_lines(path: str) -> tuple[ConfigLine, ...]:
+    """The lines of ``path`` that say something, split into words, syntax checked.
+
+    Read once per change of the file: a fleet resolves every node through the same
+    few files.
+
+    Raises:
+        SshConfigError: the file cannot be read, or a line ssh would refuse.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise SshConfigError(f"{path}: cannot read the ssh config: {exc.strerror}") from None
+    return _parsed_file(path, info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_file(path: str, mtime_ns: int, size: int) -> tuple[ConfigLine, ...]:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise SshConfigError(f"{path}: cannot read the ssh config: {exc.strerror}") from None
+    lines = []
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{path} line {number}"
+        keyword, rest = split_keyword(line)
+        if not keyword or keyword.startswith("#"):
+            continue
+        try:
+            args = split_words(rest)
+        except ValueError as exc:
+            raise SshConfigError(f"{where}: {exc}") from None
+        if not args:
+            raise SshConfigError(f"{where}: no argument after keyword {keyword!r}")
+        _check_syntax(keyword, args, where)  # as ssh: a bad value anywhere refuses the file
+        lines.append((keyword, tuple(args), where))
+    return tuple(lines)
+
+
 @dataclass
 class _Reader:
     host: str
@@ -98,44 +142,27 @@ class _Reader:
     ) -> None:
         if depth > _MAX_INCLUDE_DEPTH:
             raise SshConfigError(f"{path}: Include nested deeper than {_MAX_INCLUDE_DEPTH}")
-        try:
-            lines = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
-        except OSError as exc:
-            raise SshConfigError(f"{path}: cannot read the ssh config: {exc.strerror}") from None
         # An included file starts in its includer's block; a Host/Match there that the
         # includer's block excludes can never match (OpenSSH's SSHCONF_NEVERMATCH).
         never = included and not active
-        for number, line in enumerate(lines.splitlines(), 1):
-            where = f"{path} line {number}"
-            active = self._line(line, active, never, where, (depth, system))
+        for line in config_lines(path):
+            active = self._line(line, active, never, (depth, system))
 
-    def _line(
-        self, line: str, active: bool, never: bool, where: str, file: tuple[int, bool]
-    ) -> bool:
-        keyword, rest = split_keyword(line)
-        if not keyword or keyword.startswith("#"):
-            return active
-        try:
-            args = split_words(rest)
-        except ValueError as exc:
-            raise SshConfigError(f"{where}: {exc}") from None
-        if not args:
-            raise SshConfigError(f"{where}: no argument after keyword {keyword!r}")
+    def _line(self, line: ConfigLine, active: bool, never: bool, file: tuple[int, bool]) -> bool:
+        keyword, args, where = line
         if keyword == "host":
-            return not never and match_host_line(self.host, args, where)
+            return match_host_line(self.host, args, where) and not never
         if keyword == "match":
             state = self.settings
             user = state.user or self.local_user
             subjects = match_subjects(self.host, state.hostname, user, self.local_user)
-            return not never and match_line(args, subjects, where)
+            return match_line(args, subjects, where) and not never
         if keyword == "include":
             depth, system = file
             for path in self._include_paths(args, where, system):
                 self.read_file(path, active, depth=depth + 1, included=True, system=system)
-            return active
-        _check_syntax(keyword, args, where)  # as ssh: a bad value anywhere refuses the file
-        if active:
-            _apply(self.settings, keyword, args, where)
+        elif active:
+            _apply(self.settings, keyword, args)
         return active
 
     def _include_paths(self, patterns: Sequence[str], where: str, system: bool) -> list[str]:
@@ -155,7 +182,7 @@ class _Reader:
         return paths
 
 
-def _apply(settings: _Settings, keyword: str, args: list[str], where: str) -> None:
+def _apply(settings: _Settings, keyword: str, args: Sequence[str]) -> None:
     value = args[0]
     # ProxyJump and ProxyCommand share one slot: whichever comes first wins.
     no_proxy = settings.proxy_jump is None and settings.proxy_command is None
