@@ -95,15 +95,13 @@ class SshOptions:
         return found
 
     def _config_files(self) -> tuple[list[str], list[str]]:
+        """(user files, system files) to read, as ``ssh`` picks them."""
         if self.ssh_config is None:
             return [], []
         if self.ssh_config:
             return list(self.ssh_config), []
         user = os.path.expanduser(USER_SSH_CONFIG)
-        present = [path for path in (user, SYSTEM_SSH_CONFIG) if os.access(path, os.R_OK)]
-        return [path for path in present if path == user], [
-            path for path in present if path == SYSTEM_SSH_CONFIG
-        ]
+        return _readable(user), _readable(SYSTEM_SSH_CONFIG)
 
     def host_options(
         self, host: str, user: str | None = None, port: int | None = None
@@ -133,11 +131,11 @@ class SshOptions:
         )
         if resolved.proxy_command is None:
             kwargs["proxy_command"] = None
-        files, system = self._config_files()
+        # asyncssh reads the user's files only, as before: the system file's other
+        # settings (SendEnv, GSSAPI...) would change what the agent's channel gets.
+        files, _ = self._config_files()
         try:
-            built = asyncssh.SSHClientConnectionOptions(
-                config=files + system, host=resolved.host, **kwargs
-            )
+            built = asyncssh.SSHClientConnectionOptions(config=files, host=resolved.host, **kwargs)
         except (ValueError, OSError) as exc:  # asyncssh.config.ConfigParseError is a ValueError
             differs = f"asyncssh cannot read the ssh config ({exc})"
         else:
@@ -186,9 +184,19 @@ class SshOptions:
                 else:
                     self._warn_once(path, f"identity file {path} does not exist, skipped")
             self._keys[cache_key] = (
-                asyncssh.load_keypairs(present, ignore_encrypted=config) if present else []
+                [pair for path in present for pair in self._config_key(path)]
+                if config
+                else asyncssh.load_keypairs(present)
             )
         return self._keys[cache_key]
+
+    def _config_key(self, path: str) -> Sequence[asyncssh.SSHKeyPair]:
+        """One ssh config identity file's keys; one ``ssh`` cannot load is skipped, as ssh does."""
+        try:
+            return asyncssh.load_keypairs(path, ignore_encrypted=True)
+        except (asyncssh.KeyImportError, OSError, ValueError) as exc:
+            self._warn_once(path, f"identity file {path} cannot be loaded ({exc}), skipped")
+            return []
 
     def known_hosts(self, paths: tuple[str, ...]) -> asyncssh.SSHKnownHosts:
         """The known_hosts files at ``paths`` (missing ones skipped), parsed once per change.
@@ -211,6 +219,10 @@ class SshOptions:
         # Equal jitter: at least half the delay, so a fleet restart spreads out but
         # a flapping node still backs off.
         return delay * (0.5 + 0.5 * jitter)
+
+
+def _readable(path: str) -> list[str]:
+    return [path] if os.access(path, os.R_OK) else []
 
 
 def _stamp(path: str) -> tuple[int, int] | None:

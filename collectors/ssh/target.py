@@ -15,7 +15,12 @@ HostKeyPolicy = Literal["strict", "accept-new"]
 
 
 class KnownHostsDefault(enum.Enum):
-    """Verify host keys the way ``ssh`` would: ``UserKnownHostsFile`` or ``~/.ssh/known_hosts``."""
+    """Verify host keys the way ``ssh`` would, with the ssh config's known_hosts files.
+
+    ``UserKnownHostsFile`` (default ``~/.ssh/known_hosts`` and ``~/.ssh/known_hosts2``)
+    and ``GlobalKnownHostsFile`` (default ``/etc/ssh/ssh_known_hosts`` and
+    ``ssh_known_hosts2``); accept-new records into the first ``UserKnownHostsFile``.
+    """
 
     SSH_CONFIG = "ssh-config"
 

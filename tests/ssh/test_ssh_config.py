@@ -205,3 +205,14 @@ def test_ssh_config_error_marks_the_node_without_a_traceback(tmp_path: Path) -> 
     status, reason, expected = classify(exc)
     assert (status, expected) == ("unreachable", True)
     assert "ssh_config line 2: ProxyJump" in reason
+
+
+def test_ssh_config_keys_that_cannot_be_loaded_are_skipped(tmp_path: Path) -> None:
+    good = tmp_path / "id_good"
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    key.write_private_key(str(good))
+    broken = _write(tmp_path / "id_broken", "not a key\n")
+    absent = str(tmp_path / "id_absent")
+    options = SshOptions(ssh_config=None)
+    keys = options.client_keys((absent, broken, str(good)), config=True)
+    assert [pair.public_data for pair in keys] == [key.public_data]
