@@ -9,6 +9,7 @@ from pathlib import Path
 
 import asyncssh
 
+from collectors.ssh.config_syntax import SshConfigError
 from collectors.ssh.openssh_config import HostConfig
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import KnownHostsDefault, NodeTarget, parse_jump_chain
@@ -31,8 +32,8 @@ async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHC
         asyncssh.PermissionDenied: authentication failed.
         asyncssh.Error, OSError, TimeoutError: the node could not be reached.
     """
-    jump_host = target.jump_host or _config_proxy_jump(target, options)
-    tunnel = await _open_jumps(replace(target, jump_host=jump_host), options) if jump_host else None
+    hops = jump_chain(target, options)
+    tunnel = await _open_jumps(hops, options) if hops else None
     try:
         conn = await _connect_direct(target, options, tunnel)
     except BaseException:
@@ -42,6 +43,36 @@ async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHC
     if tunnel is not None:
         conn.set_tunnel(tunnel)  # closed together with the node's connection
     return conn
+
+
+def jump_chain(target: NodeTarget, options: SshOptions) -> list[NodeTarget]:
+    """Every bastion on the way to ``target``, first hop first.
+
+    The chain is ``target.jump_host``, else the ssh config's ProxyJump for it. As
+    ``ssh`` reaches the first hop with a plain ``ssh hop`` (the later ones get the
+    rest of the chain with ``-J``), the first hop's own ProxyJump applies too, and
+    so on: ``Host gpu-*: ProxyJump login`` with ``Host login: ProxyJump bastion``
+    goes bastion, login, node.
+
+    Raises:
+        SshConfigError: a hop OpenSSH would refuse, or the chain comes back to a
+            host already on it.
+    """
+    spec = target.jump_host or _config_proxy_jump(target, options)
+    chain: list[NodeTarget] = []
+    seen = {(target.host, target.port)}
+    while spec:
+        try:
+            hops = jump_hops(replace(target, jump_host=spec))
+        except ValueError as exc:
+            raise SshConfigError(f"{target.name}: {exc}") from None
+        chain[:0] = hops
+        first = hops[0]
+        if (first.host, first.port) in seen:
+            raise SshConfigError(f"ProxyJump loop: {target.host} is reached through {first.host}")
+        seen.add((first.host, first.port))
+        spec = _config_proxy_jump(first, options)
+    return chain
 
 
 def _resolved(target: NodeTarget, options: SshOptions) -> HostConfig:
@@ -81,9 +112,9 @@ def jump_hops(target: NodeTarget) -> list[NodeTarget]:
     ]
 
 
-async def _open_jumps(target: NodeTarget, options: SshOptions) -> asyncssh.SSHClientConnection:
+async def _open_jumps(hops: list[NodeTarget], options: SshOptions) -> asyncssh.SSHClientConnection:
     conn: asyncssh.SSHClientConnection | None = None
-    for hop in jump_hops(target):
+    for hop in hops:
         try:
             hop_conn = await _connect_direct(hop, options, conn)
         except BaseException:

@@ -12,6 +12,7 @@ from collectors.loopback import LoopbackFleet, UpdateRecorder
 from collectors.loopback.harness import FAST_INTERVAL, fast_options
 from collectors.ssh import NodeTarget, SshFleet, SshOptions
 from collectors.ssh.config_syntax import SshConfigError
+from collectors.ssh.connect import jump_chain
 from collectors.ssh.errors import classify
 
 
@@ -216,3 +217,33 @@ def test_ssh_config_keys_that_cannot_be_loaded_are_skipped(tmp_path: Path) -> No
     options = SshOptions(ssh_config=None)
     keys = options.client_keys((absent, broken, str(good)), config=True)
     assert [pair.public_data for pair in keys] == [key.public_data]
+
+
+async def test_the_first_jump_hosts_own_proxy_jump_is_followed(tmp_path: Path) -> None:
+    async with LoopbackFleet(3, gpus=2, mode="canned") as loopback:
+        bastion, login, inner = (loopback.nodes[f"node-00{i}"] for i in (1, 2, 3))
+        config = _write(
+            tmp_path / "ssh_config",
+            f"Host inner\n  HostName 127.0.0.1\n  Port {inner.port}\n  ProxyJump login\n"
+            f"Host login\n  HostName 127.0.0.1\n  Port {login.port}\n  ProxyJump bastion\n"
+            f"Host bastion\n  HostName 127.0.0.1\n  Port {bastion.port}\n"
+            f"Host *\n  IdentityFile {loopback.client_key_path}\n",
+        )
+        target = NodeTarget(
+            name="inner", host="inner", interval=FAST_INTERVAL, known_hosts=loopback.known_hosts
+        )
+        options = fast_options(ssh_config=(config,))
+        assert [hop.host for hop in jump_chain(target, options)] == ["bastion", "login"]
+        rec = UpdateRecorder()
+        async with SshFleet([target], rec, options):
+            await rec.wait_until(lambda: rec.samples["inner"] >= 1, 10)
+            # As ssh: bastion, then login through it, then the node through both.
+            assert (len(bastion.connections), len(login.connections)) == (1, 1)
+        assert bastion.execs == login.execs == 0
+
+
+def test_a_proxy_jump_loop_is_refused(tmp_path: Path) -> None:
+    config = _write(tmp_path / "ssh_config", "Host *\n  ProxyJump bastion\n")
+    target = NodeTarget(name="gpu-1", host="gpu-1")
+    with pytest.raises(SshConfigError, match="ProxyJump loop: gpu-1 is reached through bastion"):
+        jump_chain(target, SshOptions(ssh_config=(config,)))
