@@ -247,3 +247,18 @@ def test_a_proxy_jump_loop_is_refused(tmp_path: Path) -> None:
     target = NodeTarget(name="gpu-1", host="gpu-1")
     with pytest.raises(SshConfigError, match="ProxyJump loop: gpu-1 is reached through bastion"):
         jump_chain(target, SshOptions(ssh_config=(config,)))
+
+
+def test_the_default_reads_the_users_ssh_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    _write(tmp_path / ".ssh" / "config", "Host x\n  HostName y.example\n  Port 2222\n")
+    options = SshOptions()  # what `gpufleet watch` and `serve` build
+    built = options.host_options("x")
+    assert (built.host, built.port) == ("y.example", 2222)
+    assert options.resolved("x").user_known_hosts == (
+        f"{tmp_path}/.ssh/known_hosts",
+        f"{tmp_path}/.ssh/known_hosts2",
+    )
