@@ -41,13 +41,14 @@ class HostConfig:
 
     Attributes:
         host: the name asked for (``%n``), as given.
-        hostname: where to connect: ``HostName`` with ``%h`` expanded, lower case.
+        hostname: where to connect: ``HostName`` with ``%h`` expanded; a name in
+            lower case, an IP address as written (as ``ssh``).
         port: ``Port``, else 22.
         user: ``User``, else the local user.
         identity_files: ``IdentityFile`` paths with ``~`` and tokens expanded, in
-            order, duplicates dropped; OpenSSH's default key names when none is set.
-        identity_files_configured: whether any ``IdentityFile`` was set (the
-            defaults are tried only when none was).
+            order, duplicates dropped; OpenSSH's default key names when none is set
+            (``IdentityFile none`` sets none and names no file). A file that does not
+            exist stays listed: the key loader skips it, as ``ssh`` does.
         proxy_jump: the ProxyJump hops, first hop first; ``()`` for none.
         proxy_command: ``ProxyCommand`` when it came first (ProxyJump then ignored).
         user_known_hosts: ``UserKnownHostsFile`` paths, expanded; ``()`` for ``none``.
@@ -60,7 +61,6 @@ class HostConfig:
     port: int
     user: str
     identity_files: tuple[str, ...]
-    identity_files_configured: bool
     proxy_jump: tuple[JumpHop, ...]
     proxy_command: str | None
     user_known_hosts: tuple[str, ...]
@@ -277,7 +277,6 @@ def _finish(settings: _Settings, host: str, home: str, local_user: str) -> HostC
         port=port,
         user=user,
         identity_files=expand_path_list(identity, tokens, home, "IdentityFile"),
-        identity_files_configured=configured,
         proxy_jump=parse_jump_chain(settings.proxy_jump) if settings.proxy_jump else (),
         proxy_command=settings.proxy_command,
         user_known_hosts=expand_path_list(user_known, tokens, home, "UserKnownHostsFile"),
