@@ -32,6 +32,7 @@ from fleet.facade import (
     UtilizationPoint,
 )
 from fleet.history import HistoryRecorder
+from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.probing import FleetProber
 from fleet.state import FleetState, NodeSpec
@@ -64,6 +65,7 @@ class FleetRuntime:
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
         self._state = FleetState(specs, config.health)
         self.history = HistoryRecorder(data_dir, config.history, clock=clock)
+        self.link_events = LinkEventDiffer()  # link changes between ticks -> events table
         self.notices: tuple[str, ...] = ()
         if data_dir is not None and not self.history.recording:
             self.notices = (self.history.lock_holder_message,)
@@ -120,7 +122,7 @@ class FleetRuntime:
     def tick(self, now: float | None = None) -> FleetSnapshot:
         """Take one snapshot, record it and hand it to every listener."""
         now = self._clock() if now is None else now
-        snapshot = self._state.snapshot(now)
+        snapshot = self.link_events.apply(self._state.snapshot(now))
         snapshot = self.prober.decorate(snapshot)
         self.history.record(snapshot)
         snapshot = replace(
