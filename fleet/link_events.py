@@ -37,7 +37,10 @@ LINK_KINDS = (
     "nvlink_down",
     "nvlink_up",
 )
-RECENT_PER_NODE = 32  # link events kept per node for the node screen
+RECENT_PER_NODE = 32  # derived events kept per node for the node screen
+# Events the controller derives (not the agent) have no place in the state's per-node
+# ring: this module keeps them, its own and fleet.drift's, to show on the node screen.
+DERIVED_KINDS = frozenset((*LINK_KINDS, "gpu_swap", "repeat_offender"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,16 +77,25 @@ class LinkEventDiffer:
         events = [e for node in snapshot.nodes for e in self._node_events(node, at)]
         for event in events:
             self.counts[event.kind] += 1
-            self._recent.setdefault(event.node, deque(maxlen=RECENT_PER_NODE)).append(event)
-            self._version[event.node] = self._version.get(event.node, 0) + 1
+            self._remember(event)
         return tuple(events)
+
+    def _remember(self, event: EventRecord) -> None:
+        self._recent.setdefault(event.node, deque(maxlen=RECENT_PER_NODE)).append(event)
+        self._version[event.node] = self._version.get(event.node, 0) + 1
 
     def apply(self, snapshot: FleetSnapshot) -> FleetSnapshot:
         """``snapshot`` with its link events in ``new_events`` and in each node's events."""
         events = self.diff(snapshot)
+        for event in snapshot.new_events:
+            if event.kind in DERIVED_KINDS:
+                self._remember(event)
         nodes = snapshot.nodes
         if self._recent:
-            nodes = tuple(self._with_recent(node) for node in nodes)
+            merged = tuple(self._with_recent(node) for node in nodes)
+            # Keep the state's tuple when no node changed: readers skip unchanged ticks by it.
+            if any(a is not b for a, b in zip(merged, nodes, strict=True)):
+                nodes = merged
         if not events and nodes is snapshot.nodes:
             return snapshot
         return replace(snapshot, nodes=nodes, new_events=snapshot.new_events + events)

@@ -22,6 +22,7 @@ from collectors.ssh import SshFleet
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
 from fleet.config import Config
+from fleet.drift import STORE_NAME, DriftTracker
 from fleet.facade import (
     ExportRequest,
     GpuSeries,
@@ -66,6 +67,8 @@ class FleetRuntime:
         self._state = FleetState(specs, config.health)
         self.history = HistoryRecorder(data_dir, config.history, clock=clock)
         self.link_events = LinkEventDiffer()  # link changes between ticks -> events table
+        recording = data_dir is not None and self.history.recording
+        self.drift = DriftTracker(data_dir / STORE_NAME if data_dir and recording else None)
         self.notices: tuple[str, ...] = ()
         if data_dir is not None and not self.history.recording:
             self.notices = (self.history.lock_holder_message,)
@@ -122,7 +125,7 @@ class FleetRuntime:
     def tick(self, now: float | None = None) -> FleetSnapshot:
         """Take one snapshot, record it and hand it to every listener."""
         now = self._clock() if now is None else now
-        snapshot = self.link_events.apply(self._state.snapshot(now))
+        snapshot = self.link_events.apply(self.drift.apply(self._state.snapshot(now)))
         snapshot = self.prober.decorate(snapshot)
         self.history.record(snapshot)
         snapshot = replace(

@@ -115,3 +115,11 @@ def test_link_events_land_in_the_events_table(tmp_path: Path) -> None:
     ]
     seconds = [t.timestamp() for t in rows["ts"].to_list()]
     assert seconds == [T0 + 2, T0 + 2, T0 + 4]
+
+
+def test_derived_events_of_other_modules_are_kept_for_the_node_screen() -> None:
+    differ = LinkEventDiffer()
+    swap = EventRecord(T0 + 1, "gpu-001", "gpu_swap", 0, "GPU-b", None, "GPU 0: serial A -> B")
+    shown = differ.apply(replace(fleet(T0 + 1), new_events=(swap,)))
+    assert shown.new_events == (swap,)  # recorded once, by whoever derived it
+    assert differ.apply(fleet(T0 + 2)).nodes[0].events == (swap,)
