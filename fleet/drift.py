@@ -20,6 +20,7 @@ import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from pathlib import Path
 
 from fleet.model import (
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 FAILED = frozenset(("fail", "lost"))
 HEALTHY = frozenset(("ok", "warn"))
 STORE_NAME = "inventory.json"
+_IDENTITY_KEY = attrgetter("index", "uuid", "serial", "verdict")
+_NAME = attrgetter("name")
+_LINKS = attrgetter("nvlink_active")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,7 @@ class _NodeDrift:
     reasons: tuple[str, ...] = ()
     effective: NodeState | None = None  # the state this module last reported while it acted
     since: float | None = None
+    read: tuple[object, ...] = ()  # the inventory the reasons were read from
 
 
 @dataclass(slots=True)
@@ -112,6 +117,7 @@ class DriftTracker:
     _identity: dict[tuple[str, int], tuple[str, str | None]] = field(default_factory=dict)
     _drift: dict[str, _NodeDrift] = field(default_factory=dict)
     _dirty: bool = False
+    _identities: dict[str, tuple[object, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.store is not None:
@@ -124,7 +130,10 @@ class DriftTracker:
         nodes: list[NodeSnapshot] = []
         transitions = list(snapshot.transitions)
         for node in snapshot.nodes:
-            events.extend(self._identity_events(node, at))
+            identity = tuple(map(_IDENTITY_KEY, node.gpus))
+            if self._identities.get(node.name) != identity:  # seldom: compare GPU by GPU
+                self._identities[node.name] = identity
+                events.extend(self._identity_events(node, at))
             judged, transition = self._judge(node, at)
             if judged is not node:
                 transitions = [t for t in transitions if t.node != node.name]
@@ -150,7 +159,9 @@ class DriftTracker:
         drift = self._drift.setdefault(node.name, _NodeDrift())
         expected = self.expected.get(node.name)
         if node.status == "streaming" and expected is not None:
-            drift.reasons = drift_reasons(expected, node)
+            key = (node.expected_gpus, tuple(map(_NAME, node.ports)), tuple(map(_LINKS, node.gpus)))
+            if key != drift.read:
+                drift.reasons, drift.read = drift_reasons(expected, node), key
         if not drift.reasons or node.state == "unreachable":
             return self._release(node, drift, at)
         state: NodeState = "broken"

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
 
@@ -37,6 +38,10 @@ LINK_KINDS = (
     "nvlink_down",
     "nvlink_up",
 )
+_PORT_KEY = attrgetter(
+    "name", "kind", "state", "phys_state", "rate_gbps", "expected_rate_gbps", "link_downed"
+)
+_GPU_KEY = attrgetter("index", "uuid", "nvlink_active", "nvlink_total")
 RECENT_PER_NODE = 32  # derived events kept per node for the node screen
 # Events the controller derives (not the agent) have no place in the state's per-node
 # ring: this module keeps them, its own and fleet.drift's, to show on the node screen.
@@ -70,6 +75,7 @@ class LinkEventDiffer:
         self._version: dict[str, int] = {}  # link events ever seen per node
         self._merged: dict[str, tuple[NodeSnapshot, int, NodeSnapshot]] = {}
         self.counts: dict[str, int] = dict.fromkeys(LINK_KINDS, 0)
+        self._keys: dict[str, tuple[object, ...]] = {}  # per node: its links' last key
 
     def diff(self, snapshot: FleetSnapshot) -> tuple[EventRecord, ...]:
         """The link events between the previous snapshot and ``snapshot``."""
@@ -115,6 +121,13 @@ class LinkEventDiffer:
         return result
 
     def _node_events(self, node: NodeSnapshot, at: float) -> Iterator[EventRecord]:
+        # Telemetry changes every tick, links seldom: compare one key per node (built in C)
+        # and look closer only when it changed.
+        key = (tuple(map(_PORT_KEY, node.ports)), tuple(map(_PORT_KEY, node.nics)))
+        key += (tuple(map(_GPU_KEY, node.gpus)),)
+        if self._keys.get(node.name) == key:
+            return
+        self._keys[node.name] = key
         for port in (*node.ports, *node.nics):
             yield from self._port_events(node.name, port, at)
         for gpu in node.gpus:
