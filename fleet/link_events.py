@@ -123,8 +123,8 @@ class LinkEventDiffer:
     def _node_events(self, node: NodeSnapshot, at: float) -> Iterator[EventRecord]:
         # Telemetry changes every tick, links seldom: compare one key per node (built in C)
         # and look closer only when it changed.
-        key = (tuple(map(_PORT_KEY, node.ports)), tuple(map(_PORT_KEY, node.nics)))
-        key += (tuple(map(_GPU_KEY, node.gpus)),)
+        ports, nics = tuple(map(_PORT_KEY, node.ports)), tuple(map(_PORT_KEY, node.nics))
+        key = (ports, nics, tuple(map(_GPU_KEY, node.gpus)))
         if self._keys.get(node.name) == key:
             return
         self._keys[node.name] = key
