@@ -37,6 +37,7 @@ from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.probing import FleetProber
 from fleet.state import FleetState, NodeSpec
+from fleet.xid import XidRepeatFilter
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ class FleetRuntime:
         self._state = FleetState(specs, config.health)
         self.history = HistoryRecorder(data_dir, config.history, clock=clock)
         self.link_events = LinkEventDiffer()  # link changes between ticks -> events table
+        self.xid_repeats = XidRepeatFilter()  # a burst of identical XIDs -> two history rows
         recording = data_dir is not None and self.history.recording
         self.drift = DriftTracker(data_dir / STORE_NAME if data_dir and recording else None)
         self.notices: tuple[str, ...] = ()
@@ -127,7 +129,7 @@ class FleetRuntime:
         now = self._clock() if now is None else now
         snapshot = self.link_events.apply(self.drift.apply(self._state.snapshot(now)))
         snapshot = self.prober.decorate(snapshot)
-        self.history.record(snapshot)
+        self.history.record(self.xid_repeats.for_history(snapshot, final=self._stopped))
         snapshot = replace(
             snapshot,
             utilization=self.history.utilization_summary(now),

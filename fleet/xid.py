@@ -17,9 +17,12 @@ follows the catalog's *immediate action* (docs/health.md, "XIDs"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Literal
 
+from fleet.model import EventRecord, FleetSnapshot
 from fleet.xid_catalog import ROWS
 
 XidClass = Literal["app", "hardware", "info"]
@@ -132,3 +135,77 @@ def describe(code: int) -> XidInfo:
 def xid_text(code: int) -> str:
     """Short human text: ``"XID 79: GPU has fallen off the bus"``."""
     return f"XID {code}: {describe(code).meaning}"
+
+
+REPEAT_KIND = "xid_repeats"
+
+
+@dataclass(slots=True)
+class _Burst:
+    first: EventRecord
+    last_t: float
+    suppressed: int = 0
+
+
+class XidRepeatFilter:
+    """One ``events`` row per burst of identical XIDs, plus one row that counts the rest.
+
+    A node can log hundreds of thousands of identical XIDs (same GPU, same code); the
+    verdict keeps one deduplicated mark per code (``XidMark``), and history keeps the
+    first event of a burst as it came and, when the burst ends (no repeat for
+    ``window_s``), one ``xid_repeats`` row: code the XID, detail how many more and until
+    when. Everything that is not an XID passes unchanged.
+    """
+
+    def __init__(self, window_s: float = 60.0) -> None:
+        self.window_s = window_s
+        self._bursts: dict[tuple[str, str | int | None, int], _Burst] = {}
+
+    def filter(self, events: tuple[EventRecord, ...], now: float) -> tuple[EventRecord, ...]:
+        """The events to record at ``now``: first XIDs of bursts, ended bursts' counts."""
+        out: list[EventRecord] = []
+        for event in events:
+            if event.kind != "xid" or event.code is None:
+                out.append(event)
+                continue
+            key = (event.node, event.uuid or event.gpu, event.code)
+            burst = self._bursts.get(key)
+            if burst is not None and event.t - burst.last_t <= self.window_s:
+                burst.last_t = max(burst.last_t, event.t)
+                burst.suppressed += 1
+                continue
+            if burst is not None:
+                out.extend(_summary(burst))
+            self._bursts[key] = _Burst(event, event.t)
+            out.append(event)
+        out.extend(self._ended(now))
+        return tuple(out)
+
+    def for_history(self, snapshot: FleetSnapshot, final: bool = False) -> FleetSnapshot:
+        """``snapshot`` with its events filtered for the history (``final``: flush all)."""
+        rows = self.filter(snapshot.new_events, snapshot.taken_at)
+        if final:
+            rows += self.flush()
+        return snapshot if rows == snapshot.new_events else replace(snapshot, new_events=rows)
+
+    def flush(self) -> tuple[EventRecord, ...]:
+        """Count rows of every open burst (at shutdown)."""
+        return self._ended(math.inf)
+
+    def _ended(self, now: float) -> tuple[EventRecord, ...]:
+        ended = [k for k, b in self._bursts.items() if now - b.last_t > self.window_s]
+        rows = [row for key in ended for row in _summary(self._bursts.pop(key))]
+        return tuple(rows)
+
+
+def _summary(burst: _Burst) -> list[EventRecord]:
+    if not burst.suppressed:
+        return []
+    first = burst.first
+    until = datetime.fromtimestamp(burst.last_t, UTC).isoformat(timespec="seconds")
+    detail = f"XID {first.code} repeated {burst.suppressed} more times until {until}"
+    return [
+        EventRecord(
+            burst.last_t, first.node, REPEAT_KIND, first.gpu, first.uuid, first.code, detail
+        )
+    ]

@@ -11,12 +11,16 @@ import math
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from fleet.config.health_section import HealthSection
+from fleet.config.history_section import HistorySection
 from fleet.health import GpuFacts, XidMark, judge_gpu, xid_verdict
+from fleet.history import HistoryRecorder
+from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot
 from fleet.state import FleetState
-from fleet.xid import CATALOG, XID_RECENT_MAX, describe, xid_text
+from fleet.xid import CATALOG, XID_RECENT_MAX, XidRepeatFilter, describe, xid_text
 from fleet.xid_catalog import ROWS, SOURCE_DATE, SOURCE_URL
 from tests.fleet.feed import NodeFeed
 
@@ -177,3 +181,45 @@ def test_repeated_events_count_on_one_mark(state: FleetState, feed: NodeFeed) ->
     state.ingest(feed.sample())
     gpu = state.snapshot(feed.t).nodes[0].gpus[0]
     assert (gpu.verdict, gpu.reasons) == ("warn", ("XID 31: GPU memory page fault (x500)",))
+
+
+def xid_event(t: float, code: int = 13, gpu: int = 0) -> EventRecord:
+    return EventRecord(t, "gpu-001", "xid", gpu, f"GPU-{gpu}", code, xid_text(code))
+
+
+def test_a_burst_of_identical_xids_is_two_history_rows(tmp_path: Path) -> None:
+    t0 = 1_790_000_000.0
+    repeats = XidRepeatFilter(window_s=60.0)
+    recorder = HistoryRecorder(tmp_path, HistorySection(), clock=lambda: t0)
+    flood = tuple(xid_event(t0 + i / 1000) for i in range(100_000))  # 100 s of XID 13
+    other = (
+        xid_event(t0 + 1, code=31),
+        xid_event(t0 + 2, gpu=1),
+        EventRecord(t0, "gpu-001", "bye"),
+    )
+    node = NodeSnapshot("gpu-001", "streaming")
+    recorder.record(repeats.for_history(FleetSnapshot(t0 + 100, (node,), new_events=flood + other)))
+    recorder.record(repeats.for_history(FleetSnapshot(t0 + 200, (node,)), final=True))
+    recorder.close()
+    rows = pl.read_parquet(tmp_path / "events" / "**" / "*.parquet").sort("ts", "gpu", "code")
+    table = rows.select("kind", "gpu", "code").rows()
+    assert sorted(table, key=str) == sorted(
+        [
+            ("xid", 0, 13),
+            ("xid", 0, 31),
+            ("xid", 1, 13),
+            ("bye", None, None),
+            ("xid_repeats", 0, 13),
+        ],
+        key=str,
+    )
+    summary = rows.filter(pl.col("kind") == "xid_repeats")["detail"].item()
+    assert summary.startswith("XID 13 repeated 99999 more times until ")
+
+
+def test_repeats_after_a_quiet_window_start_a_new_burst() -> None:
+    repeats = XidRepeatFilter(window_s=60.0)
+    assert len(repeats.filter((xid_event(0.0), xid_event(1.0)), 1.0)) == 1
+    later = repeats.filter((xid_event(100.0),), 100.0)
+    assert [(e.kind, e.t) for e in later] == [("xid_repeats", 1.0), ("xid", 100.0)]
+    assert repeats.filter((), 161.0) == ()  # the new burst had no repeats: nothing to count
