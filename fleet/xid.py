@@ -33,6 +33,7 @@ SUPPORT_ACTIONS = frozenset(("CONTACT_SUPPORT", "CHECK_MECHANICALS"))
 APP_ACTIONS = frozenset(("RESTART_APP", "UPDATE_SWFW", "CHECK_UVM"))
 IGNORE_ACTIONS = frozenset(("IGNORE", "XID_154"))
 SOLO_XID = 45  # WORKFLOW_XID_45: "Not Solo: IGNORE (follow other Xid)"
+SOLO_WINDOW_S = 60.0  # another XID this close to a 45 makes it "not solo" (our choice)
 XID_RECENT_MAX = 256  # occurrence times kept per XID mark (bounds a repetition policy)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from fleet.config.health_section import HealthSection
 from fleet.health.facts import GpuFacts, Judgement, XidMark
 from fleet.model import VERDICT_RANK, Verdict
-from fleet.xid import SOLO_XID, describe
+from fleet.xid import SOLO_WINDOW_S, SOLO_XID, describe
 
 Finding = tuple[Verdict, str, float]  # verdict, reason, until
 NEVER = math.inf
@@ -88,11 +88,20 @@ def _xid_findings(
 ) -> None:
     marks = list(marks)
     for mark in marks:
-        if mark.code == SOLO_XID and any(m.code != SOLO_XID for m in marks):
+        if mark.code == SOLO_XID and any(_alongside(m, mark) for m in marks):
             continue  # the catalog's XID 45 workflow: not solo, follow the other XID
         finding = _xid_finding(mark, cfg, now)
         if finding is not None:
             out.append(finding)
+
+
+def _alongside(other: XidMark, mark: XidMark) -> bool:
+    """``other`` is another XID seen around the time of ``mark`` (within a minute)."""
+    return (
+        other.code != mark.code
+        and other.first_at <= mark.last_at + SOLO_WINDOW_S
+        and other.last_at >= mark.first_at - SOLO_WINDOW_S
+    )
 
 
 def _xid_finding(mark: XidMark, cfg: HealthSection, now: float) -> Finding | None:

@@ -120,6 +120,9 @@ def test_xid_45_follows_the_other_xid_and_fails_when_solo() -> None:
     assert solo[:2] == ("fail", ("XID 45: preemptive cleanup",))
     with_13 = GpuFacts(sampled=True, xids={45: XidMark(45, 1, 1), 13: XidMark(13, 1, 1)})
     assert judge_gpu(with_13, CFG, 2.0)[:2] == ("warn", ("XID 13: graphics engine exception",))
+    # An XID from long before is not the one this 45 accompanies: the 45 is solo.
+    later = GpuFacts(sampled=True, xids={45: XidMark(45, 500, 500), 13: XidMark(13, 1, 1)})
+    assert judge_gpu(later, CFG, 501.0).verdict == "fail"
 
 
 POLICY = HealthSection.model_validate(
