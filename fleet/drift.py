@@ -118,6 +118,7 @@ class DriftTracker:
     _drift: dict[str, _NodeDrift] = field(default_factory=dict)
     _dirty: bool = False
     _identities: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    _flagged: dict[str, str] = field(default_factory=dict)  # failing offender -> reason
 
     def __post_init__(self) -> None:
         if self.store is not None:
@@ -135,6 +136,8 @@ class DriftTracker:
                 self._identities[node.name] = identity
                 events.extend(self._identity_events(node, at))
             judged, transition = self._judge(node, at)
+            if self._flagged:
+                judged = self._flag_offenders(judged)
             if judged is not node:
                 transitions = [t for t in transitions if t.node != node.name]
             if transition is not None:
@@ -227,11 +230,13 @@ class DriftTracker:
         record.failing = failing
         self._dirty = True
         if not failing:
+            self._flagged.pop(serial, None)
             return None
         record.failures += 1
         record.first_at = record.first_at or at
         if record.failures < 2:
             return None
+        self._flagged[serial] = f"repeat offender: serial {serial}, failure {record.failures}"
         detail = (
             f"GPU {gpu.index} (serial {serial}) failed again after a reset or swap: "
             f"failure {record.failures}"
@@ -239,6 +244,18 @@ class DriftTracker:
         return EventRecord(
             at, node, "repeat_offender", gpu.index, gpu.uuid, record.failures, detail
         )
+
+    def _flag_offenders(self, node: NodeSnapshot) -> NodeSnapshot:
+        """A failing repeat offender says so among its GPU's reasons."""
+        gpus = tuple(
+            replace(g, reasons=(*g.reasons, self._flagged[serial]))
+            if (serial := g.serial or g.uuid) in self._flagged and g.verdict in FAILED
+            else g
+            for g in node.gpus
+        )
+        if all(a is b for a, b in zip(gpus, node.gpus, strict=True)):
+            return node
+        return replace(node, gpus=gpus)
 
     def offenders(self) -> dict[str, int]:
         """Serials that failed more than once, with their failure counts."""
@@ -254,7 +271,12 @@ class DriftTracker:
                 self.expected[str(name)] = Inventory(int(inv["gpus"]), tuple(inv["ports"]), nvlink)
             failing = set(data.get("failing", []))
             for serial, failures in data.get("failures", {}).items():
-                self.serials[str(serial)] = _Serial(int(failures), serial in failing)
+                record = _Serial(int(failures), serial in failing)
+                self.serials[str(serial)] = record
+                if record.failing and record.failures >= 2:
+                    self._flagged[str(serial)] = (
+                        f"repeat offender: serial {serial}, failure {record.failures}"
+                    )
         except FileNotFoundError:
             return
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -100,6 +100,12 @@ def test_a_swap_is_an_event_and_a_returning_bad_serial_is_a_repeat_offender(
     kinds = [(e.kind, e.code) for e in again.apply(fleet(T0 + 101, back)).new_events]
     assert kinds == [("gpu_swap", None), ("repeat_offender", 2)]
     assert again.offenders() == {"BAD": 2}
+    flagged = again.apply(fleet(T0 + 102, back)).nodes[0].gpus[0]
+    assert flagged.reasons == ("repeat offender: serial BAD, failure 2",)
+    # Still failing when the controller restarts: still flagged, not counted again.
+    third = DriftTracker(store)
+    shown = third.apply(fleet(T0 + 200, back))
+    assert shown.new_events == () and shown.nodes[0].gpus[0].reasons == flagged.reasons
 
 
 def test_a_failure_across_a_restart_is_one_failure(tmp_path: Path) -> None:
