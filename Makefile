@@ -9,7 +9,7 @@ $(BIN)/gpufleet: pyproject.toml
 	$(BIN)/pip install -q -e '.[test,probes]'
 	touch $@
 
-.PHONY: demo test check lint types layers pytest bench system-deps
+.PHONY: demo test check lint types layers pytest bench system-deps wheel-check
 demo: $(BIN)/gpufleet
 	$(BIN)/gpufleet demo
 
@@ -34,6 +34,10 @@ layers:
 
 pytest:
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# Builds the wheel, installs it into a fresh venv (and pipx) and runs the demo from it.
+wheel-check:
+	bash scripts/check-wheel.sh $(PY)
 
 bench: $(BIN)/gpufleet
 	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -8,6 +8,8 @@ user-facing description; field orders live in :mod:`collectors.agent.fields`.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
 from collectors.agent.fields import PROTOCOL_VERSION
@@ -36,6 +38,8 @@ class PortInfo(msgspec.Struct, frozen=True):
     kind: str
     link_layer: str | None = None  # "InfiniBand" or "Ethernet"
     netdev: str | None = None
+    # Width of the PMA data/packet counters: 64 (extended), 32, or None (unknown/none).
+    data_bits: Annotated[int, msgspec.Meta(ge=8, le=64)] | None = None
 
 
 class Hello(msgspec.Struct, frozen=True, tag_field="type", tag="hello"):

@@ -22,6 +22,7 @@ from collectors.ssh import SshFleet
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
 from fleet.config import Config
+from fleet.drift import STORE_NAME, DriftTracker
 from fleet.facade import (
     ExportRequest,
     GpuSeries,
@@ -32,9 +33,11 @@ from fleet.facade import (
     UtilizationPoint,
 )
 from fleet.history import HistoryRecorder
+from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.probing import FleetProber
 from fleet.state import FleetState, NodeSpec
+from fleet.xid import XidRepeatFilter
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +70,10 @@ class FleetRuntime:
         self.history = HistoryRecorder(
             data_dir, config.history, clock=clock, tick_s=self._tick_s, witnesses=witnesses
         )
+        self.link_events = LinkEventDiffer()  # link changes between ticks -> events table
+        self.xid_repeats = XidRepeatFilter()  # a burst of identical XIDs -> two history rows
+        recording = data_dir is not None and self.history.recording
+        self.drift = DriftTracker(data_dir / STORE_NAME if data_dir and recording else None)
         self.notices: tuple[str, ...] = ()
         if data_dir is not None and not self.history.recording:
             self.notices = (self.history.lock_holder_message,)
@@ -123,9 +130,9 @@ class FleetRuntime:
     def tick(self, now: float | None = None) -> FleetSnapshot:
         """Take one snapshot, record it and hand it to every listener."""
         now = self._clock() if now is None else now
-        snapshot = self._state.snapshot(now)
+        snapshot = self.link_events.apply(self.drift.apply(self._state.snapshot(now)))
         snapshot = self.prober.decorate(snapshot)
-        self.history.record(snapshot)
+        self.history.record(self.xid_repeats.for_history(snapshot, final=self._stopped))
         snapshot = replace(
             snapshot,
             utilization=self.history.utilization_summary(now),

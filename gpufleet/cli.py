@@ -13,9 +13,10 @@ import sys
 from collections.abc import Sequence
 
 from gpufleet import __version__
-from gpufleet.commands import check, demo, export, probe, serve, sla, watch
+from gpufleet.commands import check, demo, export, init, probe, serve, sla, watch
+from gpufleet.commands import help as help_command
 
-COMMANDS = (demo, watch, serve, export, sla, probe, check)
+COMMANDS = (demo, watch, serve, export, sla, probe, check, init, help_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

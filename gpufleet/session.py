@@ -21,6 +21,7 @@ from collectors.ssh.target import NodeTarget
 from fleet.config import Config, ConfigError, default_config_path, load_config
 from fleet.runtime import FleetRuntime
 from fleet.targets import options_from_config, targets_from_config
+from gpufleet.invocation import command_line
 
 
 def default_data_dir() -> Path:
@@ -44,8 +45,10 @@ def load_fleet(args: argparse.Namespace) -> tuple[Config, list[NodeTarget], SshO
     """
     path: Path = args.config or default_config_path()
     if args.config is None and not path.exists():
+        init, reference = command_line("init", "HOST", "..."), command_line("help", "config")
         raise ConfigError(
-            f"{path}: no configuration file; pass -c FILE or create it (see docs/config.md)"
+            f"{path}: no configuration file; pass -c FILE, or write one with `{init}`"
+            f" (every key: `{reference}`)"
         )
     config = load_config(path)
     targets = targets_from_config(config.fleet, base_dir=path.parent, source=str(path))

@@ -5,6 +5,8 @@ newer syntax. Samples carry values as arrays in exactly these orders; ``hello``
 repeats the lists so a controller never guesses.
 """
 
+from typing import Optional
+
 PROTOCOL_VERSION = 1
 
 # Per GPU, every interval (default 1 s). Units are in the names; a failed field is null.
@@ -71,7 +73,18 @@ PORT_FIELDS = (
     "port_rcv_data",  # octets / 4
     "port_xmit_packets",
     "port_rcv_packets",
+    # Appended later (additive: the controller reads fields by name, never by position).
+    "port_rcv_discards",  # only some kernels and drivers serve it; null elsewhere
+    "unicast_xmit_packets",  # 64-bit, only where the HCA has extended counters
+    "unicast_rcv_packets",
+    "multicast_xmit_packets",
+    "multicast_rcv_packets",
 )
+
+# Data and packet counters whose width depends on the HCA: 64 bits with the extended
+# PortCounters (PMA ClassPortInfo capability EXT_WIDTH), else 32 (kernel
+# drivers/infiniband/core/sysfs.c, get_counter_table). ``PortInfo.data_bits`` says which.
+DATA_COUNTERS = ("port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets")
 
 # Bit width of each PMA counter: they clamp at all ones instead of wrapping.
 PORT_COUNTER_BITS = {
@@ -92,7 +105,19 @@ PORT_COUNTER_BITS = {
     "port_rcv_data": 64,
     "port_xmit_packets": 64,
     "port_rcv_packets": 64,
+    "unicast_xmit_packets": 64,
+    "unicast_rcv_packets": 64,
+    "multicast_xmit_packets": 64,
+    "multicast_rcv_packets": 64,
 }
+
+
+def counter_bits(name: str, data_bits: Optional[int] = None) -> Optional[int]:
+    """The width of a port counter on one HCA: ``data_bits`` for the data counters."""
+    if data_bits in (32, 64) and name in DATA_COUNTERS:
+        return data_bits
+    return PORT_COUNTER_BITS.get(name)
+
 
 # Per Ethernet NIC (RoCE netdevs and plain NICs), every interval, from /sys/class/net.
 NIC_FIELDS = (

@@ -11,10 +11,24 @@ import errno
 import os
 from typing import Any, Dict, List, Optional
 
-from collectors.agent.fields import NIC_FIELDS, PORT_FIELDS
+from collectors.agent.fields import DATA_COUNTERS, NIC_FIELDS, PORT_FIELDS
 
 # PORT_FIELDS without the three parsed attributes: the rest are files under counters/.
 _PORT_COUNTERS = PORT_FIELDS[3:]
+# Kernels before 4.5 (and MLNX_OFED of that era) serve the 64-bit PortCountersExtended
+# values in a separate counters_ext/ directory, under these names; counters/ then holds
+# the 32-bit ones (names as read by prometheus/procfs, sysfs/class_infiniband.go).
+_LEGACY_EXT = {
+    "port_xmit_data": "port_xmit_data_64",
+    "port_rcv_data": "port_rcv_data_64",
+    "port_xmit_packets": "port_xmit_packets_64",
+    "port_rcv_packets": "port_rcv_packets_64",
+    "unicast_xmit_packets": "port_unicast_xmit_packets",
+    "unicast_rcv_packets": "port_unicast_rcv_packets",
+    "multicast_xmit_packets": "port_multicast_xmit_packets",
+    "multicast_rcv_packets": "port_multicast_rcv_packets",
+}
+_MAX_32 = (1 << 32) - 1
 # NIC_FIELDS after up/speed/carrier_changes live under statistics/.
 _NIC_STATISTICS = NIC_FIELDS[3:]
 # class/net/<if>/type of an IPoIB interface (ARPHRD_INFINIBAND); Ethernet is "1".
@@ -144,7 +158,8 @@ class IbPort:
         self.kind = _port_kind(device, self.link_layer)
         self.netdev = _port_netdev(path)
         self._state_paths = [os.path.join(path, name) for name in ("state", "phys_state", "rate")]
-        self._counter_paths = [os.path.join(path, "counters", c) for c in _PORT_COUNTERS]
+        self._counter_paths = _counter_paths(path)
+        self.data_bits = _data_bits(path)
         self._hw_dir = os.path.join(path, "hw_counters")
 
     def info(self) -> Dict[str, Any]:
@@ -154,6 +169,7 @@ class IbPort:
             "kind": self.kind,
             "link_layer": self.link_layer,
             "netdev": self.netdev,
+            "data_bits": self.data_bits,
         }
 
     def read(self) -> List[Any]:
@@ -181,6 +197,37 @@ class IbPort:
             if value is not None:
                 counters[name] = value
         return counters
+
+
+def _counter_paths(path: str) -> List[str]:
+    """Where each counter of PORT_FIELDS lives: counters_ext/ where it has one."""
+    counters, legacy = os.path.join(path, "counters"), os.path.join(path, "counters_ext")
+    paths = []
+    for name in _PORT_COUNTERS:
+        ext = _LEGACY_EXT.get(name)
+        ext_path = os.path.join(legacy, ext) if ext else ""
+        paths.append(ext_path if ext and os.path.isfile(ext_path) else os.path.join(counters, name))
+    return paths
+
+
+def _data_bits(path: str) -> Optional[int]:
+    """The width of the port's data and packet counters (None: it has none).
+
+    The kernel serves 64-bit ones where the HCA's PMA has extended counters (then
+    counters/ also has unicast_xmit_packets, or a pre-4.5 kernel has counters_ext/),
+    else 32-bit ones (kernel drivers/infiniband/core/sysfs.c, get_counter_table). A
+    port with extended width but not the IETF counters looks like the 32-bit case: a
+    value above 2^32 - 1 gives it away; otherwise 32 is assumed.
+    """
+    counters = os.path.join(path, "counters")
+    if os.path.isfile(os.path.join(path, "counters_ext", "port_xmit_data_64")):
+        return 64
+    if os.path.isfile(os.path.join(counters, "unicast_xmit_packets")):
+        return 64
+    values = [read_int(os.path.join(counters, name)) for name in DATA_COUNTERS]
+    if all(value is None for value in values):
+        return None  # no PMA data counters (e.g. EFA: hw_counters only)
+    return 64 if any(value is not None and value > _MAX_32 for value in values) else 32
 
 
 def _port_kind(device: str, link_layer: Optional[str]) -> str:
@@ -260,6 +307,8 @@ def discover_nics(sysfs_root: str, reader: Optional[AttributeReader] = None) -> 
     nics = []
     for name in _listdir(base):
         path = os.path.join(base, name)
+        if not os.path.isdir(path):
+            continue  # bonding_masters and other plain files beside the interfaces
         # On a real node class/net/<if> links into /sys/devices; veth, docker0 and
         # bridges live under devices/virtual and say nothing about the fabric.
         if name == "lo" or "/devices/virtual/" in os.path.realpath(path):

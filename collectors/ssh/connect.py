@@ -9,10 +9,10 @@ from pathlib import Path
 
 import asyncssh
 
+from collectors.ssh.config_syntax import SshConfigError
+from collectors.ssh.openssh_config import HostConfig
 from collectors.ssh.options import SshOptions
-from collectors.ssh.target import KnownHostsDefault, NodeTarget
-
-DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
+from collectors.ssh.target import KnownHostsDefault, NodeTarget, parse_jump_chain
 
 
 class HostKeyMismatchError(Exception):
@@ -32,8 +32,8 @@ async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHC
         asyncssh.PermissionDenied: authentication failed.
         asyncssh.Error, OSError, TimeoutError: the node could not be reached.
     """
-    jump_host = target.jump_host or _config_proxy_jump(target, options)
-    tunnel = await _open_jumps(replace(target, jump_host=jump_host), options) if jump_host else None
+    hops = jump_chain(target, options)
+    tunnel = await _open_jumps(hops, options) if hops else None
     try:
         conn = await _connect_direct(target, options, tunnel)
     except BaseException:
@@ -45,40 +45,76 @@ async def connect_node(target: NodeTarget, options: SshOptions) -> asyncssh.SSHC
     return conn
 
 
+def jump_chain(target: NodeTarget, options: SshOptions) -> list[NodeTarget]:
+    """Every bastion on the way to ``target``, first hop first.
+
+    The chain is ``target.jump_host``, else the ssh config's ProxyJump for it. As
+    ``ssh`` reaches the first hop with a plain ``ssh hop`` (the later ones get the
+    rest of the chain with ``-J``), the first hop's own ProxyJump applies too, and
+    so on: ``Host gpu-*: ProxyJump login`` with ``Host login: ProxyJump bastion``
+    goes bastion, login, node.
+
+    Raises:
+        SshConfigError: a hop OpenSSH would refuse, or the chain comes back to a
+            host already on it.
+    """
+    spec = target.jump_host or _config_proxy_jump(target, options)
+    chain: list[NodeTarget] = []
+    seen = {(target.host, target.port)}
+    while spec:
+        try:
+            hops = jump_hops(replace(target, jump_host=spec))
+        except ValueError as exc:
+            raise SshConfigError(f"{target.name}: {exc}") from None
+        chain[:0] = hops
+        first = hops[0]
+        if (first.host, first.port) in seen:
+            raise SshConfigError(f"ProxyJump loop: {target.host} is reached through {first.host}")
+        seen.add((first.host, first.port))
+        spec = _config_proxy_jump(first, options)
+    return chain
+
+
+def _resolved(target: NodeTarget, options: SshOptions) -> HostConfig:
+    return options.resolved(target.host, target.user, target.port)
+
+
 def _config_proxy_jump(target: NodeTarget, options: SshOptions) -> str | None:
     """The ssh config's ProxyJump for this host, opened by us like an explicit jump_host.
 
     asyncssh would open it itself, but with the default config file rather than ours
     and without the node's known_hosts.
     """
-    proxy = options.host_options(target.host).tunnel
-    if isinstance(proxy, str) and proxy and proxy.lower() != "none":
-        return proxy
-    return None
+    hops = _resolved(target, options).proxy_jump
+    return ",".join(str(hop) for hop in hops) if hops else None
 
 
 def jump_hops(target: NodeTarget) -> list[NodeTarget]:
-    """The bastions of ``target.jump_host`` (``[user@]host[:port],...``), first hop first."""
-    hops = []
-    for spec in (target.jump_host or "").split(","):
-        user, _, address = spec.rpartition("@")
-        host, _, port = address.rpartition(":") if ":" in address else (address, "", "")
-        hops.append(
-            replace(
-                target,
-                name=f"{target.name} (jump host {host})",
-                host=host,
-                port=int(port) if port else None,
-                user=user or None,
-                jump_host=None,
-            )
+    """The bastions of ``target.jump_host``, first hop first.
+
+    Each hop is ``[user@]host[:port]`` (an IPv6 address in brackets) or
+    ``ssh://[user@]host[:port]``, parsed as OpenSSH parses ProxyJump; a hop's unset
+    user and port come from the ssh config's block for it, as ``ssh -J`` does.
+
+    Raises:
+        ValueError: a hop OpenSSH would refuse.
+    """
+    return [
+        replace(
+            target,
+            name=f"{target.name} (jump host {hop.host})",
+            host=hop.host,
+            port=hop.port,
+            user=hop.user,
+            jump_host=None,
         )
-    return hops
+        for hop in parse_jump_chain(target.jump_host or "none")
+    ]
 
 
-async def _open_jumps(target: NodeTarget, options: SshOptions) -> asyncssh.SSHClientConnection:
+async def _open_jumps(hops: list[NodeTarget], options: SshOptions) -> asyncssh.SSHClientConnection:
     conn: asyncssh.SSHClientConnection | None = None
-    for hop in jump_hops(target):
+    for hop in hops:
         try:
             hop_conn = await _connect_direct(hop, options, conn)
         except BaseException:
@@ -101,23 +137,24 @@ async def _connect_direct(
     record_to = _accept_new_path(target, options)
     if record_to is not None:
         kwargs["known_hosts"] = None  # unknown host under accept-new: record what it presents
+    resolved = _resolved(target, options)
     try:
         conn = await asyncssh.connect(
-            target.host, options=options.host_options(target.host), **kwargs
+            resolved.hostname,
+            resolved.port,
+            options=options.host_options(target.host, target.user, target.port),
+            config=None,  # the options hold the config as read for this host; no re-read
+            **kwargs,
         )
     except asyncssh.HostKeyNotVerifiable:
         raise HostKeyMismatchError(await _describe_untrusted(target, options, tunnel)) from None
     if record_to is not None:
-        _record_host_key(record_to, target, conn)
+        _record_host_key(record_to, resolved, conn)
     return conn
 
 
 def _target_kwargs(target: NodeTarget, options: SshOptions) -> dict[str, object]:
     kwargs: dict[str, object] = {}
-    if target.port is not None:
-        kwargs["port"] = target.port
-    if target.user is not None:
-        kwargs["username"] = target.user
     if target.identity_files:
         kwargs["client_keys"] = options.client_keys(target.identity_files)
     kwargs["known_hosts"] = _trusted(target, options)
@@ -132,27 +169,26 @@ def _trusted(target: NodeTarget, options: SshOptions) -> object:
     if isinstance(known, tuple):
         # Private keys would never compare equal to what the server presents.
         return ([key.convert_to_public() for key in known], [], [])
-    return options.known_hosts(_known_hosts_files(known, options, target.host))
+    return options.known_hosts(_known_hosts_files(target, options))
 
 
-def _known_hosts_files(
-    known: str | KnownHostsDefault, options: SshOptions, host: str
-) -> tuple[str, ...]:
-    if isinstance(known, str):
-        return (os.path.expanduser(known),)
-    # As asyncssh would: UserKnownHostsFile / GlobalKnownHostsFile from the ssh config
-    # for this host, else ~/.ssh/known_hosts.
-    configured = options.host_options(host).known_hosts
-    if isinstance(configured, str):
-        return (os.path.expanduser(configured),)
-    if isinstance(configured, list | tuple) and configured:
-        return tuple(os.path.expanduser(str(path)) for path in configured)
-    return (os.path.expanduser(DEFAULT_KNOWN_HOSTS),)
+def _known_hosts_files(target: NodeTarget, options: SshOptions) -> tuple[str, ...]:
+    """The files host keys are looked up in: the target's, else the ssh config's as ``ssh``.
+
+    ``ssh`` reads UserKnownHostsFile (default ``~/.ssh/known_hosts`` and
+    ``~/.ssh/known_hosts2``, tokens expanded) and GlobalKnownHostsFile (default
+    ``/etc/ssh/ssh_known_hosts`` and ``ssh_known_hosts2``); missing files are skipped.
+    """
+    if isinstance(target.known_hosts, str):
+        return (os.path.expanduser(target.known_hosts),)
+    return _resolved(target, options).known_hosts_files
 
 
-def _known_hosts_file(target: NodeTarget) -> str | None:
+def _known_hosts_file(target: NodeTarget, options: SshOptions) -> str | None:
+    """Where accept-new records a key: the target's file, else the first UserKnownHostsFile."""
     if isinstance(target.known_hosts, KnownHostsDefault):
-        return os.path.expanduser(DEFAULT_KNOWN_HOSTS)
+        user_files = _resolved(target, options).user_known_hosts
+        return user_files[0] if user_files else None
     if isinstance(target.known_hosts, str):
         return os.path.expanduser(target.known_hosts)
     return None
@@ -162,42 +198,45 @@ def _accept_new_path(target: NodeTarget, options: SshOptions) -> str | None:
     """The known_hosts file to record into, when accept-new applies to this node now."""
     if target.host_key_policy != "accept-new":
         return None
-    path = _known_hosts_file(target)
+    path = _known_hosts_file(target, options)
     if path is None:
         return None
-    known = options.known_hosts((path,))
-    host_keys, ca_keys, *_ = known.match(target.host, "", target.port)
+    resolved = _resolved(target, options)
+    known = options.known_hosts(_known_hosts_files(target, options))
+    host_keys, ca_keys, *_ = known.match(resolved.hostname, "", resolved.port)
     # A host with any recorded key stays strict: accept-new never overrides a change.
     return None if host_keys or ca_keys else path
 
 
-def _host_pattern(target: NodeTarget) -> str:
-    if target.port in (None, 22):
-        return target.host
-    return f"[{target.host}]:{target.port}"
+def _host_pattern(resolved: HostConfig) -> str:
+    if resolved.port == 22:
+        return resolved.hostname
+    return f"[{resolved.hostname}]:{resolved.port}"
 
 
-def _record_host_key(path: str, target: NodeTarget, conn: asyncssh.SSHClientConnection) -> None:
+def _record_host_key(path: str, resolved: HostConfig, conn: asyncssh.SSHClientConnection) -> None:
     key = conn.get_server_host_key()
     if key is None:
         return
     line = key.export_public_key("openssh").decode("ascii").split()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="ascii") as known:
-        known.write(f"{_host_pattern(target)} {line[0]} {line[1]}\n")
+        known.write(f"{_host_pattern(resolved)} {line[0]} {line[1]}\n")
 
 
 async def _describe_untrusted(
     target: NodeTarget, options: SshOptions, tunnel: asyncssh.SSHClientConnection | None
 ) -> str:
     where = f"{target.name} ({target.address})"
+    resolved = _resolved(target, options)
     try:
         key = await asyncio.wait_for(
             asyncssh.get_server_host_key(
-                target.host,
-                target.port if target.port is not None else (),
-                tunnel=tunnel if tunnel is not None else (),
-                options=options.host_options(target.host),
+                resolved.hostname,
+                resolved.port,
+                tunnel=tunnel,
+                options=options.host_options(target.host, target.user, target.port),
+                config=None,
             ),
             options.connect_timeout,
         )

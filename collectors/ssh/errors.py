@@ -8,6 +8,7 @@ import socket
 import asyncssh
 
 from collectors.protocol import ProtocolError
+from collectors.ssh.config_syntax import SshConfigError
 from collectors.ssh.connect import HostKeyMismatchError
 from collectors.updates import NodeStatus
 
@@ -40,6 +41,8 @@ def classify(exc: BaseException) -> tuple[NodeStatus, str, bool]:
         return "auth-failed", f"authentication failed: {exc.reason}", True
     if isinstance(exc, asyncssh.KeyImportError):
         return "auth-failed", f"cannot load the identity file: {exc}", True
+    if isinstance(exc, SshConfigError):  # ssh would refuse to connect: say which line
+        return "unreachable", f"ssh config: {exc}", True
     if isinstance(exc, ProtocolError):
         return "protocol-error", f"not protocol v1: {exc}", True
     if isinstance(exc, AgentExited):

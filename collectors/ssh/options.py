@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import asyncssh
+
+from collectors.ssh.openssh_config import HostConfig, resolve_host
+
+log = logging.getLogger(__name__)
+
+# What ``ssh`` reads when no ``-F`` is given: the user's file, then the system's.
+USER_SSH_CONFIG = "~/.ssh/config"
+SYSTEM_SSH_CONFIG = "/etc/ssh/ssh_config"
 
 # AES-GCM first: asyncssh's chacha20-poly1305 builds three ciphers and a Poly1305 per
 # packet in Python, AES-GCM is one AESGCM call (performance.md section 2: ~27% less
@@ -19,6 +28,9 @@ PREFERRED_CIPHERS: tuple[str, ...] = (
     "aes192-ctr",
     "aes256-ctr",
 )
+
+
+_HostKey = tuple[str, str | None, int | None]
 
 
 @dataclass(frozen=True)
@@ -37,8 +49,9 @@ class SshOptions:
         stale_after_intervals: a connected node with no sample for this many
             intervals is ``stale``.
         encryption_algs: cipher preference; ``None`` keeps the library default.
-        ssh_config: OpenSSH client config files; ``()`` is ``~/.ssh/config`` when
-            present, ``None`` loads none.
+        ssh_config: OpenSSH client config files; ``()`` is what ``ssh`` reads
+            (``~/.ssh/config`` and ``/etc/ssh/ssh_config`` when present), ``None``
+            loads none.
         agent_bundle: ``(file name, content)`` of the agent zipapp; ``None`` builds
             it with :func:`collectors.bundle.agent_zipapp_bytes`.
     """
@@ -59,25 +72,87 @@ class SshOptions:
     _known: dict[tuple[str, ...], tuple[object, asyncssh.SSHKnownHosts]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
-    _hosts: dict[str, asyncssh.SSHClientConnectionOptions] = field(
+    _hosts: dict[_HostKey, asyncssh.SSHClientConnectionOptions] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    _resolved: dict[_HostKey, HostConfig] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    _warned: set[str] = field(default_factory=set, init=False, compare=False, repr=False)
 
-    def host_options(self, host: str) -> asyncssh.SSHClientConnectionOptions:
+    def resolved(self, host: str, user: str | None = None, port: int | None = None) -> HostConfig:
+        """What the ssh config says for ``host`` (``user``/``port`` as ``ssh -l``/``-p``), once.
+
+        Raises:
+            SshConfigError: the config has a line ``ssh`` would refuse.
+        """
+        key = (host, user, port)
+        found = self._resolved.get(key)
+        if found is None:
+            files, system = self._config_files()
+            found = resolve_host(files, host, user=user, port=port, system_files=system)
+            self._resolved[key] = found
+        return found
+
+    def _config_files(self) -> tuple[list[str], list[str]]:
+        """(user files, system files) to read, as ``ssh`` picks them."""
+        if self.ssh_config is None:
+            return [], []
+        if self.ssh_config:
+            return list(self.ssh_config), []
+        user = os.path.expanduser(USER_SSH_CONFIG)
+        return _readable(user), _readable(SYSTEM_SSH_CONFIG)
+
+    def host_options(
+        self, host: str, user: str | None = None, port: int | None = None
+    ) -> asyncssh.SSHClientConnectionOptions:
         """asyncssh options for ``host``, with the ssh config evaluated for it, built once.
 
-        asyncssh applies ``Host``/``Match`` blocks when options are constructed, so one
-        options object for the whole fleet would miss every per-host setting
-        (HostName, User, Port, IdentityFile, ProxyJump, UserKnownHostsFile).
+        The per-host facts (HostName, Port, User, IdentityFile, ProxyJump, known hosts)
+        come from :meth:`resolved` and are passed explicitly; asyncssh's own reading
+        of the config supplies the rest, unless it disagrees with ``ssh`` on where
+        the host is or cannot read the file (it splits ``Host a,b`` on the comma and
+        reads ``Include`` globs unsorted), then none of it is used.
         """
-        built = self._hosts.get(host)
+        key = (host, user, port)
+        built = self._hosts.get(key)
         if built is None:
-            config = self.ssh_config if self.ssh_config is None else list(self.ssh_config)
-            built = asyncssh.SSHClientConnectionOptions(
-                config=config, host=host, **self._common_kwargs()
-            )
-            self._hosts[host] = built
+            built = self._build_host_options(self.resolved(host, user, port))
+            self._hosts[key] = built
         return built
+
+    def _build_host_options(self, resolved: HostConfig) -> asyncssh.SSHClientConnectionOptions:
+        kwargs = self._common_kwargs()
+        kwargs.update(
+            username=resolved.user,
+            port=resolved.port,
+            client_keys=self.client_keys(resolved.identity_files, config=True),
+            tunnel=None,  # jump hosts are opened by connect_node, verified like nodes
+        )
+        if resolved.proxy_command is None:
+            kwargs["proxy_command"] = None
+        # asyncssh reads the user's files only, as before: the system file's other
+        # settings (SendEnv, GSSAPI...) would change what the agent's channel gets.
+        files, _ = self._config_files()
+        try:
+            built = asyncssh.SSHClientConnectionOptions(config=files, host=resolved.host, **kwargs)
+        except (ValueError, OSError) as exc:  # asyncssh.config.ConfigParseError is a ValueError
+            differs = f"asyncssh cannot read the ssh config ({exc})"
+        else:
+            if built.host.lower() == resolved.hostname:
+                return built
+            differs = f"asyncssh reads HostName {built.host!r}, ssh {resolved.hostname!r}"
+        self._warn_once(
+            resolved.host,
+            f"{resolved.host}: {differs}; only HostName, Port, User, IdentityFile, ProxyJump "
+            "and the known_hosts files of the ssh config apply to it",
+        )
+        return asyncssh.SSHClientConnectionOptions(config=None, host=resolved.hostname, **kwargs)
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning("%s", message)
 
     def _common_kwargs(self) -> dict[str, object]:
         kwargs: dict[str, object] = {
@@ -89,11 +164,39 @@ class SshOptions:
             kwargs["encryption_algs"] = list(self.encryption_algs)
         return kwargs
 
-    def client_keys(self, identity_files: tuple[str, ...]) -> Sequence[asyncssh.SSHKeyPair]:
-        """The key pairs of ``identity_files``, read from disk once per fleet."""
-        if identity_files not in self._keys:
-            self._keys[identity_files] = asyncssh.load_keypairs(list(identity_files))
-        return self._keys[identity_files]
+    def client_keys(
+        self, identity_files: tuple[str, ...], *, config: bool = False
+    ) -> Sequence[asyncssh.SSHKeyPair]:
+        """The key pairs of ``identity_files``, read from disk once per fleet.
+
+        A file that does not exist is skipped, as ``ssh`` skips it: many configs list
+        keys that exist only on some machines. Keys named by the ssh config that are
+        passphrase-protected are skipped too (``ssh`` would prompt; the ssh-agent
+        may still hold them); a gpufleet-configured one raises.
+        """
+        cache_key = (*identity_files, f"config={config}")
+        if cache_key not in self._keys:
+            present = [path for path in identity_files if os.path.isfile(os.path.expanduser(path))]
+            for path in sorted(set(identity_files) - set(present)):
+                # As ssh: silent for the ssh config's keys, a warning for one named outright.
+                if config:
+                    log.debug("identity file %s does not exist, skipped", path)
+                else:
+                    self._warn_once(path, f"identity file {path} does not exist, skipped")
+            self._keys[cache_key] = (
+                [pair for path in present for pair in self._config_key(path)]
+                if config
+                else asyncssh.load_keypairs(present)
+            )
+        return self._keys[cache_key]
+
+    def _config_key(self, path: str) -> Sequence[asyncssh.SSHKeyPair]:
+        """One ssh config identity file's keys; one ``ssh`` cannot load is skipped, as ssh does."""
+        try:
+            return asyncssh.load_keypairs(path, ignore_encrypted=True)
+        except (asyncssh.KeyImportError, OSError, ValueError) as exc:
+            self._warn_once(path, f"identity file {path} cannot be loaded ({exc}), skipped")
+            return []
 
     def known_hosts(self, paths: tuple[str, ...]) -> asyncssh.SSHKnownHosts:
         """The known_hosts files at ``paths`` (missing ones skipped), parsed once per change.
@@ -116,6 +219,10 @@ class SshOptions:
         # Equal jitter: at least half the delay, so a fleet restart spreads out but
         # a flapping node still backs off.
         return delay * (0.5 + 0.5 * jitter)
+
+
+def _readable(path: str) -> list[str]:
+    return [path] if os.access(path, os.R_OK) else []
 
 
 def _stamp(path: str) -> tuple[int, int] | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 import posixpath
+import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import Literal
 
@@ -13,7 +15,12 @@ HostKeyPolicy = Literal["strict", "accept-new"]
 
 
 class KnownHostsDefault(enum.Enum):
-    """Verify host keys the way ``ssh`` would: ``UserKnownHostsFile`` or ``~/.ssh/known_hosts``."""
+    """Verify host keys the way ``ssh`` would, with the ssh config's known_hosts files.
+
+    ``UserKnownHostsFile`` (default ``~/.ssh/known_hosts`` and ``~/.ssh/known_hosts2``)
+    and ``GlobalKnownHostsFile`` (default ``/etc/ssh/ssh_known_hosts`` and
+    ``ssh_known_hosts2``); accept-new records into the first ``UserKnownHostsFile``.
+    """
 
     SSH_CONFIG = "ssh-config"
 
@@ -67,3 +74,80 @@ def sftp_dir(remote_dir: str) -> str:
     if remote_dir.startswith("~"):
         raise ValueError(f"remote directory {remote_dir!r}: only '~/' is supported")
     return posixpath.normpath(remote_dir)
+
+
+@dataclass(frozen=True, slots=True)
+class JumpHop:
+    """One bastion of a ProxyJump chain: ``[user@]host[:port]`` or ``ssh://[user@]host[:port]``."""
+
+    host: str
+    user: str | None = None
+    port: int | None = None
+
+    def __str__(self) -> str:
+        """The hop as ``ssh -G`` prints it: brackets around an IPv6 address."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        user = "" if self.user is None else f"{self.user}@"
+        port = "" if self.port is None else f":{self.port}"
+        return f"{user}{host}{port}"
+
+
+def parse_jump_chain(spec: str) -> tuple[JumpHop, ...]:
+    """The hops of a ProxyJump value (``none`` is no hop), first hop first.
+
+    Parsed as OpenSSH's ``parse_jump`` does: each comma-separated hop is an
+    ``ssh://`` URI or ``[user@]host[:port]``, the user ending at the last ``@`` and an
+    IPv6 address in brackets.
+
+    Raises:
+        ValueError: a hop OpenSSH would refuse, named.
+    """
+    if spec.strip().lower() == "none":
+        return ()
+    return tuple(_parse_hop(hop) for hop in spec.split(","))
+
+
+def _parse_hop(hop: str) -> JumpHop:
+    if hop.startswith("ssh://"):
+        parsed = _parse_ssh_uri(hop[len("ssh://") :])
+    else:
+        user, at, address = hop.rpartition("@")
+        parsed = None if at and not user else _parse_address(address, user if at else None)
+    if parsed is None:
+        raise ValueError(f"invalid jump host {hop!r}: expected [user@]host[:port]")
+    return parsed
+
+
+def _parse_ssh_uri(rest: str) -> JumpHop | None:
+    user: str | None = None
+    info, at, address = rest.partition("@")
+    if at:
+        # ssh://user;params@host: connection parameters are accepted and ignored.
+        user = urllib.parse.unquote(info.partition(";")[0])
+    else:
+        address = info
+    address = address[:-1] if address.endswith("/") else address
+    parsed = _parse_address(address, user)
+    if parsed is None or not _DOMAIN.fullmatch(parsed.host):
+        return None  # OpenSSH takes only a domain name (no IPv6 literal) in a URI
+    return parsed
+
+
+_DOMAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _parse_address(address: str, user: str | None) -> JumpHop | None:
+    if address.startswith("["):
+        host, bracket, port = address[1:].partition("]")
+        if not bracket or (port and not port.startswith(":")):
+            return None
+        port = port[1:]
+    else:
+        host, _, port = address.partition(":")
+    if not host or (port and not _valid_port(port)):
+        return None
+    return JumpHop(host=host, user=user, port=int(port) if port else None)
+
+
+def _valid_port(port: str) -> bool:
+    return port.isdigit() and 0 < int(port) <= 65535

@@ -8,24 +8,42 @@ from pydantic import Field, field_validator
 
 from collectors.agent.fields import PORT_COUNTER_BITS
 from fleet.config.base import Section
+from fleet.xid import XID_RECENT_MAX
 
 XidVerdictSetting = Literal["ok", "warn", "fail"]
+
+
+class XidPolicy(Section):
+    """An escalation for one XID code: its verdict once it repeats often enough."""
+
+    count: int = Field(default=1, ge=1, le=XID_RECENT_MAX)
+    """Occurrences of the code on one GPU that escalate it."""
+    window_s: float = Field(default=3600.0, gt=0)
+    """Seconds within which ``count`` occurrences must fall."""
+    verdict: XidVerdictSetting = "fail"
+    """The verdict while the escalation holds."""
 
 
 class HealthSection(Section):
     """[health] thresholds of the health rules (docs/health.md)."""
 
     xid_app_hold_s: float = Field(default=600.0, ge=0)
-    """Seconds an application-class XID (13, 31, 43, 45, 68, 109) keeps its GPU at warn
-    after its last occurrence."""
+    """Seconds an application-class XID (catalog action RESTART_APP: 13, 31, 94, ...) keeps
+    its GPU at warn after its last occurrence."""
     xid_hardware_hold_s: float | None = Field(default=None, ge=0)
-    """Seconds a hardware-class XID (48, 62, 64, 74, 79, 95, ...) holds its verdict.
+    """Seconds a hardware-class XID (catalog action RESET_GPU, RESTART_BM, RESTART_VM, a
+    workflow, CONTACT_SUPPORT: 48, 62, 74, 79, 109, ...) holds its verdict.
     Unset: until the GPU is reset or swapped (its UUID changes, or the agent starts a new
     session with the GPU answering)."""
     xid_verdicts: dict[int, XidVerdictSetting] = Field(default_factory=dict)
     """Per-XID verdict overrides, e.g. ``{"13" = "ok", "92" = "warn"}``."""
     unknown_xid_verdict: XidVerdictSetting = "warn"
-    """Verdict of an XID the catalog does not list (held like an application XID)."""
+    """Verdict of an XID the catalog does not list or assigns no action yet (held like an
+    application XID)."""
+    xid_policy: dict[int, XidPolicy] = Field(default_factory=dict)
+    """Per-XID escalation by repetition, e.g. ``{"94" = {count = 3, window_s = 3600,
+    verdict = "fail"}}``: while that many occurrences on one GPU fall within the window,
+    the verdict is at least the policy's."""
 
     ecc_unc_volatile_fail: int = Field(default=1, ge=1)
     """Volatile uncorrected ECC errors at or above this fail the GPU (DCGM MEM: any DBE)."""

@@ -19,6 +19,10 @@ class MetricsSection(Section):
     to 3.4 MiB). Turn it off when Prometheus scrapes over loopback."""
     in_dashboard: bool = False
     """Also serve /metrics while ``gpufleet watch`` or ``demo`` runs."""
+    web_config_file: str | None = None
+    """A Prometheus ``web.yml`` (the exporter-toolkit format: ``tls_server_config``,
+    ``basic_auth_users`` with bcrypt hashes) that puts TLS and basic auth on the
+    endpoint of ``gpufleet serve``; relative to this config file's directory."""
 
     @field_validator("addr")
     @classmethod

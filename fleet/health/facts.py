@@ -7,10 +7,12 @@ Tests build them directly.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from fleet.model import Verdict
+from fleet.xid import XID_RECENT_MAX
 
 
 class Judgement(NamedTuple):
@@ -23,12 +25,33 @@ class Judgement(NamedTuple):
 
 @dataclass(slots=True)
 class XidMark:
-    """XIDs of one code seen on one GPU identity."""
+    """XIDs of one code seen on one GPU identity, deduplicated.
+
+    A node can log hundreds of thousands of identical XIDs: one mark keeps their count,
+    the first and last time, and the latest ``XID_RECENT_MAX`` times (for a repetition
+    policy, ``HealthSection.xid_policy``), never one entry per occurrence.
+    """
 
     code: int
     first_at: float  # controller time of the first occurrence
     last_at: float  # controller time of the latest occurrence
     count: int = 1
+    recent: deque[float] = field(default_factory=lambda: deque(maxlen=XID_RECENT_MAX))
+
+    def __post_init__(self) -> None:
+        if not self.recent:
+            self.recent.append(self.last_at)
+
+    def seen(self, at: float) -> None:
+        """One more occurrence at ``at`` (controller time)."""
+        self.last_at = max(self.last_at, at)
+        self.count += 1
+        self.recent.append(at)
+
+    def within(self, window_s: float, now: float) -> int:
+        """Occurrences in the last ``window_s`` seconds before ``now`` (as far as kept)."""
+        start = now - window_s
+        return sum(1 for t in self.recent if t > start)
 
 
 @dataclass(slots=True)

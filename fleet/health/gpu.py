@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from fleet.config.health_section import HealthSection
 from fleet.health.facts import GpuFacts, Judgement, XidMark
 from fleet.model import VERDICT_RANK, Verdict
-from fleet.xid import CATALOG, describe
+from fleet.xid import SOLO_WINDOW_S, SOLO_XID, describe
 
 Finding = tuple[Verdict, str, float]  # verdict, reason, until
 NEVER = math.inf
@@ -67,13 +67,12 @@ def summarize(findings: list[Finding]) -> Judgement:
 
 
 def xid_verdict(code: int, cfg: HealthSection) -> Verdict:
-    """The configured verdict of an XID: override, else catalog, else the unknown default."""
+    """The configured verdict of an XID: override, else the catalog's, else the unknown default."""
     override = cfg.xid_verdicts.get(code)
     if override is not None:
         return override
-    if code in CATALOG:
-        return CATALOG[code].verdict
-    return cfg.unknown_xid_verdict
+    verdict = describe(code).verdict
+    return cfg.unknown_xid_verdict if verdict is None else verdict
 
 
 def xid_expiry(mark: XidMark, cfg: HealthSection) -> float:
@@ -87,13 +86,38 @@ def xid_expiry(mark: XidMark, cfg: HealthSection) -> float:
 def _xid_findings(
     marks: Iterable[XidMark], cfg: HealthSection, now: float, out: list[Finding]
 ) -> None:
+    marks = list(marks)
     for mark in marks:
-        verdict = xid_verdict(mark.code, cfg)
-        until = xid_expiry(mark, cfg)
-        if verdict == "ok" or until <= now:
-            continue
-        times = f" (x{mark.count})" if mark.count > 1 else ""
-        out.append((verdict, f"XID {mark.code}: {describe(mark.code).meaning}{times}", until))
+        if mark.code == SOLO_XID and any(_alongside(m, mark) for m in marks):
+            continue  # the catalog's XID 45 workflow: not solo, follow the other XID
+        finding = _xid_finding(mark, cfg, now)
+        if finding is not None:
+            out.append(finding)
+
+
+def _alongside(other: XidMark, mark: XidMark) -> bool:
+    """``other`` is another XID seen around the time of ``mark`` (within a minute)."""
+    return (
+        other.code != mark.code
+        and other.first_at <= mark.last_at + SOLO_WINDOW_S
+        and other.last_at >= mark.first_at - SOLO_WINDOW_S
+    )
+
+
+def _xid_finding(mark: XidMark, cfg: HealthSection, now: float) -> Finding | None:
+    verdict, until = xid_verdict(mark.code, cfg), xid_expiry(mark, cfg)
+    if until <= now:
+        verdict = "ok"
+    note = f" (x{mark.count})" if mark.count > 1 else ""
+    policy = cfg.xid_policy.get(mark.code)
+    if policy is not None and VERDICT_RANK[policy.verdict] > VERDICT_RANK[verdict]:
+        kept = list(mark.recent)
+        if len(kept) >= policy.count and kept[-policy.count] > now - policy.window_s:
+            verdict, until = policy.verdict, kept[-policy.count] + policy.window_s
+            note = f" (x{mark.within(policy.window_s, now)} within {policy.window_s:g} s)"
+    if verdict == "ok":
+        return None
+    return (verdict, f"XID {mark.code}: {describe(mark.code).meaning}{note}", until)
 
 
 def _memory_findings(facts: GpuFacts, cfg: HealthSection, out: list[Finding]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 DEFAULT_METRICS_ADDR = "127.0.0.1:9400"
 """Loopback only: exposing telemetry to the network is a decision the user makes."""
 
@@ -27,3 +29,17 @@ def parse_addr(addr: str) -> tuple[str, int]:
     if not 0 <= port <= 65535:
         raise ValueError(f"{addr!r}: the port must be between 0 and 65535")
     return host, port
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (as ``parse_addr`` returns it) reaches this machine only.
+
+    A name other than ``localhost`` counts as not loopback: what it resolves to can
+    change, and the warning it earns is cheap.
+    """
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False

@@ -27,6 +27,7 @@ PORT_LABELS = ("node", "port", "kind")
 NODE_LABELS = ("node",)
 SLA_LABELS = ("month",)
 NODE_STATES = ("up", "broken", "unreachable")
+GBITS_TO_BYTES = 1e9 / 8  # snapshots carry link rates in Gb/s; Prometheus' base unit is bytes
 
 
 def _port_active(port: PortSnapshot) -> bool | None:
@@ -50,9 +51,9 @@ PORT_INFO = gauge(
     "The port's state strings as labels; value 1.",
     (*P, "state", "phys_state"),
 )
-PORT_RATE = gauge("gpufleet_port_rate_bits_per_second", "Link rate.", P)
+PORT_RATE = gauge("gpufleet_port_rate_bytes_per_second", "Link rate (signalling rate / 8).", P)
 PORT_EXPECTED = gauge(
-    "gpufleet_port_expected_rate_bits_per_second", "Link rate the configuration expects.", P
+    "gpufleet_port_expected_rate_bytes_per_second", "Link rate the configuration expects.", P
 )
 PORT_DOWNED = counter(
     "gpufleet_port_link_downed_total", "Times the link went down (as the port counts).", P
@@ -63,7 +64,7 @@ PORT_ERRORS = gauge(
 PORT_RX = gauge("gpufleet_port_receive_bytes_per_second", "Bytes received per second.", P)
 PORT_TX = gauge("gpufleet_port_transmit_bytes_per_second", "Bytes sent per second.", P)
 PORT_COUNTER = gauge(
-    "gpufleet_port_counter",
+    "gpufleet_port_raw_value",
     "Raw cumulative port counter as the node reports it (IB counters clamp at their width).",
     (*P, "counter"),
 )
@@ -72,8 +73,8 @@ PORT_VERDICT = gauge("gpufleet_port_verdict", "Port health verdict, one-hot.", (
 PORT = EntityKind(
     PORT_LABELS,
     (
-        Column(PORT_RATE, "rate_gbps", scale=1e9),
-        Column(PORT_EXPECTED, "expected_rate_gbps", scale=1e9),
+        Column(PORT_RATE, "rate_gbps", scale=GBITS_TO_BYTES),
+        Column(PORT_EXPECTED, "expected_rate_gbps", scale=GBITS_TO_BYTES),
         Column(PORT_DOWNED, "link_downed"),
         Column(PORT_ERRORS, "symbol_error_rate", ("symbol",)),
         Column(PORT_ERRORS, "rcv_error_rate", ("receive",)),
@@ -165,7 +166,7 @@ SLA_AVAILABILITY = gauge(
 )
 SLA_OBJECTIVE = gauge("gpufleet_sla_objective_percent", "Availability the contract promises.", S)
 SLA_COVERAGE = gauge("gpufleet_sla_coverage_percent", "Share of the month monitored.", S)
-SLA_DOWN = gauge("gpufleet_sla_down_node_hours", "Node-hours counted down this month.", S)
+SLA_DOWN = gauge("gpufleet_sla_down_node_seconds", "Node-seconds counted down this month.", S)
 SLA_TIER = gauge("gpufleet_sla_credit_tier_percent", "Credit tier reached, percent.", S)
 SLA_CREDIT = gauge(
     "gpufleet_sla_credit_owed", "Credit owed so far this month.", (*S, "currency", "credit_model")
@@ -177,7 +178,7 @@ SLA = EntityKind(
         Column(SLA_AVAILABILITY, "availability_pct"),
         Column(SLA_OBJECTIVE, "slo_pct"),
         Column(SLA_COVERAGE, "coverage_pct"),
-        Column(SLA_DOWN, "down_node_hours"),
+        Column(SLA_DOWN, "down_node_hours", scale=3600.0),
         Column(SLA_TIER, "tier_credit_pct"),
         Labelled(SLA_CREDIT, _credit),
     ),

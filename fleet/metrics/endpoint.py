@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from fleet.metrics.server import MetricsServer
-from fleet.metrics.text import ExpositionRenderer
+from fleet.metrics.dcgm import DcgmExposition
+from fleet.metrics.dcgm_sd import DCGM_PATH, SD_PATH, node_from_path, sd_targets
+from fleet.metrics.server import MetricsServer, Page, Router
+from fleet.metrics.text import CONTENT_TYPE, ExpositionRenderer
+from fleet.metrics.web_config import WebConfig
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot
+
+SD_CONTENT_TYPE = "application/json"
 
 
 class ExposedFleet(Protocol):
@@ -28,13 +33,33 @@ class ExposedFleet(Protocol):
         ...
 
 
+def dcgm_routes(runtime: ExposedFleet, xids: XidTally) -> Router:
+    """``/metrics/dcgm``, ``/metrics/dcgm/<node>`` and ``/sd`` for ``runtime``'s fleet."""
+    dcgm = DcgmExposition(xids)
+
+    def answer(path: str, host: str) -> Page | None:
+        if path == SD_PATH:
+            return 200, sd_targets(runtime.latest(), host), SD_CONTENT_TYPE
+        if path == DCGM_PATH:
+            body = dcgm.render(runtime.latest())
+        else:
+            node = node_from_path(path)
+            body = None if node is None else dcgm.render(runtime.latest(), node)
+        return None if body is None else (200, body, CONTENT_TYPE)
+
+    return answer
+
+
 async def start_metrics_endpoint(
-    addr: str, runtime: ExposedFleet, *, gzip: bool = True
+    addr: str, runtime: ExposedFleet, *, gzip: bool = True, web: WebConfig | None = None
 ) -> MetricsServer:
     """Serve ``runtime``'s latest snapshot on ``addr`` until the returned server is stopped.
 
-    The XID tally is subscribed to every snapshot, so XIDs between two scrapes are
-    counted; stopping the server unsubscribes it.
+    ``/metrics`` has the ``gpufleet_*`` families; ``/metrics/dcgm`` the same GPUs in
+    dcgm-exporter's shape, ``/metrics/dcgm/<node>`` one node of it, and ``/sd`` lists
+    those per-node paths for Prometheus' HTTP service discovery. The XID tally is
+    subscribed to every snapshot, so XIDs between two scrapes are counted; stopping
+    the server unsubscribes it. ``web`` adds TLS and basic auth (``web.yml``).
 
     Raises:
         OSError: the address cannot be listened on (taken, or not an address of this host).
@@ -49,6 +74,8 @@ async def start_metrics_endpoint(
         ready=lambda: bool(runtime.ready),
         gzip=gzip,
         on_stop=(unsubscribe,),
+        routes=dcgm_routes(runtime, xids),
+        web=web,
     )
     try:
         await server.start()

@@ -6,8 +6,16 @@ product name. Columns marked ``slow`` are read on the agent's slow cadence.
 
 from __future__ import annotations
 
-from fleet.metrics.families import Column, EntityKind, Flags, OneHot, counter, gauge
-from fleet.model import VERDICTS
+from fleet.metrics.families import (
+    Column,
+    EntityKind,
+    Flags,
+    Labelled,
+    OneHot,
+    counter,
+    gauge,
+)
+from fleet.model import VERDICTS, GpuSnapshot
 
 GPU_LABELS = ("node", "gpu", "uuid", "model")
 PROBE_VERDICTS = ("pass", "slow", "straggler", "fail")
@@ -24,6 +32,10 @@ CLOCK_REASONS: tuple[tuple[int, str], ...] = (
     (0x80, "hw_power_brake_slowdown"),
     (0x100, "display_clock_setting"),
 )
+
+
+def _reasons(gpu: GpuSnapshot) -> tuple[tuple[tuple[str, ...], int], ...]:
+    return tuple(((reason,), 1) for reason in dict.fromkeys(gpu.reasons))
 
 
 G = GPU_LABELS
@@ -74,6 +86,11 @@ GPU_VERDICT = gauge(
     "GPU health verdict, one-hot: 1 for the current verdict, 0 for the others.",
     (*G, "verdict"),
 )
+GPU_REASON_INFO = gauge(
+    "gpufleet_gpu_verdict_reason",
+    "Why the GPU has its verdict, one series per reason, value 1; absent for a healthy GPU.",
+    (*G, "reason"),
+)
 GPU_PROBE = gauge(
     "gpufleet_gpu_probe_verdict",
     "Latest probe verdict, one-hot; absent for a GPU never probed.",
@@ -118,6 +135,7 @@ GPU = EntityKind(
         Column(GPU_LOST, "lost", flag=True),
         Flags(GPU_REASON, "clock_reasons", CLOCK_REASONS),
         OneHot(GPU_VERDICT, "verdict", VERDICTS),
+        Labelled(GPU_REASON_INFO, _reasons),
         OneHot(GPU_PROBE, "probe_verdict", PROBE_VERDICTS),
     ),
 )

@@ -7,7 +7,9 @@ server lives on the runtime's event loop, binds port 0 for tests, closes every
 client connection on :meth:`MetricsServer.stop`, and renders (and gzips) in a
 worker thread so a large scrape does not stall the SSH streams. It speaks just
 enough HTTP for Prometheus, curl and a browser: GET and HEAD, keep-alive, no
-request bodies.
+request bodies; optionally over TLS and behind basic auth (``web.yml``, see
+:mod:`fleet.metrics.web_config`). Paths beyond the built-in ones come from a
+router (the dcgm-exporter shape and service discovery, :mod:`fleet.metrics.endpoint`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import gzip
 import logging
 from collections.abc import Callable, Sequence
 
-from fleet.metrics.addr import DEFAULT_METRICS_ADDR, parse_addr
+from fleet.metrics.addr import DEFAULT_METRICS_ADDR, is_loopback, parse_addr
 from fleet.metrics.text import CONTENT_TYPE
+from fleet.metrics.web_config import WebConfig
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +30,15 @@ HEADER_LIMIT = 16 * 1024  # bytes of request line and headers; a scraper sends a
 IDLE_TIMEOUT_S = 75.0  # keep-alive connections idle longer than this are closed
 GZIP_LEVEL = 1  # level 6 costs ~5x the time for ~20% smaller bodies on exposition text
 TEXT = "text/plain; charset=utf-8"
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+REASONS |= {405: "Method Not Allowed"}
 REASONS |= {431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 REASONS |= {503: "Service Unavailable"}
+
+Page = tuple[int, bytes, str]
+"""An answer: status, body, content type."""
+Router = Callable[[str, str], Page | None]
+"""Answers ``(path, host header)`` for paths beyond the built-in ones; None means 404."""
 
 
 class _Request:
@@ -66,6 +75,8 @@ class MetricsServer:
         ready: whether ``/-/ready`` answers 200 (every node tried) or 503.
         gzip: compress ``/metrics`` when the client's Accept-Encoding allows gzip.
         on_stop: called once when the server stops (e.g. to unsubscribe from a runtime).
+        routes: answers the paths that are not built in (called in a worker thread).
+        web: TLS and basic auth; None serves plain HTTP to anyone who can connect.
     """
 
     def __init__(
@@ -76,8 +87,12 @@ class MetricsServer:
         ready: Callable[[], bool] = lambda: True,
         gzip: bool = True,
         on_stop: Sequence[Callable[[], None]] = (),
+        routes: Router | None = None,
+        web: WebConfig | None = None,
     ) -> None:
         self.host, self.port = parse_addr(addr)
+        self._routes = routes
+        self._web = web if web is not None else WebConfig()
         self._render = render
         self._ready = ready
         self._gzip = gzip
@@ -95,16 +110,34 @@ class MetricsServer:
 
     @property
     def url(self) -> str:
-        """``http://host:port`` of the running server (IPv6 hosts in brackets)."""
+        """``http(s)://host:port`` of the running server (IPv6 hosts in brackets)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.bound_port}"
+        return f"{self._web.scheme}://{host}:{self.bound_port}"
 
     async def start(self) -> None:
         """Listen. Raises OSError when the address is taken or not local."""
         self._server = await asyncio.start_server(
-            self._serve_client, self.host, self.port, limit=HEADER_LIMIT
+            self._serve_client, self.host, self.port, limit=HEADER_LIMIT, ssl=self._web.tls
         )
         log.info("metrics endpoint listening", extra={"url": f"{self.url}/metrics"})
+        if not is_loopback(self.host):
+            self._warn_exposed()
+
+    def _warn_exposed(self) -> None:
+        """Say that the fleet's telemetry is reachable from other hosts, and how it is guarded."""
+        guards = [g for g, on in (("TLS", self._web.tls), ("basic auth", self._web.users)) if on]
+        advice = (
+            f"guarded by {' and '.join(guards)}"
+            if guards
+            else "unencrypted and without authentication; set [metrics] web_config_file"
+            " for TLS and basic auth, or listen on 127.0.0.1"
+        )
+        log.warning(
+            "metrics endpoint listens beyond loopback: node names, GPU serials and fleet"
+            f" health are readable by any host that can reach {self.host}:{self.bound_port};"
+            f" {advice}",
+            extra={"addr": f"{self.host}:{self.bound_port}"},
+        )
 
     async def stop(self) -> None:
         """Stop listening, close every client connection and run the ``on_stop`` hooks."""
@@ -157,6 +190,12 @@ class MetricsServer:
     async def _answer(self, request: _Request, writer: asyncio.StreamWriter) -> None:
         head_only = request.method == "HEAD"
         path = request.path.split("?", 1)[0]
+        if self._web.users and not await asyncio.to_thread(
+            self._web.authorized, request.headers.get("authorization")
+        ):
+            challenge = {"WWW-Authenticate": 'Basic realm="gpufleet"'}
+            await _respond(writer, 401, b"unauthorized\n", TEXT, head_only, challenge)
+            return
         if path == "/metrics":
             try:
                 body, extra = await self._metrics_body(request)
@@ -172,16 +211,41 @@ class MetricsServer:
             body = b"ready\n" if ready else b"not ready: some nodes were not tried yet\n"
             await _respond(writer, 200 if ready else 503, body, TEXT, head_only)
         elif path == "/":
-            body = b"gpufleet exporter: /metrics /-/ready /-/healthy\n"
+            body = b"gpufleet exporter: /metrics /metrics/dcgm /sd /-/ready /-/healthy\n"
             await _respond(writer, 200, body, TEXT, head_only)
         else:
+            await self._route(request, path, writer, head_only)
+
+    async def _route(
+        self, request: _Request, path: str, writer: asyncio.StreamWriter, head_only: bool
+    ) -> None:
+        routes = self._routes
+        page = None
+        if routes is not None:
+            host = request.headers.get("host") or f"{self.host}:{self.bound_port}"
+            try:
+                page = await asyncio.to_thread(routes, path, host)
+            except Exception:  # a rendering bug: say so in the log and to the scraper
+                log.exception("answering %s failed", path)
+                await _respond(writer, 500, b"rendering the page failed\n", TEXT, head_only)
+                return
+        if page is None:
             await _respond(writer, 404, b"not found\n", TEXT, head_only)
+            return
+        status, body, content_type = page
+        body, extra = await self._maybe_gzip(request, lambda: body)
+        await _respond(writer, status, body, content_type, head_only, extra)
 
     async def _metrics_body(self, request: _Request) -> tuple[bytes, dict[str, str]]:
+        return await self._maybe_gzip(request, self._render)
+
+    async def _maybe_gzip(
+        self, request: _Request, render: Callable[[], bytes]
+    ) -> tuple[bytes, dict[str, str]]:
         compress = self._gzip and request.wants_gzip
 
         def build() -> bytes:
-            body = self._render()
+            body = render()
             return gzip.compress(body, GZIP_LEVEL) if compress else body
 
         body = await asyncio.to_thread(build)

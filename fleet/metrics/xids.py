@@ -21,6 +21,7 @@ class XidTally:
 
     def __init__(self) -> None:
         self._counts: dict[XidKey, int] = {}
+        self._last_code: dict[str, dict[int, int]] = {}  # node: GPU index: newest XID code
         self._last: FleetSnapshot | None = None
         self._last_t = float("-inf")
         # Scrapes may run in a worker thread while the loop's listener observes.
@@ -38,11 +39,18 @@ class XidTally:
                 if event.kind == "xid" and event.code is not None:
                     key = _key(snapshot, event)
                     self._counts[key] = self._counts.get(key, 0) + 1
+                    if event.gpu is not None:
+                        self._last_code.setdefault(event.node, {})[event.gpu] = event.code
 
     def counts(self) -> list[tuple[XidKey, int]]:
         """Every (labels, count) so far, in a stable order."""
         with self._lock:
             return sorted(self._counts.items())
+
+    def last_codes(self, node: str) -> dict[int, int]:
+        """The newest XID code per GPU index of ``node`` (dcgm-exporter's ``XID_ERRORS``)."""
+        with self._lock:
+            return dict(self._last_code.get(node, {}))
 
 
 def _key(snapshot: FleetSnapshot, event: EventRecord) -> XidKey:

@@ -201,8 +201,7 @@ class GpuTrack:
         if mark is None:
             self.facts.xids[code] = XidMark(code, at, at)
         else:
-            mark.last_at = at
-            mark.count += 1
+            mark.seen(at)
         self.dirty = self.rejudge = True
 
     def mark_lost(self, reason: str) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import cast
 
-from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES, PORT_COUNTER_BITS
+from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES, counter_bits
 from collectors.protocol import PortInfo, Value
 from fleet.config.health_section import HealthSection
 from fleet.counters import Counter, ceiling
@@ -96,10 +96,12 @@ class PortTrack:
             position = index[name]
             if position is None:
                 continue
+            top = ceiling(counter_bits(name, self.info.data_bits))
             counter = self.counters.get(name)
             if counter is None:
-                counter = Counter(top=ceiling(PORT_COUNTER_BITS.get(name)))
+                counter = Counter(top=top)
                 self.counters[name] = counter
+            counter.top = top  # a new session may report another counter width
             self.tracked.append((name, position, counter))
 
     @staticmethod

@@ -15,6 +15,7 @@ from collectors.loopback.demo import start_demo_fleet
 from fleet.config import Config, parse_config
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
+from gpufleet.invocation import command_line
 from gpufleet.session import fail, run_dashboard, running, wait_for_signal
 
 
@@ -121,7 +122,7 @@ async def _demo(args: argparse.Namespace) -> int:
             status = await run_dashboard(runtime, theme=args.theme, metrics_addr=args.metrics_addr)
         print(
             f"gpufleet demo: history recorded in {data_dir}; the month's SLA claim:\n"
-            f"  gpufleet sla -c {contract_path} --data-dir {data_dir}",
+            f"  {command_line('sla', '-c', contract_path, '--data-dir', data_dir)}",
             file=sys.stderr,
         )
         if args.json_out is not None:

@@ -13,10 +13,12 @@ import json
 import logging
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from fleet.config import ConfigError
+from fleet.config import ConfigError, default_config_path
 from fleet.metrics.addr import parse_addr
+from fleet.metrics.web_config import WebConfig, WebConfigError, load_web_config
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
 from gpufleet.session import (
@@ -58,20 +60,34 @@ def run(args: argparse.Namespace) -> int:
         parse_addr(addr)
     except ValueError as exc:
         return fail(f"--metrics-addr {exc}")
+    try:
+        web = load_web_config_for(config.metrics.web_config_file, args.config)
+    except WebConfigError as exc:
+        return fail(str(exc))
     runtime = FleetRuntime(
         config, targets, data_dir=args.data_dir or default_data_dir(), ssh_options=options
     )
-    return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip))
+    return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, web=web))
 
 
-async def serve(runtime: FleetRuntime, addr: str, *, gzip: bool = True) -> int:
+def load_web_config_for(name: str | None, config_path: Path | None) -> WebConfig | None:
+    """``[metrics] web_config_file``, read relative to the config file's directory."""
+    if name is None:
+        return None
+    base = (config_path or default_config_path()).parent
+    return load_web_config(base / name)
+
+
+async def serve(
+    runtime: FleetRuntime, addr: str, *, gzip: bool = True, web: WebConfig | None = None
+) -> int:
     """Serve ``runtime`` on ``addr`` until a signal; 0 after a clean stop, 1 if ``addr`` fails."""
     from fleet.metrics.endpoint import start_metrics_endpoint
 
     started = time.monotonic()
     try:
         # Bound before connecting: a taken port fails in a second, not after a fleet start.
-        server = await start_metrics_endpoint(addr, runtime, gzip=gzip)
+        server = await start_metrics_endpoint(addr, runtime, gzip=gzip, web=web)
     except OSError as exc:
         log.error("cannot serve metrics", extra={"addr": addr, "error": str(exc)})
         return 1

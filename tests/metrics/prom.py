@@ -43,6 +43,14 @@ class Prometheus:
         result: list[dict[str, Any]] = answer["data"]["result"]
         return result
 
+    async def label_values(self, label: str, match: str) -> list[str]:
+        """What Grafana's ``label_values(match, label)`` lists."""
+        path = f"/api/v1/label/{label}/values"
+        answer = await asyncio.to_thread(self._get, path, **{"match[]": match})
+        assert answer["status"] == "success", answer
+        values: list[str] = answer["data"]
+        return values
+
     async def wait_for(
         self, expr: str, done: Callable[[list[dict[str, Any]]], bool], within: float = 30.0
     ) -> list[dict[str, Any]]:
@@ -69,10 +77,15 @@ def _config(targets: list[str]) -> str:
 
 
 @contextlib.asynccontextmanager
-async def running_prometheus(targets: list[str], workdir: Path) -> AsyncIterator[Prometheus]:
-    """Start Prometheus scraping ``targets`` (host:port) and stop it on exit."""
+async def running_prometheus(
+    targets: list[str], workdir: Path, *, config_text: str | None = None
+) -> AsyncIterator[Prometheus]:
+    """Start Prometheus scraping ``targets`` (host:port), or as ``config_text`` says.
+
+    Stops it on exit.
+    """
     config = workdir / "prometheus.yml"
-    config.write_text(_config(targets))
+    config.write_text(config_text if config_text is not None else _config(targets))
     port = free_port()
     log = (workdir / "prometheus.log").open("wb")
     process = await asyncio.create_subprocess_exec(

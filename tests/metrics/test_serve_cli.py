@@ -77,3 +77,17 @@ def test_a_taken_address_fails_before_connecting(
     err = capsys.readouterr().err
     assert 'msg="cannot serve metrics"' in err and f"addr={addr}" in err
     assert not (tmp_path / "data" / "node_states").exists()  # nothing was recorded
+
+
+def test_a_bad_web_config_is_one_line_read_beside_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path)
+    config.write_text(config.read_text() + '[metrics]\nweb_config_file = "web.yml"\n')
+    (tmp_path / "web.yml").write_text("basic_auth_users:\n  bob: plain\n")
+    status = main(["serve", "-c", str(config), "--data-dir", str(tmp_path / "data")])
+    assert status == 2
+    err = capsys.readouterr().err
+    web = tmp_path / "web.yml"
+    assert err == f"gpufleet: {web}: basic_auth_users.bob: expected a bcrypt hash\n"
+    assert not (tmp_path / "data" / "node_states").exists()

@@ -32,7 +32,8 @@ def test_tree_has_eight_ndr_hcas_and_one_nic(install_node) -> None:
         assert _port(node, hca, "rate") == "400 Gb/sec (4X NDR)"
         assert _port(node, hca, "link_layer") == "InfiniBand"
         for name in PORT_FIELDS[3:]:
-            assert _counter(node, hca, name) >= 0
+            if name != "port_rcv_discards":  # mlx5 on a current kernel has no such file
+                assert _counter(node, hca, name) >= 0
         assert (node.sysfs_root / f"class/infiniband/mlx5_{hca}/ports/1/hw_counters").is_dir()
     nics = list((node.sysfs_root / "class/net").iterdir())
     assert len(nics) == 1

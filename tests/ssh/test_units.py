@@ -9,9 +9,9 @@ import pytest
 
 from collectors.protocol import ProtocolError
 from collectors.ssh import NodeTarget, SshOptions, agent_command
-from collectors.ssh.connect import HostKeyMismatchError
+from collectors.ssh.connect import HostKeyMismatchError, jump_hops
 from collectors.ssh.errors import AgentExited, classify
-from collectors.ssh.target import sftp_dir
+from collectors.ssh.target import JumpHop, parse_jump_chain, sftp_dir
 from collectors.ssh.upload import agent_missing, remote_file
 
 
@@ -94,3 +94,37 @@ def test_a_bug_is_not_expected() -> None:
     status, reason, expected = classify(KeyError("oops"))
     assert (status, expected) == ("agent-error", False)
     assert reason.startswith("internal error: KeyError")
+
+
+@pytest.mark.parametrize(
+    ("spec", "hops"),
+    [
+        ("ssh://ops@jump3:2203", [JumpHop("jump3", "ops", 2203)]),
+        ("root@[2001:db8::7]:2204", [JumpHop("2001:db8::7", "root", 2204)]),
+        ("[2001:db8::8]", [JumpHop("2001:db8::8")]),
+        ("a@b@c:5", [JumpHop("c", "a@b", 5)]),
+        ("ssh://u%40x;fp=1@h/", [JumpHop("h", "u@x")]),
+        ("b1,ops@b2:2222", [JumpHop("b1"), JumpHop("b2", "ops", 2222)]),
+        ("none", []),
+    ],
+)
+def test_jump_chains_parse_as_openssh_parses_them(spec: str, hops: list[JumpHop]) -> None:
+    assert list(parse_jump_chain(spec)) == hops
+    assert ",".join(str(hop) for hop in hops) == ",".join(
+        str(hop) for hop in parse_jump_chain(",".join(str(hop) for hop in hops) or "none")
+    )
+
+
+@pytest.mark.parametrize(
+    "spec", ["2001:db8::7", "h:0", "h:abc", "u@", "@h", "ssh://[2001:db8::9]:22", "ssh://h:2/p"]
+)
+def test_jump_hosts_ssh_refuses_are_refused(spec: str) -> None:
+    with pytest.raises(ValueError, match="invalid jump host"):
+        parse_jump_chain(spec)
+
+
+def test_jump_hops_keep_the_target_settings_per_hop() -> None:
+    target = NodeTarget(name="n", host="n", jump_host="ssh://ops@j1:2203,[fd00::1]:22")
+    hops = jump_hops(target)
+    assert [(h.host, h.user, h.port) for h in hops] == [("j1", "ops", 2203), ("fd00::1", None, 22)]
+    assert hops[1].name == "n (jump host fd00::1)"

@@ -1,0 +1,328 @@
+"""Inventory drift: a node that no longer has what it had, as tracked state and evidence.
+
+A node's expected inventory is what its first healthy snapshot showed (streaming, up,
+every GPU and port judged): the GPU count, its HCA ports, and each GPU's active NVLink
+count (its "mask"). Every tick a streaming node is compared with it; a difference is a
+node reason (``7 of 8 GPUs present at first connection``, ``mlx5_3 missing``,
+``NVLink mask changed: GPU 2 16 active (was 18)``) that makes an up node broken for as
+long as it lasts, so it has a start and an end in ``node_states`` and is SLA evidence.
+
+Two GPU identity facts become events: a GPU whose serial (or UUID) at an index changed
+is a swap (``gpu_swap``); a GPU serial that fails (``fail``/``lost``) again after an
+earlier failure ended (a reset, or the board swapped out and back) is a repeat
+offender (``repeat_offender``), remembered across restarts in ``inventory.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from operator import attrgetter
+from pathlib import Path
+
+from fleet.model import (
+    EventRecord,
+    FleetSnapshot,
+    GpuSnapshot,
+    NodeSnapshot,
+    NodeState,
+    NodeTransition,
+)
+
+log = logging.getLogger(__name__)
+
+FAILED = frozenset(("fail", "lost"))
+HEALTHY = frozenset(("ok", "warn"))
+STORE_NAME = "inventory.json"
+_IDENTITY_KEY = attrgetter("index", "uuid", "serial", "verdict")
+_NAME = attrgetter("name")
+_LINKS = attrgetter("nvlink_active")
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """What a node is expected to have."""
+
+    gpus: int
+    ports: tuple[str, ...]  # HCA port names ("mlx5_0/1")
+    nvlink: tuple[int | None, ...]  # active NVLinks per GPU index
+
+    @staticmethod
+    def of(node: NodeSnapshot) -> Inventory:
+        """The inventory a snapshot shows."""
+        return Inventory(
+            len(node.gpus),
+            tuple(sorted(p.name for p in node.ports)),
+            tuple(g.nvlink_active for g in node.gpus),
+        )
+
+
+def drift_reasons(expected: Inventory, node: NodeSnapshot) -> tuple[str, ...]:
+    """How ``node`` differs from ``expected`` (empty when it does not)."""
+    now = Inventory.of(node)
+    reasons = []
+    # Fewer GPUs than configured is already the node rule's reason ("7 of 8 GPUs visible").
+    if now.gpus < expected.gpus and now.gpus >= node.expected_gpus:
+        reasons.append(f"{now.gpus} of {expected.gpus} GPUs present at first connection")
+    reasons.extend(_missing_ports(expected.ports, set(now.ports)))
+    changed = [
+        f"GPU {i} {now.nvlink[i]} active (was {was})"
+        for i, was in enumerate(expected.nvlink)
+        if i < len(now.nvlink) and was is not None and now.nvlink[i] not in (None, was)
+    ]
+    if changed:
+        reasons.append("NVLink mask changed: " + ", ".join(changed))
+    return tuple(reasons)
+
+
+def _missing_ports(expected: Iterable[str], present: set[str]) -> list[str]:
+    missing = [name for name in expected if name not in present]
+    devices = {name.split("/")[0] for name in present}
+    out, seen = [], set()
+    for name in missing:
+        device = name.split("/")[0]
+        if device in devices:
+            out.append(f"{name} missing")
+        elif device not in seen:
+            seen.add(device)
+            out.append(f"{device} missing")
+    return out
+
+
+@dataclass(slots=True)
+class _NodeDrift:
+    reasons: tuple[str, ...] = ()
+    effective: NodeState | None = None  # the state this module last reported while it acted
+    since: float | None = None
+    read: tuple[object, ...] = ()  # the inventory the reasons were read from
+
+
+@dataclass(slots=True)
+class _Serial:
+    failures: int = 0  # failure episodes seen for this serial (across restarts)
+    failing: bool = False
+    first_at: float | None = None
+
+
+@dataclass(slots=True)
+class DriftTracker:
+    """Expected inventories, drift reasons, swaps and repeat offenders of a fleet."""
+
+    store: Path | None = None
+    expected: dict[str, Inventory] = field(default_factory=dict)
+    serials: dict[str, _Serial] = field(default_factory=dict)
+    _identity: dict[tuple[str, int], tuple[str, str | None]] = field(default_factory=dict)
+    _drift: dict[str, _NodeDrift] = field(default_factory=dict)
+    _dirty: bool = False
+    _identities: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    _flagged: dict[str, str] = field(default_factory=dict)  # failing offender -> reason
+
+    def __post_init__(self) -> None:
+        if self.store is not None:
+            self._load(self.store)
+
+    def apply(self, snapshot: FleetSnapshot) -> FleetSnapshot:
+        """``snapshot`` with drift reasons and states, swap and repeat-offender events."""
+        at, changed = snapshot.taken_at, False
+        events: list[EventRecord] = []
+        nodes: list[NodeSnapshot] = []
+        transitions = list(snapshot.transitions)
+        for node in snapshot.nodes:
+            identity = tuple(map(_IDENTITY_KEY, node.gpus))
+            if self._identities.get(node.name) != identity:  # seldom: compare GPU by GPU
+                self._identities[node.name] = identity
+                events.extend(self._identity_events(node, at))
+            judged, transition = self._judge(node, at)
+            if self._flagged:
+                judged = self._flag_offenders(judged)
+            if judged is not node:
+                transitions = [t for t in transitions if t.node != node.name]
+            if transition is not None:
+                transitions.append(transition)
+            nodes.append(judged)
+            changed |= judged is not node
+        if self._learn(snapshot.nodes) or self._dirty:
+            self._dirty = False
+            self._save()
+        if not changed and not events:
+            return snapshot
+        return replace(
+            snapshot,
+            nodes=tuple(nodes) if changed else snapshot.nodes,
+            transitions=tuple(transitions),
+            new_events=snapshot.new_events + tuple(events),
+        )
+
+    # -- drift as node state ----------------------------------------------------------
+
+    def _judge(self, node: NodeSnapshot, at: float) -> tuple[NodeSnapshot, NodeTransition | None]:
+        drift = self._drift.setdefault(node.name, _NodeDrift())
+        expected = self.expected.get(node.name)
+        if node.status == "streaming" and expected is not None:
+            key = (node.expected_gpus, tuple(map(_NAME, node.ports)), tuple(map(_LINKS, node.gpus)))
+            if key != drift.read:
+                drift.reasons, drift.read = drift_reasons(expected, node), key
+        if not drift.reasons or node.state == "unreachable":
+            return self._release(node, drift, at)
+        state: NodeState = "broken"
+        reasons = (*node.broken_reasons, *drift.reasons)
+        transition = None
+        if drift.effective != state:
+            since = at if node.state == "up" else (node.state_since or at)
+            drift.effective, drift.since = state, since
+            transition = NodeTransition(node.name, state, since, reasons)
+        return replace(
+            node, state=state, broken_reasons=reasons, state_since=drift.since
+        ), transition
+
+    @staticmethod
+    def _release(
+        node: NodeSnapshot, drift: _NodeDrift, at: float
+    ) -> tuple[NodeSnapshot, NodeTransition | None]:
+        if drift.effective is None:
+            return node, None
+        drift.effective = drift.since = None
+        if node.state == "broken":
+            return node, None  # still broken for its own reasons: the interval continues
+        node = replace(node, state_since=at)
+        return node, NodeTransition(node.name, node.state, at, node.broken_reasons)
+
+    def _learn(self, nodes: Iterable[NodeSnapshot]) -> bool:
+        dirty = False
+        for node in nodes:
+            if node.name not in self.expected and _healthy(node):
+                self.expected[node.name] = Inventory.of(node)
+                dirty = True
+        return dirty
+
+    # -- GPU identity: swaps and repeat offenders ----------------------------------------
+
+    def _identity_events(self, node: NodeSnapshot, at: float) -> list[EventRecord]:
+        events = []
+        for gpu in node.gpus:
+            if not gpu.uuid:
+                continue  # a GPU lost before the agent started: no identity to compare
+            key, ident = (node.name, gpu.index), (gpu.uuid, gpu.serial)
+            before = self._identity.get(key)
+            self._identity[key] = ident
+            if before is not None and _swapped(before, ident):
+                events.append(_swap(node.name, gpu, before, at))
+                gone = self.serials.get(before[1] or before[0])
+                if gone is not None and gone.failing:
+                    gone.failing = False  # swapped out: that failure episode is over
+                    self._dirty = True
+            offender = self._serial_event(node.name, gpu, at)
+            if offender is not None:
+                events.append(offender)
+        return events
+
+    def _serial_event(self, node: str, gpu: GpuSnapshot, at: float) -> EventRecord | None:
+        serial = gpu.serial or gpu.uuid
+        record = self.serials.setdefault(serial, _Serial())
+        if gpu.verdict not in FAILED and gpu.verdict not in HEALTHY:
+            return None  # unknown: neither a new failure nor evidence that one ended
+        failing = gpu.verdict in FAILED
+        if failing == record.failing:
+            return None
+        record.failing = failing
+        self._dirty = True
+        if not failing:
+            self._flagged.pop(serial, None)
+            return None
+        record.failures += 1
+        record.first_at = record.first_at or at
+        if record.failures < 2:
+            return None
+        self._flagged[serial] = f"repeat offender: serial {serial}, failure {record.failures}"
+        detail = (
+            f"GPU {gpu.index} (serial {serial}) failed again after a reset or swap: "
+            f"failure {record.failures}"
+        )
+        return EventRecord(
+            at, node, "repeat_offender", gpu.index, gpu.uuid, record.failures, detail
+        )
+
+    def _flag_offenders(self, node: NodeSnapshot) -> NodeSnapshot:
+        """A failing repeat offender says so among its GPU's reasons."""
+        gpus = tuple(
+            replace(g, reasons=(*g.reasons, self._flagged[serial]))
+            if (serial := g.serial or g.uuid) in self._flagged and g.verdict in FAILED
+            else g
+            for g in node.gpus
+        )
+        if all(a is b for a, b in zip(gpus, node.gpus, strict=True)):
+            return node
+        return replace(node, gpus=gpus)
+
+    def offenders(self) -> dict[str, int]:
+        """Serials that failed more than once, with their failure counts."""
+        return {s: r.failures for s, r in self.serials.items() if r.failures >= 2}
+
+    # -- persistence -----------------------------------------------------------------
+
+    def _load(self, path: Path) -> None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            for name, inv in data.get("expected", {}).items():
+                nvlink = tuple(None if v is None else int(v) for v in inv["nvlink"])
+                self.expected[str(name)] = Inventory(int(inv["gpus"]), tuple(inv["ports"]), nvlink)
+            failing = set(data.get("failing", []))
+            for serial, failures in data.get("failures", {}).items():
+                record = _Serial(int(failures), serial in failing)
+                self.serials[str(serial)] = record
+                if record.failing and record.failures >= 2:
+                    self._flagged[str(serial)] = (
+                        f"repeat offender: serial {serial}, failure {record.failures}"
+                    )
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.warning("%s unreadable (%s): expected inventories start afresh", path, exc)
+
+    def _save(self) -> None:
+        if self.store is None:
+            return
+        data = {
+            "expected": {
+                name: {"gpus": inv.gpus, "ports": list(inv.ports), "nvlink": list(inv.nvlink)}
+                for name, inv in sorted(self.expected.items())
+            },
+            "failures": {s: r.failures for s, r in sorted(self.serials.items()) if r.failures},
+            # A GPU failing at shutdown that still fails at start is the same failure.
+            "failing": sorted(s for s, r in self.serials.items() if r.failing),
+        }
+        tmp = self.store.with_suffix(".tmp")
+        try:
+            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            os.replace(tmp, self.store)
+        except OSError as exc:
+            log.warning("cannot write %s: %s", self.store, exc)
+
+
+def _healthy(node: NodeSnapshot) -> bool:
+    return (
+        node.status == "streaming"
+        and node.state == "up"
+        and bool(node.gpus)
+        and all(g.verdict != "unknown" for g in node.gpus)
+        and all(p.verdict != "unknown" for p in node.ports)
+    )
+
+
+def _swapped(before: tuple[str, str | None], now: tuple[str, str | None]) -> bool:
+    # A serial that failed to read is no evidence: compare what both readings have.
+    if before[1] and now[1]:
+        return before[1] != now[1]
+    return before[0] != now[0]
+
+
+def _swap(node: str, gpu: GpuSnapshot, before: tuple[str, str | None], at: float) -> EventRecord:
+    old_uuid, old_serial = before
+    if gpu.serial and old_serial and gpu.serial != old_serial:
+        what = f"serial {old_serial} -> {gpu.serial}"
+    else:
+        what = f"UUID {old_uuid} -> {gpu.uuid}"
+    return EventRecord(at, node, "gpu_swap", gpu.index, gpu.uuid, None, f"GPU {gpu.index}: {what}")

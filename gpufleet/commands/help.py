@@ -1,0 +1,29 @@
+"""``gpufleet help [TOPIC]``: the documentation that ships with gpufleet, in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from gpufleet.docs import topic_text, topics
+from gpufleet.session import fail
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("help", help="print a documentation topic (config, metrics, sla, ...)")
+    parser.add_argument("topic", nargs="?", default=None, help="the topic; none lists them")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print ``args.topic`` (0), list the topics (0), or say the topic is unknown (2)."""
+    known = topics()
+    if args.topic is None:
+        print("gpufleet help TOPIC, where TOPIC is one of:\n  " + "\n  ".join(known))
+        return 0
+    text = topic_text(args.topic)
+    if text is None:
+        return fail(f"help: no topic {args.topic!r}; one of: {', '.join(known)}")
+    sys.stdout.write(text)
+    return 0

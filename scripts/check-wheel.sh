@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds the wheel, installs it into a fresh virtualenv (and with pipx when present) and
+# runs `gpufleet demo --headless --duration 15` from it, outside the source tree with no
+# PYTHONPATH: the agent zipapp, the demo scenario, the themes and the docs must all come
+# from the installed wheel. Needs network access to PyPI for the build backend and the
+# dependencies. Usage: scripts/check-wheel.sh [PYTHON]
+set -euo pipefail
+
+python="${1:-python3}"
+src="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+unset PYTHONPATH
+
+echo "check-wheel: building the wheel"
+"$python" -m pip wheel -q --no-deps -w "$work/dist" "$src"
+wheel="$(ls "$work"/dist/gpufleet-*.whl)"
+
+echo "check-wheel: installing $(basename "$wheel") into a fresh virtualenv"
+"$python" -m venv "$work/venv"
+"$work/venv/bin/pip" install -q "$wheel"
+
+run_demo() {  # $1: the installed gpufleet
+  cd "$work"  # nothing from the source tree is reachable from here
+  "$1" demo --headless --duration 15 --nodes 4 --data-dir "$work/data-$2" >"$work/demo-$2.log" 2>&1 || {
+    cat "$work/demo-$2.log" >&2
+    echo "check-wheel: the demo failed ($2)" >&2
+    exit 1
+  }
+  grep -q "nodes 4/4 streaming" "$work/demo-$2.log" || {
+    cat "$work/demo-$2.log" >&2
+    echo "check-wheel: the demo's nodes never streamed ($2)" >&2
+    exit 1
+  }
+  "$1" help config | grep -q '^## \[metrics\]' || {
+    echo "check-wheel: gpufleet help config does not print the shipped docs ($2)" >&2
+    exit 1
+  }
+  "$1" sla -c "$work/data-$2/demo-config.toml" --data-dir "$work/data-$2" --format json >/dev/null
+  echo "check-wheel: $2 ok"
+}
+
+run_demo "$work/venv/bin/gpufleet" venv
+if command -v pipx >/dev/null 2>&1; then
+  export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin"
+  pipx install -q --python "$python" "$wheel"
+  run_demo "$PIPX_BIN_DIR/gpufleet" pipx
+else
+  echo "check-wheel: pipx not installed; skipped its run"
+fi

@@ -1,0 +1,74 @@
+"""Commands gpufleet prints, and the README's, work as written on a demo's data.
+
+``make demo`` installs into ``.venv/bin``, which is not on ``PATH``: the command the
+demo prints when it quits must name that executable, not a bare ``gpufleet``. The
+README's block of commands for the demo's data runs here as written, with only the
+paths swapped for this test's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+GPUFLEET = Path(sys.executable).parent / "gpufleet"  # the console script of this venv
+README = Path(__file__).parents[2] / "README.md"
+
+
+def readme_demo_commands() -> list[str]:
+    """The lines of the README's sh block marked ``<!-- demo-data``."""
+    block = re.search(r"<!-- demo-data[^\n]*\n```sh\n(.*?)```", README.read_text(), re.S)
+    assert block is not None, "README.md lost its demo-data block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+async def test_the_sla_command_the_demo_prints_runs_as_printed(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # the venv's bin is not on PATH
+    proc = await asyncio.create_subprocess_exec(
+        str(GPUFLEET), "demo", "--headless", "--nodes", "1", "--duration", "3",
+        "--seed", "1", "--data-dir", str(tmp_path / "data"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    printed, _ = await asyncio.wait_for(proc.communicate(), 120)
+    text = printed.decode()
+    assert proc.returncode == 0, text
+    lines = text.splitlines()
+    command = lines[lines.index(next(x for x in lines if "the month's SLA claim:" in x)) + 1]
+    assert command.strip().startswith(str(GPUFLEET)), command
+    sla = await asyncio.to_thread(
+        subprocess.run,
+        command.strip() + " --format json",
+        shell=True,
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert sla.returncode == 0, sla.stderr.decode()
+    assert json.loads(sla.stdout)["contract"]["committed_nodes"] == 1
+
+    await asyncio.to_thread(run_readme_block, tmp_path, env)
+
+
+def run_readme_block(tmp_path: Path, env: dict[str, str]) -> None:
+    """Run the README's demo-data commands on ``tmp_path / "data"``; check what they wrote."""
+    commands = readme_demo_commands()
+    assert len(commands) >= 3
+    for line in commands:
+        line = (
+            line.replace(".venv/bin/gpufleet", str(GPUFLEET))
+            .replace("/tmp/gpufleet-demo", "\0data\0")
+            .replace("/tmp/", f"{tmp_path}/out-")
+            .replace("\0data\0", str(tmp_path / "data"))
+        )
+        done = subprocess.run(line, shell=True, capture_output=True, env=env, check=False)
+        assert done.returncode == 0, (line, done.stderr.decode())
+    written = sorted(p.name for p in tmp_path.glob("out-*"))
+    assert written == ["out-claim.html", "out-fleet.json", "out-util.csv"]
+    assert "node-001" in (tmp_path / "out-util.csv").read_text()
