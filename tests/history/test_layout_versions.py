@@ -13,6 +13,7 @@ from fleet.config.history_section import HistorySection
 from fleet.config.sla_section import SlaSection
 from fleet.history import HistoryRecorder
 from fleet.history.layout import COVERAGE, NODE_STATES, SCHEMAS, layout_version, write_atomic
+from fleet.history.ledger import load_ledger
 from fleet.history.states import StateInterval, to_frame
 from fleet.history.synthetic import snapshot
 from fleet.sla import sla_for_month
@@ -55,3 +56,16 @@ def test_a_recorder_stamps_version_2_and_writes_a_heartbeat(tmp_path: Path) -> N
     recorder.close()
     beat = json.loads((tmp_path / "recorder.heartbeat").read_text())
     assert beat["session"] == recorder.session
+
+
+def test_a_reader_sees_the_recorder_live_only_while_it_holds_the_lock_and_beats(
+    tmp_path: Path,
+) -> None:
+    day = datetime.fromtimestamp(T0, UTC).date()
+    recorder = HistoryRecorder(tmp_path, HistorySection(flush_interval_s=1), clock=lambda: T0)
+    recorder.record(snapshot(T0, 1))
+    recorder.flush()
+    assert load_ledger(tmp_path, day, day, T0 + 5).live  # lock held, heartbeat 5 s old
+    assert not load_ledger(tmp_path, day, day, T0 + 60).live  # heartbeat too old
+    recorder.close()
+    assert not load_ledger(tmp_path, day, day, T0 + 1).live  # fresh beat, but no lock
