@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
 from tui.draw import GLYPH_UNKNOWN, Cell, Role, gpu_cells, port_cell
-from tui.node_view import NodeSummary, SortKey, is_connecting, node_why
+from tui.node_view import NodeSummary, SortKey, has_live_data, is_connecting, node_why
 
 STATUS_W = 11
 MAX_PORTS = 16
@@ -98,11 +98,6 @@ def status_cell(node: NodeSnapshot) -> Cell:
 
 
 NO_DATA = NodeSummary(None, None, None, "unknown", 0, False)
-
-
-def has_live_data(node: NodeSnapshot) -> bool:
-    """Streaming or briefly stale: the GPU values mean something. Otherwise show none."""
-    return node.state != "unreachable" and node.status in ("streaming", "stale")
 
 
 def no_data_cells(node: NodeSnapshot) -> list[Cell]:

@@ -248,7 +248,15 @@ def _health_key(node: NodeSnapshot, cache: SummaryCache) -> tuple[int, int, int,
     return (rank, -summary.unhealthy, -VERDICT_RANK[summary.worst], -summary.has_warn)
 
 
-def _figure(key: SortKey, summary: NodeSummary) -> float | None:
+def has_live_data(node: NodeSnapshot) -> bool:
+    """Streaming or briefly stale: the GPU values mean something. Otherwise show none."""
+    return node.state != "unreachable" and node.status in ("streaming", "stale")
+
+
+def _figure(key: SortKey, node: NodeSnapshot, cache: SummaryCache) -> float | None:
+    if not has_live_data(node):
+        return None  # drawn as N/A, so sorted with the N/As
+    summary = cache.get(node)
     if key == "utilization":
         return summary.util
     if key == "memory":
@@ -269,7 +277,7 @@ def sort_nodes(
         return by_name
     if key == "health":
         return sorted(by_name, key=lambda n: _health_key(n, cache), reverse=reverse)
-    known = [(f, n) for n in by_name if (f := _figure(key, cache.get(n))) is not None]
-    missing = [n for n in by_name if _figure(key, cache.get(n)) is None]
+    known = [(f, n) for n in by_name if (f := _figure(key, n, cache)) is not None]
+    missing = [n for n in by_name if _figure(key, n, cache) is None]
     known.sort(key=lambda fn: fn[0], reverse=not reverse)
     return [n for _, n in known] + missing
