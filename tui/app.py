@@ -12,12 +12,14 @@ from typing import ClassVar, TypeVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import Provider
 from textual.timer import Timer
 
 from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
 from tui.messages import OpenNode, SnapshotArrived
+from tui.probe_view import busy_question
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.export_screen import ExportScreen
 from tui.screens.help_screen import HelpScreen, key_rows
@@ -35,12 +37,15 @@ T = TypeVar("T")
 
 class GpuFleetApp(App[None]):
     TITLE = "gpufleet"
-    COMMANDS = App.COMMANDS | {FleetCommands}
+    # Only gpufleet's actions and themes (see tui.commands), not Textual's system commands.
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FleetCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "probe", "Probe node"),
         Binding("P", "probe_suspects", "Probe suspects"),
         Binding("e", "export", "Export"),
         Binding("t", "next_theme", "Theme"),
+        Binding("l", "event_log", "Event log"),
+        Binding("a", "acknowledge", "Acknowledge", show=False),
         Binding("question_mark", "help", "Keys"),
         Binding("q", "quit", "Quit"),
     ]
@@ -95,7 +100,7 @@ class GpuFleetApp(App[None]):
             self.notify(self._theme_error, title="Theme", severity="warning")
         for notice in self.facade.notices:
             self.notify(notice, title="gpufleet", severity="warning", timeout=30)
-        self.theme_changed_signal.subscribe(self, lambda t: self._persist_theme(t.name))
+        self.theme_changed_signal.subscribe(self, lambda t: self._theme_changed(t.name))
         self._unsubscribe = self._guard("Subscribe", lambda: self.facade.subscribe(self._deliver))
         first = self._guard("Latest snapshot", self.facade.latest)
         if first is not None:
@@ -179,6 +184,13 @@ class GpuFleetApp(App[None]):
         current = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(current + 1) % len(names)]
 
+    def use_theme(self, name: str) -> None:
+        self.theme = name
+
+    def _theme_changed(self, name: str) -> None:
+        self.notify(f"Theme: {name}  (t for the next one)", title="Theme", timeout=3)
+        self._persist_theme(name)
+
     def _persist_theme(self, name: str) -> None:
         try:
             self.theme_store.save(name)
@@ -194,6 +206,12 @@ class GpuFleetApp(App[None]):
             ("Everywhere", [*self.BINDINGS, *palette]),
         ]
         self.push_screen(HelpScreen(key_rows(sections)))
+
+    def action_event_log(self) -> None:
+        self.notify("The event log is not available yet", title="Event log")
+
+    def action_acknowledge(self) -> None:
+        self.notify("Acknowledging is not available yet", title="Acknowledge")
 
     def action_export(self) -> None:
         self.push_screen(ExportScreen(), callback=self._export_chosen)
@@ -223,6 +241,22 @@ class GpuFleetApp(App[None]):
         name = self._focused_node()
         if name is None:
             self.notify("No node under the cursor", title="Probe", severity="warning")
+            return
+        node = self.shown.node(name) if self.shown is not None else None
+        question = busy_question(node) if node is not None else None
+        if question is None:
+            self.start_probe(name)
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.start_probe(name)
+
+        self.push_screen(ConfirmScreen(f"Probe {name}?", question), callback=confirmed)
+
+    def start_probe(self, name: str) -> None:
+        if self.read_only:  # the binding is hidden too; this guards the palette and callers
+            self.notify("Read-only: probes are off", title="Probe", severity="warning")
             return
         self.push_screen(ProbeScreen(self.facade, name), callback=self._probe_closed)
 
