@@ -131,7 +131,8 @@ class MainScreen(Screen[None]):
         label = next((lbl for lbl, s in WINDOWS if s == message.window_s), "")
         plot = self.query_one(UtilPlot)
         span = shown_span(message.points, message.window_s)
-        short = len(message.points) >= 2 and span < message.window_s
+        # Within a tenth of the window counts as the whole (long windows are downsampled).
+        short = len(message.points) >= 2 and span < 0.9 * message.window_s
         shown = f"last {span / 60:.0f} min of {label}" if short else f"{label} window"
         plot.border_title = f"Fleet utilization · {shown} · w to change"
         plot.show(message.points, message.window_s)
