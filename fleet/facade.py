@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from fleet.alerts import Acknowledgement, Alert
+from fleet.desk import OperatorDesk
+from fleet.event_log import LogEntry
 from fleet.model import (
     VERDICT_RANK,
     VERDICTS,
@@ -38,6 +41,8 @@ from probes.report import (
 __all__ = [
     "VERDICTS",
     "VERDICT_RANK",
+    "Acknowledgement",
+    "Alert",
     "EventRecord",
     "ExportRequest",
     "FleetFacade",
@@ -45,7 +50,9 @@ __all__ = [
     "GpuProbeVerdict",
     "GpuSeries",
     "GpuSnapshot",
+    "LogEntry",
     "NodeSnapshot",
+    "OperatorDesk",
     "PortSnapshot",
     "ProbeEvent",
     "ProbeFailure",
@@ -100,6 +107,7 @@ class FleetFacade(Protocol):
     """What the dashboard may ask of the fleet."""
 
     read_only: bool
+    desk: OperatorDesk  # the event log, acknowledgements and alerts
 
     @property
     def notices(self) -> Sequence[str]:

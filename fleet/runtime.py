@@ -22,6 +22,7 @@ from collectors.ssh import SshFleet
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
 from fleet.config import Config
+from fleet.desk import OperatorDesk
 from fleet.facade import (
     ExportRequest,
     GpuSeries,
@@ -70,6 +71,7 @@ class FleetRuntime:
         ssh_options = ssh_options or SshOptions()
         self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
         self.prober = FleetProber(self.targets, ssh_options, config.probes.settings(), data_dir)
+        self.desk = OperatorDesk(config.alerts, data_dir, clock)  # event log, acks, alerts
         self._listeners: list[SnapshotListener] = []
         self._latest: FleetSnapshot | None = None
         self._sla: SlaSummary | None = None
@@ -100,6 +102,7 @@ class FleetRuntime:
         await self._ssh.stop()
         self.tick()  # the last state of the fleet reaches history and listeners
         self.history.close()
+        self.desk.close()
 
     @property
     def ready(self) -> bool:
@@ -129,6 +132,7 @@ class FleetRuntime:
             sla=self._sla_summary(now),
         )
         self._latest = snapshot
+        self.desk.observe(snapshot)
         for listener in tuple(self._listeners):
             try:
                 listener(snapshot)

@@ -15,12 +15,14 @@ from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.timer import Timer
 
-from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot
+from fleet.facade import Alert, ExportRequest, FleetFacade, FleetSnapshot
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
 from tui.messages import OpenNode, SnapshotArrived
 from tui.probe_view import busy_question
+from tui.screens.ack_screen import AckScreen
 from tui.screens.confirm_screen import ConfirmScreen
+from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.export_screen import ExportScreen
 from tui.screens.help_screen import HelpScreen, key_rows
 from tui.screens.main_screen import MainScreen
@@ -69,6 +71,8 @@ class GpuFleetApp(App[None]):
         self._pending: FleetSnapshot | None = None
         self._last_apply = float("-inf")
         self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe_alerts: Callable[[], None] | None = None
+        self.alerts_ring = facade.desk.alerts.cfg.bell
         self._timer: Timer | None = None
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = threading.get_ident()
@@ -102,6 +106,10 @@ class GpuFleetApp(App[None]):
             self.notify(notice, title="gpufleet", severity="warning", timeout=30)
         self.theme_changed_signal.subscribe(self, lambda t: self._theme_changed(t.name))
         self._unsubscribe = self._guard("Subscribe", lambda: self.facade.subscribe(self._deliver))
+        self._unsubscribe_alerts = self._guard(
+            "Alerts", lambda: self.facade.desk.subscribe_alerts(self._on_alert)
+        )
+        self.call_after_refresh(self.refresh_acks)
         first = self._guard("Latest snapshot", self.facade.latest)
         if first is not None:
             self._apply(first)
@@ -109,6 +117,8 @@ class GpuFleetApp(App[None]):
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self._unsubscribe_alerts is not None:
+            self._unsubscribe_alerts()
 
     def _guard(self, what: str, call: Callable[[], T]) -> T | None:
         try:
@@ -203,15 +213,67 @@ class GpuFleetApp(App[None]):
             ("Dashboard", MainScreen.BINDINGS),
             ("Fleet grid", FleetGrid.BINDINGS),
             ("Node screen", NodeScreen.BINDINGS),
+            ("Event log", EventLogScreen.BINDINGS),
             ("Everywhere", [*self.BINDINGS, *palette]),
         ]
         self.push_screen(HelpScreen(key_rows(sections)))
 
     def action_event_log(self) -> None:
-        self.notify("The event log is not available yet", title="Event log")
+        if any(isinstance(s, EventLogScreen) for s in self.screen_stack):
+            return
+        now = self.shown.taken_at if self.shown is not None else time.time()
+        self.push_screen(EventLogScreen(self.facade, now))
 
     def action_acknowledge(self) -> None:
-        self.notify("Acknowledging is not available yet", title="Acknowledge")
+        name = self._focused_node()
+        node = self.shown.node(name) if self.shown is not None and name else None
+        if node is None:
+            self.notify("No node under the cursor", title="Acknowledge", severity="warning")
+            return
+        desk = self.facade.desk
+        held = desk.acknowledged(node.name)
+        if held is not None and held.gpu is None:
+            question = f"{node.name} is acknowledged: {held.note or 'no note'}.\nRemove that?"
+
+            def remove(yes: bool | None) -> None:
+                if yes:
+                    desk.unacknowledge(node.name, None)
+                    self.refresh_acks()
+                    self.notify(f"{node.name} alerts again", title="Acknowledge")
+
+            self.push_screen(ConfirmScreen("Acknowledged", question), callback=remove)
+            return
+
+        def chosen(answer: tuple[int | None, str] | None) -> None:
+            if answer is None:
+                return
+            gpu, note = answer
+            desk.acknowledge(node.name, gpu, note)
+            self.refresh_acks()
+            what = node.name if gpu is None else f"{node.name} GPU {gpu}"
+            self.notify(f"{what}: visible, no alerts. {note}", title="Acknowledged")
+
+        self.push_screen(AckScreen(node), callback=chosen)
+
+    def refresh_acks(self) -> None:
+        """Show every acknowledgement on the grid (node -> label)."""
+        labels: dict[str, list[str]] = {}
+        for ack in self.facade.desk.acknowledgements():
+            what = "node" if ack.gpu is None else f"GPU {ack.gpu}"
+            labels.setdefault(ack.node, []).append(f"{what}: {ack.note}" if ack.note else what)
+        if self.main.is_mounted:
+            self.main.query_one(FleetGrid).set_acks({n: ", ".join(v) for n, v in labels.items()})
+
+    def _on_alert(self, alert: Alert) -> None:
+        """The desk's alert listener: bell and notification, on the message loop."""
+        if threading.get_ident() != self._loop_thread:
+            if self._event_loop is not None:
+                self._event_loop.call_soon_threadsafe(self._on_alert, alert)
+            return
+        if self.alerts_ring:
+            self.bell()
+        more = f" (+{alert.suppressed_before} held back)" if alert.suppressed_before else ""
+        self.notify(alert.text + more, title=f"Alert {alert.node}", severity="error", timeout=10)
 
     def action_export(self) -> None:
         self.push_screen(ExportScreen(), callback=self._export_chosen)

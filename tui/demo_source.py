@@ -17,6 +17,7 @@ from fleet.facade import (
     ExportRequest,
     FleetSnapshot,
     GpuSeries,
+    OperatorDesk,
     ProbeListener,
     ProbeReport,
     Suite,
@@ -36,6 +37,7 @@ class StaticFleet:
         read_only: bool = False,
         export_error: Exception | None = None,
         series_error: Exception | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.read_only = read_only
         self.notices: tuple[str, ...] = ()
@@ -44,6 +46,14 @@ class StaticFleet:
         self._listeners: list[Listener] = []
         self._export_error = export_error
         self._series_error = series_error
+        # The desk's clock is the fleet's: the latest snapshot's time (deterministic tests).
+        self.desk = OperatorDesk(data_dir=data_dir, clock=self._now)
+        for snapshot in self.snapshots:
+            self.desk.observe(snapshot)
+
+    def _now(self) -> float:
+        latest = self.latest()
+        return latest.taken_at if latest is not None else 0.0
 
     # -- FleetFacade ------------------------------------------------------------------
     def latest(self) -> FleetSnapshot | None:
@@ -124,6 +134,7 @@ class StaticFleet:
     def push(self, snapshot: FleetSnapshot) -> None:
         """A new tick: becomes the latest and goes to every subscriber."""
         self.snapshots.append(snapshot)
+        self.desk.observe(snapshot)
         for listener in list(self._listeners):
             listener(snapshot)
 

@@ -132,8 +132,11 @@ def _figure_cells(
     return [(fmt.celsius(summary.hottest_c).rjust(4) + "  ", hot)]
 
 
-def node_cells(node: NodeSnapshot, summary: NodeSummary, layout: GridLayout) -> list[Cell]:
-    """The line of one node, padded to the layout's columns."""
+def node_cells(
+    node: NodeSnapshot, summary: NodeSummary, layout: GridLayout, ack: str | None = None
+) -> list[Cell]:
+    """The line of one node, padded to the layout's columns; ``ack``: the operator's
+    acknowledgement, shown first in the why column."""
     status, status_role = status_cell(node)
     cells: list[Cell] = [("  ", "text"), (node.name.ljust(layout.name_w + 1), "text")]
     cells.append((status.ljust(STATUS_W + 1)[: STATUS_W + 1], status_role))
@@ -145,7 +148,10 @@ def node_cells(node: NodeSnapshot, summary: NodeSummary, layout: GridLayout) -> 
         summary = NO_DATA
     for column in layout.figures:
         cells.extend(_figure_cells(column, node, summary, layout))
-    cells.append((ellipsize(node_why(node), layout.why_w), "muted"))
+    why = node_why(node)
+    if ack is not None:
+        why = f"[ack {ack}] {why}"
+    cells.append((ellipsize(why, layout.why_w), "muted"))
     return cells
 
 

@@ -77,7 +77,7 @@ async def test_vim_keys_and_the_map(fleet: StaticFleet, make_app: MakeApp) -> No
         await pilot.press("m")
         await wait_for(pilot, lambda: grid.map_mode)
         assert grid.map_columns >= 16  # sixteen nodes fit on one line of the map
-        await pilot.press("l", "l", "right")
+        await pilot.press("right", "right", "right")
         assert grid.cursor == 3
         assert grid.render_line(0).text.startswith("node-0004 up")
         await pilot.press("enter")

@@ -169,7 +169,7 @@ class MainScreen(Screen[None]):
         self._title_grid()
         if grid.map_mode:
             self.notify(
-                "One cell per node; arrows or h/j/k/l move, enter opens", title="Map", timeout=4
+                "One cell per node; arrows (or j/k) move, enter opens", title="Map", timeout=4
             )
 
     def action_window(self) -> None:

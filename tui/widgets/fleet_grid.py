@@ -38,8 +38,8 @@ class FleetGrid(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "Up", show=False),
         Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("left,h", "step(-1)", "Left (map)", show=False),
-        Binding("right,l", "step(1)", "Right (map)", show=False),
+        Binding("left", "step(-1)", "Left (map)", show=False),
+        Binding("right", "step(1)", "Right (map)", show=False),
         Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
         Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
         Binding("home,g", "jump(0)", "First", show=False),
@@ -63,6 +63,14 @@ class FleetGrid(ScrollView, can_focus=True):
         self._strips: dict[int, tuple[NodeSnapshot, Strip]] = {}
         self._styles: dict[str, Style] = {}
         self._predicate = parse_filter("")
+        self.acks: dict[str, str] = {}  # node -> what the operator acknowledged
+
+    def set_acks(self, acks: dict[str, str]) -> None:
+        """The acknowledged nodes (node -> short label); their lines are redrawn."""
+        if acks != self.acks:
+            self.acks = acks
+            self._strips = {}
+            self.refresh()
 
     # -- data --------------------------------------------------------------------------
     def watch_snapshot(self) -> None:
@@ -169,7 +177,8 @@ class FleetGrid(ScrollView, can_focus=True):
         hit = self._strips.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        strip = self._strip(node_cells(node, self._summaries.get(node), self._layout))
+        cells = node_cells(node, self._summaries.get(node), self._layout, self.acks.get(node.name))
+        strip = self._strip(cells)
         self._strips[id(node)] = (node, strip)
         return strip
 
