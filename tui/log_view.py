@@ -18,11 +18,13 @@ LOG_WINDOWS: tuple[tuple[str, float], ...] = (
 
 
 def entry_markup(entry: LogEntry, now: float, name_w: int = 10) -> str:
-    """``3m ago  21:05:12  node-0003  broken  node broken: GPU 5 lost`` with the severity's
-    colour on the kind and the text."""
+    """``3m ago  21:05:12  node-0003  broken  node broken: GPU 5 lost`` (older than a
+    day: with the date) with the severity's colour on the kind and the text."""
     role = SEVERITY_ROLE.get(entry.severity, "muted")
-    ago = fmt.ago(entry.t, now).rjust(10)
-    when = fmt.stamp(entry.t, seconds=True)
+    ago = fmt.ago(entry.t, now).rjust(9)
+    # The day only when it is not within the last day: narrow terminals keep the text.
+    recent = 0 <= now - entry.t < 86_400
+    when = fmt.clock_time(entry.t) if recent else fmt.stamp(entry.t, seconds=True)
     return (
         f"[$muted]{ago}  {when}[/]  [b]{escape(entry.node.ljust(name_w))}[/] "
         f"[${role}]{escape(entry.kind.ljust(10))} {escape(entry.text)}[/]"

@@ -54,7 +54,7 @@ async def test_event_log_shows_what_happened_filters_and_opens_a_node(make_app: 
         await wait_for(pilot, lambda: screen.loaded)
         text = "\n".join(log_lines(screen))
         assert "node broken: GPU 5 lost (XID 79)" in text and "xid 79" in text
-        assert "GPU 5 lost" in text and "ago" in text and "2026-11-" in text
+        assert "GPU 5 lost" in text and "0s ago" in text and "21:21:00" in text
         screen.query_one("#log-filter", Input).value = "xid NVMLError"
         await wait_for(pilot, lambda: len(screen.shown) == 1)
         assert screen.shown[0].kind == "gpu"  # every word must match
