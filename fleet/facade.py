@@ -146,6 +146,11 @@ class FleetFacade(Protocol):
         """Cancel the probe running on ``node``; False when none was running."""
         ...
 
+    def ssh_argv(self, node: str) -> list[str] | None:
+        """The ``ssh`` command line (argument list) that logs into ``node`` with the
+        options gpufleet uses for it; None when the node has no SSH target."""
+        ...
+
     def probe_report(self, node: str) -> ProbeReport | None:
         """The latest probe report of ``node`` in this session, judged against the fleet."""
         ...

@@ -35,6 +35,7 @@ from fleet.facade import (
 from fleet.history import HistoryRecorder
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.probing import FleetProber
+from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class FleetRuntime:
         if data_dir is not None and not self.history.recording:
             self.notices = (self.history.lock_holder_message,)
         ssh_options = ssh_options or SshOptions()
+        self._ssh_options = ssh_options
         self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
         self.prober = FleetProber(self.targets, ssh_options, config.probes.settings(), data_dir)
         self.desk = OperatorDesk(config.alerts, data_dir, clock)  # event log, acks, alerts
@@ -199,6 +201,11 @@ class FleetRuntime:
 
     def cancel_probe(self, node: str) -> bool:
         return self.prober.cancel(node)
+
+    def ssh_argv(self, node: str) -> list[str] | None:
+        """The ``ssh`` command that logs into ``node`` as gpufleet reaches it."""
+        target = next((t for t in self.targets if t.name == node), None)
+        return None if target is None else ssh_login_argv(target, self._ssh_options)
 
     def probe_report(self, node: str) -> ProbeReport | None:
         return self.prober.report(node)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -10,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.timer import Timer
@@ -33,7 +35,7 @@ from tui.transitions import TransitionLog
 from tui.widgets.fleet_grid import FleetGrid
 
 # Actions that change something on a node; hidden when the dashboard is read-only.
-NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe", "probe_suspects"})
+NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe", "probe_suspects", "ssh"})
 T = TypeVar("T")
 
 
@@ -48,6 +50,7 @@ class GpuFleetApp(App[None]):
         Binding("t", "next_theme", "Theme"),
         Binding("l", "event_log", "Event log"),
         Binding("a", "acknowledge", "Acknowledge", show=False),
+        Binding("S", "ssh", "ssh into node", show=False),
         Binding("question_mark", "help", "Keys"),
         Binding("q", "quit", "Quit"),
     ]
@@ -254,6 +257,26 @@ class GpuFleetApp(App[None]):
             self.notify(f"{what}: visible, no alerts. {note}", title="Acknowledged")
 
         self.push_screen(AckScreen(node), callback=chosen)
+
+    def action_ssh(self) -> None:
+        """Suspend the dashboard, run ssh into the node under the cursor, resume."""
+        name = self._focused_node()
+        argv = self._guard("ssh", lambda: self.facade.ssh_argv(name)) if name else None
+        if not argv:
+            self.notify("No SSH target for this node", title="ssh", severity="warning")
+            return
+        shown = shlex.join(argv)
+        try:
+            with self.suspend():
+                done = subprocess.run(argv, check=False)  # an argument list
+        except SuspendNotSupported:
+            self.notify(f"Cannot suspend here; run: {shown}", title="ssh", severity="warning")
+            return
+        except OSError as exc:
+            self.notify(f"{exc}: {shown}", title="ssh", severity="error")
+            return
+        if done.returncode != 0:
+            self.notify(f"ssh exited with {done.returncode}: {shown}", title="ssh")
 
     def refresh_acks(self) -> None:
         """Show every acknowledgement on the grid (node -> label)."""

@@ -25,6 +25,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Acknowledge node", "acknowledge", "Known bad: stays visible, stops alerting (a)"),
     ("Probe node", "probe", "Run the quick probe suite on the node under the cursor (p)"),
     ("Probe suspects", "probe_suspects", "Probe every broken or suspect node (P)"),
+    ("ssh into node", "ssh", "Suspend the dashboard and log into the node (S)"),
     ("Utilization window", "window", "Cycle the plot window: 1 h, 24 h, 7 d"),
     ("Export utilization history", "export", "Write history to parquet, CSV or JSON"),
     ("Next theme", "next_theme", ", ".join(THEME_NAMES)),

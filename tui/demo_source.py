@@ -125,6 +125,9 @@ class StaticFleet:
     def probe_report(self, node: str) -> ProbeReport | None:
         return None
 
+    def ssh_argv(self, node: str) -> list[str] | None:
+        return None  # a preview's nodes have no SSH target
+
     # -- driving it -------------------------------------------------------------------
     @property
     def subscribers(self) -> int:

@@ -223,3 +223,24 @@ async def test_probe_on_an_idle_node_starts_at_once(make_app: MakeApp) -> None:
         await wait_for(pilot, lambda: len(grid_of(app).rows) == 2)
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+
+
+async def test_ssh_without_a_target_says_so(fleet: StaticFleet, make_app: MakeApp) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: len(grid_of(app).rows) == 16)
+        await pilot.press("S")
+        await wait_for(pilot, lambda: any("No SSH target" in t for t in toasts(app)))
+
+
+async def test_ssh_that_cannot_suspend_names_the_command(make_app: MakeApp) -> None:
+    class Reachable(StaticFleet):
+        def ssh_argv(self, node: str) -> list[str] | None:
+            return ["ssh", "-p", "2222", "--", f"{node}.example"]
+
+    app = make_app(Reachable([demo_snapshot(2)]))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: len(grid_of(app).rows) == 2)
+        await pilot.press("S")  # a headless test app cannot hand the terminal over
+        await wait_for(pilot, lambda: any("ssh -p 2222 -- node-0001.example" in t
+                                          for t in toasts(app)))  # fmt: skip
