@@ -32,6 +32,7 @@ def identity_files(argv: list[str]) -> list[str]:
 def test_ssh_argv_carries_the_nodes_resolved_options(tmp_path: Path) -> None:
     known = tmp_path / "known_hosts"
     key = tmp_path / "id_ed25519"
+    key.write_text("not a key, only a path ssh -G resolves\n", encoding="utf-8")
     target = NodeTarget(
         name="gpu-007",
         host="10.1.2.7",
