@@ -16,6 +16,7 @@ from tui.screens.ack_screen import AckScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.node_screen import NodeScreen
 from tui.widgets.fleet_grid import FleetGrid
+from tui.widgets.side_panels import EventsPanel
 
 MakeApp = Callable[..., GpuFleetApp]
 
@@ -84,3 +85,20 @@ async def test_acknowledged_node_stays_visible_and_stops_alerting(make_app: Make
         fleet.push(lose(healthy, 1, T0 + 61))  # another node breaks: that one alerts
         await wait_for(pilot, lambda: any("Alert node-0002" in t for t in toasts(app)))
         assert not any("Alert node-0003" in t for t in toasts(app))
+
+
+async def test_events_panel_shows_the_newest_entries_where_there_is_room(
+    make_app: MakeApp,
+) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        panel = app.main.query_one(EventsPanel)
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        assert "nothing happened yet" in str(panel.content)
+        fleet.push(lose(healthy, 2, T0 + 60))
+        await wait_for(pilot, lambda: "node broken" in str(panel.content))
+        assert "xid 79" in str(panel.content)
+        await pilot.resize_terminal(80, 24)
+        await wait_for(pilot, lambda: not panel.display)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import ClassVar
 
 from textual import events, work
@@ -17,7 +18,7 @@ from tui.messages import SeriesLoaded
 from tui.node_view import FILTER_HELP, SORT_KEYS, parse_filter
 from tui.widgets.fleet_grid import FleetGrid
 from tui.widgets.header import FleetHeader
-from tui.widgets.side_panels import FailedPanel, InterconnectPanel, SlaPanel
+from tui.widgets.side_panels import EventsPanel, FailedPanel, InterconnectPanel, SlaPanel
 from tui.widgets.util_plot import WINDOWS, UtilPlot, shown_span
 
 SERIES_REFRESH_S = 30.0
@@ -27,6 +28,7 @@ SERIES_RETRY_S = 10.0  # while there is too little history to draw
 PANELS_BELOW_W = 150
 PLOT_MIN_W = 110
 SHORT_H = 34
+EVENTS_SHOWN = 8
 
 
 class MainScreen(Screen[None]):
@@ -65,6 +67,7 @@ class MainScreen(Screen[None]):
                 yield FailedPanel(id="failed").data_bind(MainScreen.snapshot)
                 yield InterconnectPanel(id="links").data_bind(MainScreen.snapshot)
                 yield SlaPanel(id="sla").data_bind(MainScreen.snapshot)
+                yield EventsPanel(id="events")
         yield Footer()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -82,6 +85,7 @@ class MainScreen(Screen[None]):
         self.query_one("#failed").border_title = "Failed GPUs"
         self.query_one("#links").border_title = "Interconnect"
         self.query_one("#sla").border_title = "SLA credit"
+        self.query_one("#events").border_title = "Events · l for the log"
         self.query_one(FleetGrid).focus()
         self._title_grid()
         if self.read_only:
@@ -93,6 +97,16 @@ class MainScreen(Screen[None]):
     def watch_snapshot(self) -> None:
         if self.is_mounted:
             self.call_after_refresh(self._title_grid)  # after the grid has its new rows
+            self._show_events()
+
+    def _show_events(self) -> None:
+        """The newest session entries, in memory (no file read per tick)."""
+        panel = self.query_one(EventsPanel)
+        if self.snapshot is None or not panel.display:
+            return
+        session = self.facade.desk.session
+        newest = list(itertools.islice(reversed(session.entries), EVENTS_SHOWN))
+        panel.show(newest, self.snapshot.taken_at, len(session.entries))
 
     def _title_grid(self) -> None:
         grid = self.query_one(FleetGrid)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.reactive import reactive
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from fleet.facade import FleetSnapshot
+from fleet.facade import FleetSnapshot, LogEntry
+from tui.log_view import entry_markup
 from tui.messages import OpenNode
 from tui.panels import (
     ALL_LINKS_UP,
@@ -93,3 +96,25 @@ class SlaPanel(Static):
         )
         self.set_class(sla is None, "-unconfigured")
         self.set_class(breach, "-breach")
+
+
+class EventsPanel(Static):
+    """The newest entries of the event log (this session's), where the layout has room;
+    `l` opens the whole log, from history."""
+
+    EMPTY = "[$muted]nothing happened yet in this session · l: the whole log[/]"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(self.EMPTY, id=id)
+        self._shown: tuple[int, int] | None = None
+
+    def show(self, entries: Sequence[LogEntry], now: float, total: int) -> None:
+        """Draw ``entries`` (newest first); redrawn when the log grew or a minute passed."""
+        key = (total, int(now // 60))
+        if key == self._shown:
+            return
+        self._shown = key
+        if entries:
+            self.update("\n".join(entry_markup(e, now, name_w=9) for e in entries))
+        else:
+            self.update(self.EMPTY)
