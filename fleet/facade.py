@@ -3,6 +3,15 @@
 ``tui/`` imports this module (and ``fleet.model``) and nothing else of the fleet.
 ``fleet.runtime.FleetRuntime`` implements :class:`FleetFacade` for a real or
 simulated fleet; tests may pass any object with the same shape.
+
+Two capabilities are optional (the dashboard asks with ``getattr``, so a facade that
+lacks them, e.g. a remote one, still works):
+
+- ``desk: OperatorDesk``: the event log, acknowledgements and alerts of the process that
+  records history (without one the dashboard keeps a desk of its own, fed from the
+  snapshots it receives);
+- ``ssh_argv(node) -> list[str] | None``: the ``ssh`` argument list that logs into
+  ``node`` with the options gpufleet uses for it (without it, ``S`` says so).
 """
 
 from __future__ import annotations
@@ -107,7 +116,6 @@ class FleetFacade(Protocol):
     """What the dashboard may ask of the fleet."""
 
     read_only: bool
-    desk: OperatorDesk  # the event log, acknowledgements and alerts
 
     @property
     def notices(self) -> Sequence[str]:
@@ -144,11 +152,6 @@ class FleetFacade(Protocol):
 
     def cancel_probe(self, node: str) -> bool:
         """Cancel the probe running on ``node``; False when none was running."""
-        ...
-
-    def ssh_argv(self, node: str) -> list[str] | None:
-        """The ``ssh`` command line (argument list) that logs into ``node`` with the
-        options gpufleet uses for it; None when the node has no SSH target."""
         ...
 
     def probe_report(self, node: str) -> ProbeReport | None:

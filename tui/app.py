@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.timer import Timer
 
-from fleet.facade import Alert, ExportRequest, FleetFacade, FleetSnapshot
+from fleet.facade import Alert, ExportRequest, FleetFacade, FleetSnapshot, OperatorDesk
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
 from tui.messages import OpenNode, SnapshotArrived
@@ -75,14 +75,19 @@ class GpuFleetApp(App[None]):
         self._last_apply = float("-inf")
         self._unsubscribe: Callable[[], None] | None = None
         self._unsubscribe_alerts: Callable[[], None] | None = None
-        self.alerts_ring = facade.desk.alerts.cfg.bell
+        # A facade without a desk (an older or remote one) gets a local desk fed from the
+        # snapshots this app receives: the event log and alerts still work, from this run.
+        own = getattr(facade, "desk", None)
+        self.desk: OperatorDesk = own if isinstance(own, OperatorDesk) else OperatorDesk()
+        self._feed_desk = not isinstance(own, OperatorDesk)
+        self.alerts_ring = self.desk.alerts.cfg.bell
         self._timer: Timer | None = None
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = threading.get_ident()
         for t in THEMES:
             self.register_theme(t)
         self._theme_error = self._pick_theme(theme)
-        self.main = MainScreen(facade, read_only=self.read_only)
+        self.main = MainScreen(facade, self.desk, read_only=self.read_only)
         if self.read_only:
             self.sub_title = "read-only"
 
@@ -110,7 +115,7 @@ class GpuFleetApp(App[None]):
         self.theme_changed_signal.subscribe(self, lambda t: self._theme_changed(t.name))
         self._unsubscribe = self._guard("Subscribe", lambda: self.facade.subscribe(self._deliver))
         self._unsubscribe_alerts = self._guard(
-            "Alerts", lambda: self.facade.desk.subscribe_alerts(self._on_alert)
+            "Alerts", lambda: self.desk.subscribe_alerts(self._on_alert)
         )
         self.call_after_refresh(self.refresh_acks)
         first = self._guard("Latest snapshot", self.facade.latest)
@@ -134,6 +139,8 @@ class GpuFleetApp(App[None]):
     def _deliver(self, snapshot: FleetSnapshot) -> None:
         """The facade's listener: hand the snapshot to the message loop (from any thread)."""
         message = SnapshotArrived(snapshot)
+        if self._feed_desk:
+            self.desk.observe(snapshot)  # every snapshot, before any is collapsed
         if threading.get_ident() == self._loop_thread:
             self.post_message(message)
         elif self._event_loop is not None:
@@ -225,7 +232,7 @@ class GpuFleetApp(App[None]):
         if any(isinstance(s, EventLogScreen) for s in self.screen_stack):
             return
         now = self.shown.taken_at if self.shown is not None else time.time()
-        self.push_screen(EventLogScreen(self.facade, now))
+        self.push_screen(EventLogScreen(self.facade, self.desk, now))
 
     def action_acknowledge(self) -> None:
         name = self._focused_node()
@@ -233,7 +240,7 @@ class GpuFleetApp(App[None]):
         if node is None:
             self.notify("No node under the cursor", title="Acknowledge", severity="warning")
             return
-        desk = self.facade.desk
+        desk = self.desk
         held = desk.acknowledged(node.name)
         if held is not None and held.gpu is None:
             question = f"{node.name} is acknowledged: {held.note or 'no note'}.\nRemove that?"
@@ -261,7 +268,8 @@ class GpuFleetApp(App[None]):
     def action_ssh(self) -> None:
         """Suspend the dashboard, run ssh into the node under the cursor, resume."""
         name = self._focused_node()
-        argv = self._guard("ssh", lambda: self.facade.ssh_argv(name)) if name else None
+        ssh_argv = getattr(self.facade, "ssh_argv", None)
+        argv = self._guard("ssh", lambda: ssh_argv(name)) if name and ssh_argv else None
         if not argv:
             self.notify("No SSH target for this node", title="ssh", severity="warning")
             return
@@ -281,7 +289,7 @@ class GpuFleetApp(App[None]):
     def refresh_acks(self) -> None:
         """Show every acknowledgement on the grid (node -> label)."""
         labels: dict[str, list[str]] = {}
-        for ack in self.facade.desk.acknowledgements():
+        for ack in self.desk.acknowledgements():
             what = "node" if ack.gpu is None else f"GPU {ack.gpu}"
             labels.setdefault(ack.node, []).append(f"{what}: {ack.note}" if ack.note else what)
         if self.main.is_mounted:

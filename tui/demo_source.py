@@ -47,9 +47,9 @@ class StaticFleet:
         self._export_error = export_error
         self._series_error = series_error
         # The desk's clock is the fleet's: the latest snapshot's time (deterministic tests).
-        self.desk = OperatorDesk(data_dir=data_dir, clock=self._now)
+        self.desk: OperatorDesk | None = OperatorDesk(data_dir=data_dir, clock=self._now)
         for snapshot in self.snapshots:
-            self.desk.observe(snapshot)
+            self.desk.observe(snapshot)  # the desk was just made
 
     def _now(self) -> float:
         latest = self.latest()
@@ -137,7 +137,8 @@ class StaticFleet:
     def push(self, snapshot: FleetSnapshot) -> None:
         """A new tick: becomes the latest and goes to every subscriber."""
         self.snapshots.append(snapshot)
-        self.desk.observe(snapshot)
+        if self.desk is not None:  # None: a facade without a desk (the app keeps its own)
+            self.desk.observe(snapshot)
         for listener in list(self._listeners):
             listener(snapshot)
 

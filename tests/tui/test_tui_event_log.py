@@ -102,3 +102,15 @@ async def test_events_panel_shows_the_newest_entries_where_there_is_room(
         assert "xid 79" in str(panel.content)
         await pilot.resize_terminal(80, 24)
         await wait_for(pilot, lambda: not panel.display)
+
+
+async def test_a_facade_without_a_desk_gets_a_local_one(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    fleet.desk = None  # as a remote facade without one
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        fleet.push(lose(healthy, 1, T0 + 60))
+        await wait_for(pilot, lambda: any("Alert node-0002" in t for t in toasts(app)))
+        assert any(e.kind == "broken" for e in app.desk.session.entries)

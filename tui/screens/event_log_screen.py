@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList
 from textual.widgets.option_list import Option
 
-from fleet.facade import FleetFacade, LogEntry
+from fleet.facade import FleetFacade, LogEntry, OperatorDesk
 from tui.log_view import LOG_WINDOWS, entry_markup, filter_entries
 from tui.messages import OpenNode
 
@@ -35,9 +35,10 @@ class EventLogScreen(Screen[None]):
         Binding("enter", "open", "Open node", show=False),
     ]
 
-    def __init__(self, facade: FleetFacade, now: float) -> None:
+    def __init__(self, facade: FleetFacade, desk: OperatorDesk, now: float) -> None:
         super().__init__()
         self.facade = facade
+        self.desk = desk
         self.now = now
         self.entries: list[LogEntry] = []
         self.shown: list[LogEntry] = []
@@ -65,7 +66,7 @@ class EventLogScreen(Screen[None]):
     @work(thread=True, group="event-log", exclusive=True, exit_on_error=False)
     def load(self) -> None:
         _, window_s = LOG_WINDOWS[self.window_index]
-        entries = list(self.facade.desk.event_log(window_s))
+        entries = list(self.desk.event_log(window_s))
         latest = self.facade.latest()  # relative times count from the fleet's clock
         now = latest.taken_at if latest is not None else self.now
         self.post_message(LogLoaded(entries, now))

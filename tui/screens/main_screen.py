@@ -13,7 +13,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from fleet.facade import FleetFacade, FleetSnapshot
+from fleet.facade import FleetFacade, FleetSnapshot, OperatorDesk
 from tui.messages import SeriesLoaded
 from tui.node_view import FILTER_HELP, SORT_KEYS, parse_filter
 from tui.widgets.fleet_grid import FleetGrid
@@ -45,9 +45,10 @@ class MainScreen(Screen[None]):
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
     window_index: reactive[int] = reactive(1)
 
-    def __init__(self, facade: FleetFacade, *, read_only: bool = False) -> None:
+    def __init__(self, facade: FleetFacade, desk: OperatorDesk, *, read_only: bool = False) -> None:
         super().__init__()
         self.facade = facade
+        self.desk = desk
         self.read_only = read_only
         self._series_failed = False
         self._applied_filter = ""
@@ -104,7 +105,7 @@ class MainScreen(Screen[None]):
         panel = self.query_one(EventsPanel)
         if self.snapshot is None or not panel.display:
             return
-        session = self.facade.desk.session
+        session = self.desk.session
         newest = list(itertools.islice(reversed(session.entries), EVENTS_SHOWN))
         panel.show(newest, self.snapshot.taken_at, len(session.entries))
 
