@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 
 from fleet.alerts import Acknowledgement, Alert
 from fleet.desk import OperatorDesk
-from fleet.event_log import LogEntry
+from fleet.event_log import LogEntry, event_entry, merge_log
 from fleet.model import (
     VERDICT_RANK,
     VERDICTS,
@@ -75,6 +75,8 @@ __all__ = [
     "UtilizationPoint",
     "UtilizationSummary",
     "Verdict",
+    "event_entry",
+    "merge_log",
 ]
 
 

@@ -179,7 +179,7 @@ class GpuFleetApp(App[None]):
         self.open_node(message.name)
 
     def open_node(self, name: str) -> None:
-        screen = NodeScreen(self.facade, name, self.transitions)
+        screen = NodeScreen(self.facade, name, self.transitions, self.desk)
         if self.shown is not None:
             screen.now = self.shown.taken_at
             screen.node = self.shown.node(name)

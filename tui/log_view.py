@@ -17,7 +17,7 @@ LOG_WINDOWS: tuple[tuple[str, float], ...] = (
 )
 
 
-def entry_markup(entry: LogEntry, now: float, name_w: int = 10) -> str:
+def entry_markup(entry: LogEntry, now: float, name_w: int = 10, with_node: bool = True) -> str:
     """``3m ago  21:05:12  node-0003  broken  node broken: GPU 5 lost`` (older than a
     day: with the date) with the severity's colour on the kind and the text."""
     role = SEVERITY_ROLE.get(entry.severity, "muted")
@@ -25,8 +25,9 @@ def entry_markup(entry: LogEntry, now: float, name_w: int = 10) -> str:
     # The day only when it is not within the last day: narrow terminals keep the text.
     recent = 0 <= now - entry.t < 86_400
     when = fmt.clock_time(entry.t) if recent else fmt.stamp(entry.t, seconds=True)
+    node = f"[b]{escape(entry.node.ljust(name_w))}[/] " if with_node else ""
     return (
-        f"[$muted]{ago}  {when}[/]  [b]{escape(entry.node.ljust(name_w))}[/] "
+        f"[$muted]{ago}  {when}[/]  {node}"
         f"[${role}]{escape(entry.kind.ljust(10))} {escape(entry.text)}[/]"
     )
 

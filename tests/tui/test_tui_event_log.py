@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, Static
 
 from fleet.model import EventRecord, FleetSnapshot, NodeTransition
 from tests.tui.pilot_helpers import toasts, wait_for
@@ -114,3 +114,25 @@ async def test_a_facade_without_a_desk_gets_a_local_one(make_app: MakeApp) -> No
         fleet.push(lose(healthy, 1, T0 + 60))
         await wait_for(pilot, lambda: any("Alert node-0002" in t for t in toasts(app)))
         assert any(e.kind == "broken" for e in app.desk.session.entries)
+
+
+async def test_node_screen_events_include_verdict_transitions(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        fleet.push(lose(healthy, 2, T0 + 60))
+        await wait_for(pilot, lambda: app.main.snapshot is not None
+                       and app.main.snapshot.taken_at == T0 + 60)  # fmt: skip
+        app.open_node("node-0003")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, NodeScreen)
+                and bool(app.screen.query("#events"))
+                and "node broken" in str(app.screen.query_one("#events", Static).content)
+            ),
+        )
+        events = str(app.screen.query_one("#events", Static).content)
+        assert "GPU 5 lost" in events and "node broken" in events and "xid 79" in events
