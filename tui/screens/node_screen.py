@@ -55,6 +55,7 @@ class NodeScreen(Screen[None]):
         self.now = 0.0
         self._shown: NodeSnapshot | None = None
         self._series_failed = False
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="node-body"):
@@ -82,6 +83,7 @@ class NodeScreen(Screen[None]):
         self.query_one("#reliability", DataTable).add_columns(*RELIABILITY_COLUMNS)
         self.query_one("#ports", DataTable).add_columns(*PORT_COLUMNS)
         self.app.theme_changed_signal.subscribe(self, lambda _t: self._show_node(force=True))
+        self._ready = True
         self._show_node(force=True)
         self.refresh_probe()
 
@@ -97,7 +99,9 @@ class NodeScreen(Screen[None]):
         )
 
     def watch_node(self) -> None:
-        if self.is_mounted:
+        # Not ``is_mounted``: a snapshot can land after the screen mounts but before its
+        # children exist; the tables are ready once on_mount has set them up.
+        if self._ready:
             self._show_node()
 
     def _text(self, cell: Cell) -> Text:
