@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shlex
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -12,17 +10,16 @@ from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from textual import work
-from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.timer import Timer
 
-from fleet.facade import Alert, ExportRequest, FleetFacade, FleetSnapshot, OperatorDesk
+from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot, OperatorDesk
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
 from tui.messages import OpenNode, SnapshotArrived
+from tui.operator_actions import OperatorActions
 from tui.probe_view import busy_question
-from tui.screens.ack_screen import AckScreen
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.export_screen import ExportScreen
@@ -39,7 +36,7 @@ NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe", "probe_suspects", "s
 T = TypeVar("T")
 
 
-class GpuFleetApp(App[None]):
+class GpuFleetApp(OperatorActions):
     TITLE = "gpufleet"
     # Only gpufleet's actions and themes (see tui.commands), not Textual's system commands.
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FleetCommands}
@@ -228,84 +225,6 @@ class GpuFleetApp(App[None]):
         ]
         self.push_screen(HelpScreen(key_rows(sections)))
 
-    def action_event_log(self) -> None:
-        if any(isinstance(s, EventLogScreen) for s in self.screen_stack):
-            return
-        now = self.shown.taken_at if self.shown is not None else time.time()
-        self.push_screen(EventLogScreen(self.facade, self.desk, now))
-
-    def action_acknowledge(self) -> None:
-        name = self._focused_node()
-        node = self.shown.node(name) if self.shown is not None and name else None
-        if node is None:
-            self.notify("No node under the cursor", title="Acknowledge", severity="warning")
-            return
-        desk = self.desk
-        held = desk.acknowledged(node.name)
-        if held is not None and held.gpu is None:
-            question = f"{node.name} is acknowledged: {held.note or 'no note'}.\nRemove that?"
-
-            def remove(yes: bool | None) -> None:
-                if yes:
-                    desk.unacknowledge(node.name, None)
-                    self.refresh_acks()
-                    self.notify(f"{node.name} alerts again", title="Acknowledge")
-
-            self.push_screen(ConfirmScreen("Acknowledged", question), callback=remove)
-            return
-
-        def chosen(answer: tuple[int | None, str] | None) -> None:
-            if answer is None:
-                return
-            gpu, note = answer
-            desk.acknowledge(node.name, gpu, note)
-            self.refresh_acks()
-            what = node.name if gpu is None else f"{node.name} GPU {gpu}"
-            self.notify(f"{what}: visible, no alerts. {note}", title="Acknowledged")
-
-        self.push_screen(AckScreen(node), callback=chosen)
-
-    def action_ssh(self) -> None:
-        """Suspend the dashboard, run ssh into the node under the cursor, resume."""
-        name = self._focused_node()
-        ssh_argv = getattr(self.facade, "ssh_argv", None)
-        argv = self._guard("ssh", lambda: ssh_argv(name)) if name and ssh_argv else None
-        if not argv:
-            self.notify("No SSH target for this node", title="ssh", severity="warning")
-            return
-        shown = shlex.join(argv)
-        try:
-            with self.suspend():
-                done = subprocess.run(argv, check=False)  # an argument list
-        except SuspendNotSupported:
-            self.notify(f"Cannot suspend here; run: {shown}", title="ssh", severity="warning")
-            return
-        except OSError as exc:
-            self.notify(f"{exc}: {shown}", title="ssh", severity="error")
-            return
-        if done.returncode != 0:
-            self.notify(f"ssh exited with {done.returncode}: {shown}", title="ssh")
-
-    def refresh_acks(self) -> None:
-        """Show every acknowledgement on the grid (node -> label)."""
-        labels: dict[str, list[str]] = {}
-        for ack in self.desk.acknowledgements():
-            what = "node" if ack.gpu is None else f"GPU {ack.gpu}"
-            labels.setdefault(ack.node, []).append(f"{what}: {ack.note}" if ack.note else what)
-        if self.main.is_mounted:
-            self.main.query_one(FleetGrid).set_acks({n: ", ".join(v) for n, v in labels.items()})
-
-    def _on_alert(self, alert: Alert) -> None:
-        """The desk's alert listener: bell and notification, on the message loop."""
-        if threading.get_ident() != self._loop_thread:
-            if self._event_loop is not None:
-                self._event_loop.call_soon_threadsafe(self._on_alert, alert)
-            return
-        if self.alerts_ring:
-            self.bell()
-        more = f" (+{alert.suppressed_before} held back)" if alert.suppressed_before else ""
-        self.notify(alert.text + more, title=f"Alert {alert.node}", severity="error", timeout=10)
-
     def action_export(self) -> None:
         self.push_screen(ExportScreen(), callback=self._export_chosen)
 
@@ -324,12 +243,6 @@ class GpuFleetApp(App[None]):
         self.notify(f"Wrote {path}", title="Export")
 
     # -- probes (never without the operator asking) ----------------------------------------
-    def _focused_node(self) -> str | None:
-        if isinstance(self.screen, NodeScreen):
-            return self.screen.node_name
-        node = self.main.query_one(FleetGrid).cursor_node if self.main.is_mounted else None
-        return node.name if node is not None else None
-
     def action_probe(self) -> None:
         name = self._focused_node()
         if name is None:
