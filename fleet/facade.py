@@ -3,6 +3,15 @@
 ``tui/`` imports this module (and ``fleet.model``) and nothing else of the fleet.
 ``fleet.runtime.FleetRuntime`` implements :class:`FleetFacade` for a real or
 simulated fleet; tests may pass any object with the same shape.
+
+Two capabilities are optional (the dashboard asks with ``getattr``, so a facade that
+lacks them, e.g. a remote one, still works):
+
+- ``desk: OperatorDesk``: the event log, acknowledgements and alerts of the process that
+  records history (without one the dashboard keeps a desk of its own, fed from the
+  snapshots it receives);
+- ``ssh_argv(node) -> list[str] | None``: the ``ssh`` argument list that logs into
+  ``node`` with the options gpufleet uses for it (without it, ``S`` says so).
 """
 
 from __future__ import annotations
@@ -12,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from fleet.alerts import Acknowledgement, Alert
+from fleet.desk import OperatorDesk
+from fleet.event_log import LogEntry, event_entry, merge_log
 from fleet.model import (
     VERDICT_RANK,
     VERDICTS,
@@ -20,6 +32,7 @@ from fleet.model import (
     GpuSnapshot,
     NodeSnapshot,
     PortSnapshot,
+    ProbeVerdict,
     SlaSummary,
     UtilizationSummary,
     Verdict,
@@ -37,6 +50,8 @@ from probes.report import (
 __all__ = [
     "VERDICTS",
     "VERDICT_RANK",
+    "Acknowledgement",
+    "Alert",
     "EventRecord",
     "ExportRequest",
     "FleetFacade",
@@ -44,7 +59,9 @@ __all__ = [
     "GpuProbeVerdict",
     "GpuSeries",
     "GpuSnapshot",
+    "LogEntry",
     "NodeSnapshot",
+    "OperatorDesk",
     "PortSnapshot",
     "ProbeEvent",
     "ProbeFailure",
@@ -52,11 +69,14 @@ __all__ = [
     "ProbeMeasurement",
     "ProbeProgress",
     "ProbeReport",
+    "ProbeVerdict",
     "SlaSummary",
     "Suite",
     "UtilizationPoint",
     "UtilizationSummary",
     "Verdict",
+    "event_entry",
+    "merge_log",
 ]
 
 

@@ -22,6 +22,7 @@ from collectors.ssh import SshFleet
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
 from fleet.config import Config
+from fleet.desk import OperatorDesk
 from fleet.drift import STORE_NAME, DriftTracker
 from fleet.facade import (
     ExportRequest,
@@ -36,6 +37,7 @@ from fleet.history import HistoryRecorder
 from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.probing import FleetProber
+from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
 from fleet.xid import XidRepeatFilter
 
@@ -78,8 +80,10 @@ class FleetRuntime:
         if data_dir is not None and not self.history.recording:
             self.notices = (self.history.lock_holder_message,)
         ssh_options = ssh_options or SshOptions()
+        self._ssh_options = ssh_options
         self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
         self.prober = FleetProber(self.targets, ssh_options, config.probes.settings(), data_dir)
+        self.desk = OperatorDesk(config.alerts, data_dir, clock)  # event log, acks, alerts
         self._listeners: list[SnapshotListener] = []
         self._latest: FleetSnapshot | None = None
         self._sla: SlaSummary | None = None
@@ -110,6 +114,7 @@ class FleetRuntime:
         await self._ssh.stop()
         self.tick()  # the last state of the fleet reaches history and listeners
         self.history.close()
+        self.desk.close()
 
     @property
     def ready(self) -> bool:
@@ -139,6 +144,7 @@ class FleetRuntime:
             sla=self._sla_summary(now),
         )
         self._latest = snapshot
+        self.desk.observe(snapshot)
         for listener in tuple(self._listeners):
             try:
                 listener(snapshot)
@@ -205,6 +211,11 @@ class FleetRuntime:
 
     def cancel_probe(self, node: str) -> bool:
         return self.prober.cancel(node)
+
+    def ssh_argv(self, node: str) -> list[str] | None:
+        """The ``ssh`` command that logs into ``node`` as gpufleet reaches it."""
+        target = next((t for t in self.targets if t.name == node), None)
+        return None if target is None else ssh_login_argv(target, self._ssh_options)
 
     def probe_report(self, node: str) -> ProbeReport | None:
         return self.prober.report(node)

@@ -6,7 +6,12 @@ Per measurement:
 - ``slow``: below ``slow_fraction`` of the achievable figure for its model
   (``probes.expected``). CPU and simulated runs have no expected figure: never slow.
 - ``straggler``: more than ``straggler_fraction`` below the fleet median of the
-  same GPU model, probe and metric (at least two figures needed).
+  same GPU model, probe and metric (at least two figures needed), *and* an outlier by a
+  robust spread: at least ``MIN_ROBUST_Z`` scaled median absolute deviations (MAD) below
+  that median. On a busy or noisy host every GPU's figure scatters by 10-20 %; the MAD
+  grows with that scatter, so noise is not called a straggler, while one GPU 3x slower
+  among steady peers is (its reason gives the robust z and the number of peers: how
+  sure). A GPU measured several times (repeats) is compared by the median of its repeats.
 - ``pass`` otherwise. A GPU's verdict is the worst of its measurements
   (fail > slow > straggler > pass), with every reason. A cancelled run judges its
   measurements but gives no GPU a verdict.
@@ -32,7 +37,26 @@ from probes.report import (
 THROUGHPUT_UNITS = frozenset({"TFLOPS", "GB/s"})
 DEFAULT_SLOW_FRACTION = 0.8
 DEFAULT_STRAGGLER_FRACTION = 0.10
+MIN_ROBUST_Z = 3.5  # Iglewicz & Hoaglin's outlier cut-off for the modified z-score
+MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution times this is its standard deviation
 FleetKey = tuple[str | None, str, str]  # (model name, probe, metric)
+GpuKey = tuple[str, int, str, str]  # (node, GPU, probe, metric)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FleetSpread:
+    """The fleet's figures of one (model, probe, metric): median, robust spread, count."""
+
+    median: float
+    sigma: float  # MAD scaled to a standard deviation; 0 when most GPUs agree exactly
+    count: int
+
+    def robust_z(self, value: float) -> float:
+        """How many robust standard deviations ``value`` lies below the median."""
+        gap = self.median - value
+        if self.sigma <= 0.0:
+            return float("inf") if gap > 0 else 0.0
+        return gap / self.sigma
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,7 +64,8 @@ class _Policy:
     expected: tuple[ExpectedFigure, ...]
     slow_fraction: float
     straggler_fraction: float
-    medians: dict[FleetKey, float]
+    spreads: dict[FleetKey, FleetSpread]
+    per_gpu: dict[GpuKey, float]  # median of a GPU's repeats
 
 
 def judge(
@@ -61,18 +86,43 @@ def judge(
     Returns:
         New reports, in the same order, with ``verdict``/``reasons`` filled in.
     """
-    policy = _Policy(tuple(expected), slow_fraction, straggler_fraction, fleet_medians(reports))
+    per_gpu = gpu_figures(reports)
+    spreads = fleet_spreads(reports, per_gpu)
+    policy = _Policy(tuple(expected), slow_fraction, straggler_fraction, spreads, per_gpu)
     return tuple(_judge_report(report, policy) for report in reports)
 
 
-def fleet_medians(reports: Sequence[ProbeReport]) -> dict[FleetKey, float]:
-    """Median of each (model, probe, metric) over every usable figure; only groups of two+."""
-    groups: dict[FleetKey, list[float]] = defaultdict(list)
+def gpu_figures(reports: Sequence[ProbeReport]) -> dict[GpuKey, float]:
+    """Each GPU's figure per probe and metric: the median of its repeats."""
+    repeats: dict[GpuKey, list[float]] = defaultdict(list)
     for report in reports:
         for m in report.measurements:
             if m.ok and m.value is not None and m.unit in THROUGHPUT_UNITS:
-                groups[(report.model, m.probe, m.metric)].append(m.value)
-    return {key: statistics.median(v) for key, v in groups.items() if len(v) >= 2}
+                repeats[(report.node, m.gpu, m.probe, m.metric)].append(m.value)
+    return {key: statistics.median(v) for key, v in repeats.items()}
+
+
+def fleet_spreads(
+    reports: Sequence[ProbeReport], per_gpu: dict[GpuKey, float] | None = None
+) -> dict[FleetKey, FleetSpread]:
+    """Median and MAD of each (model, probe, metric) over the GPUs; only groups of two+."""
+    per_gpu = gpu_figures(reports) if per_gpu is None else per_gpu
+    model = {r.node: r.model for r in reports}
+    groups: dict[FleetKey, list[float]] = defaultdict(list)
+    for (node, _gpu, probe, metric), value in per_gpu.items():
+        groups[(model.get(node), probe, metric)].append(value)
+    out = {}
+    for key, values in groups.items():
+        if len(values) >= 2:
+            median = statistics.median(values)
+            mad = statistics.median(abs(v - median) for v in values)
+            out[key] = FleetSpread(median, MAD_TO_SIGMA * mad, len(values))
+    return out
+
+
+def fleet_medians(reports: Sequence[ProbeReport]) -> dict[FleetKey, float]:
+    """Median of each (model, probe, metric) over the GPUs; only groups of two+."""
+    return {key: s.median for key, s in fleet_spreads(reports).items()}
 
 
 def _judge_report(report: ProbeReport, policy: _Policy) -> ProbeReport:
@@ -98,18 +148,29 @@ def _judge_measurement(
     slow = _slow_reason(report, m, policy)
     if slow:
         found.append(("slow", slow))
-    median = policy.medians.get((report.model, m.probe, m.metric))
-    if median is not None and m.value < (1.0 - policy.straggler_fraction) * median:
-        below = 100.0 * (1.0 - m.value / median)
-        found.append(
-            (
-                "straggler",
-                f"{label} {m.value:.3g} {m.unit} is {below:.0f}% below the fleet "
-                f"median {median:.3g} for {report.model}",
-            )
-        )
+    straggler = _straggler_reason(report, m, policy)
+    if straggler:
+        found.append(("straggler", straggler))
     verdict = _worst(v for v, _ in found)
     return dataclasses.replace(m, verdict=verdict, reasons=tuple(r for _, r in found))
+
+
+def _straggler_reason(report: ProbeReport, m: ProbeMeasurement, policy: _Policy) -> str | None:
+    spread = policy.spreads.get((report.model, m.probe, m.metric))
+    value = policy.per_gpu.get((report.node, m.gpu, m.probe, m.metric), m.value)
+    if spread is None or value is None:
+        return None
+    if value >= (1.0 - policy.straggler_fraction) * spread.median:
+        return None
+    z = spread.robust_z(value)
+    if z < MIN_ROBUST_Z:
+        return None  # as far from the median as the fleet's own scatter: noise
+    below = 100.0 * (1.0 - value / spread.median)
+    sure = "all peers agree" if z == float("inf") else f"robust z {z:.1f}"
+    return (
+        f"{m.probe} {m.metric} {value:.3g} {m.unit} is {below:.0f}% below the fleet "
+        f"median {spread.median:.3g} for {report.model} ({sure}, {spread.count} GPUs)"
+    )
 
 
 def _slow_reason(report: ProbeReport, m: ProbeMeasurement, policy: _Policy) -> str | None:

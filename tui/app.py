@@ -10,15 +10,18 @@ from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from textual import work
-from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import Provider
 from textual.timer import Timer
 
-from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot
+from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot, OperatorDesk
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
 from tui.messages import OpenNode, SnapshotArrived
+from tui.operator_actions import OperatorActions
+from tui.probe_view import busy_question
 from tui.screens.confirm_screen import ConfirmScreen
+from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.export_screen import ExportScreen
 from tui.screens.help_screen import HelpScreen, key_rows
 from tui.screens.main_screen import MainScreen
@@ -29,18 +32,22 @@ from tui.transitions import TransitionLog
 from tui.widgets.fleet_grid import FleetGrid
 
 # Actions that change something on a node; hidden when the dashboard is read-only.
-NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe", "probe_suspects"})
+NODE_CHANGING_ACTIONS: frozenset[str] = frozenset({"probe", "probe_suspects", "ssh"})
 T = TypeVar("T")
 
 
-class GpuFleetApp(App[None]):
+class GpuFleetApp(OperatorActions):
     TITLE = "gpufleet"
-    COMMANDS = App.COMMANDS | {FleetCommands}
+    # Only gpufleet's actions and themes (see tui.commands), not Textual's system commands.
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FleetCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "probe", "Probe node"),
         Binding("P", "probe_suspects", "Probe suspects"),
         Binding("e", "export", "Export"),
         Binding("t", "next_theme", "Theme"),
+        Binding("l", "event_log", "Event log"),
+        Binding("a", "acknowledge", "Acknowledge", show=False),
+        Binding("S", "ssh", "ssh into node", show=False),
         Binding("question_mark", "help", "Keys"),
         Binding("q", "quit", "Quit"),
     ]
@@ -64,13 +71,20 @@ class GpuFleetApp(App[None]):
         self._pending: FleetSnapshot | None = None
         self._last_apply = float("-inf")
         self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe_alerts: Callable[[], None] | None = None
+        # A facade without a desk (an older or remote one) gets a local desk fed from the
+        # snapshots this app receives: the event log and alerts still work, from this run.
+        own = getattr(facade, "desk", None)
+        self.desk: OperatorDesk = own if isinstance(own, OperatorDesk) else OperatorDesk()
+        self._feed_desk = not isinstance(own, OperatorDesk)
+        self.alerts_ring = self.desk.alerts.cfg.bell
         self._timer: Timer | None = None
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = threading.get_ident()
         for t in THEMES:
             self.register_theme(t)
         self._theme_error = self._pick_theme(theme)
-        self.main = MainScreen(facade, read_only=self.read_only)
+        self.main = MainScreen(facade, self.desk, read_only=self.read_only)
         if self.read_only:
             self.sub_title = "read-only"
 
@@ -95,8 +109,12 @@ class GpuFleetApp(App[None]):
             self.notify(self._theme_error, title="Theme", severity="warning")
         for notice in self.facade.notices:
             self.notify(notice, title="gpufleet", severity="warning", timeout=30)
-        self.theme_changed_signal.subscribe(self, lambda t: self._persist_theme(t.name))
+        self.theme_changed_signal.subscribe(self, lambda t: self._theme_changed(t.name))
         self._unsubscribe = self._guard("Subscribe", lambda: self.facade.subscribe(self._deliver))
+        self._unsubscribe_alerts = self._guard(
+            "Alerts", lambda: self.desk.subscribe_alerts(self._on_alert)
+        )
+        self.call_after_refresh(self.refresh_acks)
         first = self._guard("Latest snapshot", self.facade.latest)
         if first is not None:
             self._apply(first)
@@ -104,6 +122,8 @@ class GpuFleetApp(App[None]):
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self._unsubscribe_alerts is not None:
+            self._unsubscribe_alerts()
 
     def _guard(self, what: str, call: Callable[[], T]) -> T | None:
         try:
@@ -116,6 +136,8 @@ class GpuFleetApp(App[None]):
     def _deliver(self, snapshot: FleetSnapshot) -> None:
         """The facade's listener: hand the snapshot to the message loop (from any thread)."""
         message = SnapshotArrived(snapshot)
+        if self._feed_desk:
+            self.desk.observe(snapshot)  # every snapshot, before any is collapsed
         if threading.get_ident() == self._loop_thread:
             self.post_message(message)
         elif self._event_loop is not None:
@@ -154,7 +176,7 @@ class GpuFleetApp(App[None]):
         self.open_node(message.name)
 
     def open_node(self, name: str) -> None:
-        screen = NodeScreen(self.facade, name, self.transitions)
+        screen = NodeScreen(self.facade, name, self.transitions, self.desk)
         if self.shown is not None:
             screen.now = self.shown.taken_at
             screen.node = self.shown.node(name)
@@ -179,6 +201,13 @@ class GpuFleetApp(App[None]):
         current = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(current + 1) % len(names)]
 
+    def use_theme(self, name: str) -> None:
+        self.theme = name
+
+    def _theme_changed(self, name: str) -> None:
+        self.notify(f"Theme: {name}  (t for the next one)", title="Theme", timeout=3)
+        self._persist_theme(name)
+
     def _persist_theme(self, name: str) -> None:
         try:
             self.theme_store.save(name)
@@ -191,6 +220,7 @@ class GpuFleetApp(App[None]):
             ("Dashboard", MainScreen.BINDINGS),
             ("Fleet grid", FleetGrid.BINDINGS),
             ("Node screen", NodeScreen.BINDINGS),
+            ("Event log", EventLogScreen.BINDINGS),
             ("Everywhere", [*self.BINDINGS, *palette]),
         ]
         self.push_screen(HelpScreen(key_rows(sections)))
@@ -213,16 +243,26 @@ class GpuFleetApp(App[None]):
         self.notify(f"Wrote {path}", title="Export")
 
     # -- probes (never without the operator asking) ----------------------------------------
-    def _focused_node(self) -> str | None:
-        if isinstance(self.screen, NodeScreen):
-            return self.screen.node_name
-        node = self.main.query_one(FleetGrid).cursor_node if self.main.is_mounted else None
-        return node.name if node is not None else None
-
     def action_probe(self) -> None:
         name = self._focused_node()
         if name is None:
             self.notify("No node under the cursor", title="Probe", severity="warning")
+            return
+        node = self.shown.node(name) if self.shown is not None else None
+        question = busy_question(node) if node is not None else None
+        if question is None:
+            self.start_probe(name)
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.start_probe(name)
+
+        self.push_screen(ConfirmScreen(f"Probe {name}?", question), callback=confirmed)
+
+    def start_probe(self, name: str) -> None:
+        if self.read_only:  # the binding is hidden too; this guards the palette and callers
+            self.notify("Read-only: probes are off", title="Probe", severity="warning")
             return
         self.push_screen(ProbeScreen(self.facade, name), callback=self._probe_closed)
 

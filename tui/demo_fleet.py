@@ -16,6 +16,7 @@ from fleet.facade import (
     GpuSnapshot,
     NodeSnapshot,
     PortSnapshot,
+    ProbeVerdict,
     SlaSummary,
     UtilizationSummary,
 )
@@ -285,3 +286,24 @@ def retick(snapshot: FleetSnapshot, t: float, seed: int) -> FleetSnapshot:
         for n in snapshot.nodes
     )
     return replace(snapshot, taken_at=t, nodes=nodes, transitions=(), new_events=())
+
+
+def connecting(node: NodeSnapshot, reason: str = "connecting to 10.0.0.1:22") -> NodeSnapshot:
+    """A node not yet sampled, as the fleet state hands it out (unreachable, no GPUs)."""
+    return replace(
+        node,
+        status="connecting",
+        status_reason=reason,
+        state="unreachable",
+        broken_reasons=("connecting: no sample yet",),
+        gpus=(),
+        ports=(),
+        nics=(),
+        last_seen=None,
+    )
+
+
+def probe_flag(node: NodeSnapshot, gpu: int, verdict: ProbeVerdict) -> NodeSnapshot:
+    """``node`` with GPU ``gpu`` judged ``verdict`` by the last probe."""
+    gpus = tuple(replace(g, probe_verdict=verdict) if g.index == gpu else g for g in node.gpus)
+    return replace(node, gpus=gpus)

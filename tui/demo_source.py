@@ -17,6 +17,7 @@ from fleet.facade import (
     ExportRequest,
     FleetSnapshot,
     GpuSeries,
+    OperatorDesk,
     ProbeListener,
     ProbeReport,
     Suite,
@@ -36,6 +37,7 @@ class StaticFleet:
         read_only: bool = False,
         export_error: Exception | None = None,
         series_error: Exception | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.read_only = read_only
         self.notices: tuple[str, ...] = ()
@@ -44,6 +46,14 @@ class StaticFleet:
         self._listeners: list[Listener] = []
         self._export_error = export_error
         self._series_error = series_error
+        # The desk's clock is the fleet's: the latest snapshot's time (deterministic tests).
+        self.desk: OperatorDesk | None = OperatorDesk(data_dir=data_dir, clock=self._now)
+        for snapshot in self.snapshots:
+            self.desk.observe(snapshot)  # the desk was just made
+
+    def _now(self) -> float:
+        latest = self.latest()
+        return latest.taken_at if latest is not None else 0.0
 
     # -- FleetFacade ------------------------------------------------------------------
     def latest(self) -> FleetSnapshot | None:
@@ -115,6 +125,9 @@ class StaticFleet:
     def probe_report(self, node: str) -> ProbeReport | None:
         return None
 
+    def ssh_argv(self, node: str) -> list[str] | None:
+        return None  # a preview's nodes have no SSH target
+
     # -- driving it -------------------------------------------------------------------
     @property
     def subscribers(self) -> int:
@@ -124,6 +137,8 @@ class StaticFleet:
     def push(self, snapshot: FleetSnapshot) -> None:
         """A new tick: becomes the latest and goes to every subscriber."""
         self.snapshots.append(snapshot)
+        if self.desk is not None:  # None: a facade without a desk (the app keeps its own)
+            self.desk.observe(snapshot)
         for listener in list(self._listeners):
             listener(snapshot)
 

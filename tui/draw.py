@@ -68,6 +68,11 @@ def gpu_cell(gpu: GpuSnapshot | None) -> Cell:
         return GLYPH_FAIL, "gpu-failed"
     if gpu.verdict == "warn":
         return GLYPH_WARN, "gpu-warn"
+    # A probe's finding marks a GPU whose telemetry looks fine, until a later probe clears it.
+    if gpu.probe_verdict == "fail":
+        return GLYPH_FAIL, "gpu-failed"
+    if gpu.probe_verdict in ("slow", "straggler"):
+        return GLYPH_WARN, "gpu-warn"
     if gpu.util_gpu is None:
         return GLYPH_UNKNOWN, "gpu-unknown"
     role: Role = "gpu-idle" if gpu.util_gpu < IDLE_BELOW_PCT else "gpu-ok"

@@ -1,4 +1,9 @@
-"""Pure layout of the fleet grid: one line of (text, role) cells per node, and its header."""
+"""Pure layout of the fleet grid: one line of (text, role) cells per node, and its header.
+
+The columns that fit the view are chosen per width: node, status and every GPU cell
+always show; the figures drop in a fixed order (power, ports, temperature, memory,
+utilization) until the ``why`` column has room, and ``why`` ends in an ellipsis when cut.
+"""
 
 from __future__ import annotations
 
@@ -8,42 +13,82 @@ from dataclasses import dataclass
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
 from tui.draw import GLYPH_UNKNOWN, Cell, Role, gpu_cells, port_cell
-from tui.node_view import NodeSummary
+from tui.node_view import NodeSummary, SortKey, has_live_data, is_connecting, node_why
 
 STATUS_W = 11
 MAX_PORTS = 16
+WHY_MIN = 24  # the why column keeps at least this much before a figure column drops
+WIDE = 400  # a view width that fits every column (tests and previews)
+FIGURES: tuple[str, ...] = ("util", "mem", "temp", "ports", "power")  # kept in this order
+FIGURE_W = {"util": 6, "mem": 6, "power": 8, "temp": 6}
+SORT_COLUMN: dict[SortKey, str] = {
+    "name": "node",
+    "health": "status",
+    "utilization": "util",
+    "memory": "mem",
+    "power": "power",
+    "temp": "temp",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class GridLayout:
-    """Column widths; when they change every cached line is redrawn."""
+    """Column widths and the columns shown; when they change every cached line is redrawn."""
 
     name_w: int = 9
     gpu_slots: int = 8
     port_slots: int = 8
+    view_w: int = WIDE
+    figures: tuple[str, ...] = FIGURES
+
+    def column_w(self, column: str) -> int:
+        if column == "ports":
+            return max(5, self.port_slots) + 2
+        return FIGURE_W[column]
+
+    @property
+    def fixed_w(self) -> int:
+        """Cells before the ``why`` column."""
+        base = 2 + self.name_w + 1 + STATUS_W + 1 + max(4, self.gpu_slots) + 2
+        return base + sum(self.column_w(c) for c in self.figures)
+
+    @property
+    def why_w(self) -> int:
+        return max(0, self.view_w - self.fixed_w)
 
     @property
     def width(self) -> int:
-        """Cells before the free-form "why" column (which is cropped to the view)."""
-        gpus, ports = max(4, self.gpu_slots), max(5, self.port_slots)
-        return 2 + self.name_w + 1 + STATUS_W + 1 + gpus + 2 + 6 + ports + 2 + 8 + 6 + 12
+        """The line's width (the why column is cut to the view)."""
+        return max(self.view_w, self.fixed_w)
 
 
-def layout_for(nodes: Sequence[NodeSnapshot]) -> GridLayout:
-    if not nodes:
-        return GridLayout()
-    return GridLayout(
-        name_w=max(9, max(len(n.name) for n in nodes)),
-        gpu_slots=max(max(n.expected_gpus, len(n.gpus)) for n in nodes),
-        port_slots=min(MAX_PORTS, max(len(n.ports) for n in nodes)),
-    )
+def layout_for(nodes: Sequence[NodeSnapshot], view_w: int = WIDE) -> GridLayout:
+    """The widest layout whose why column keeps WHY_MIN cells in ``view_w``."""
+    if nodes:
+        layout = GridLayout(
+            name_w=max(9, max(len(n.name) for n in nodes)),
+            gpu_slots=max(max(n.expected_gpus, len(n.gpus)) for n in nodes),
+            port_slots=min(MAX_PORTS, max(len(n.ports) for n in nodes)),
+            view_w=view_w,
+        )
+    else:
+        layout = GridLayout(view_w=view_w)
+    for keep in range(len(FIGURES), -1, -1):
+        candidate = GridLayout(
+            layout.name_w, layout.gpu_slots, layout.port_slots, view_w, FIGURES[:keep]
+        )
+        if candidate.why_w >= WHY_MIN:
+            return candidate
+    return GridLayout(layout.name_w, layout.gpu_slots, layout.port_slots, view_w, ())
 
 
 def status_cell(node: NodeSnapshot) -> Cell:
-    """Node state in words: up, BROKEN, unreachable, or the connection status."""
+    """Node state in words: up, BROKEN, unreachable, connecting, or the connection status."""
+    if is_connecting(node):
+        return "connecting", "gpu-unknown"
     if node.state == "unreachable":
         return "unreachable", "gpu-lost"
-    if node.status in ("connecting", "stale"):
+    if node.status == "stale":
         return node.status, "gpu-warn"
     if node.status != "streaming":
         return node.status, "gpu-lost"
@@ -55,24 +100,43 @@ def status_cell(node: NodeSnapshot) -> Cell:
 NO_DATA = NodeSummary(None, None, None, "unknown", 0, False)
 
 
-def has_live_data(node: NodeSnapshot) -> bool:
-    """Streaming or briefly stale: the GPU values mean something. Otherwise show none."""
-    return node.state != "unreachable" and node.status in ("streaming", "stale")
-
-
 def no_data_cells(node: NodeSnapshot) -> list[Cell]:
     return [(GLYPH_UNKNOWN, "gpu-unknown")] * max(node.expected_gpus, len(node.gpus))
 
 
-def _why(node: NodeSnapshot) -> str:
-    """Broken reasons, or the connection's reason while it is not streaming."""
-    if node.broken_reasons:
-        return "; ".join(node.broken_reasons)
-    return node.status_reason if node.status != "streaming" else ""
+def ellipsize(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells, ending in ``…`` when something was cut."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text
+    return text[: width - 1] + "…"
 
 
-def node_cells(node: NodeSnapshot, summary: NodeSummary, layout: GridLayout) -> list[Cell]:
-    """The line of one node, padded to the layout's columns."""
+def _figure_cells(
+    column: str, node: NodeSnapshot, summary: NodeSummary, layout: GridLayout
+) -> list[Cell]:
+    if column == "util":
+        util = "N/A" if summary.util is None else f"{summary.util:.0f}%"
+        return [(util.rjust(4) + "  ", "muted" if summary.util is None else "text")]
+    if column == "mem":
+        mem = "N/A" if summary.mem_pct is None else f"{summary.mem_pct:.0f}%"
+        return [(mem.rjust(4) + "  ", "muted" if summary.mem_pct is None else "text")]
+    if column == "ports":
+        ports = [port_cell(p) for p in node.ports[:MAX_PORTS]]
+        pad = " " * (max(5, layout.port_slots) - len(ports) + 2)
+        return [*ports, (pad, "text")]
+    if column == "power":
+        return [(fmt.watts(summary.power_w).rjust(6) + "  ", "text")]
+    hot: Role = "gpu-warn" if (summary.hottest_c or 0) >= 85 else "text"
+    return [(fmt.celsius(summary.hottest_c).rjust(4) + "  ", hot)]
+
+
+def node_cells(
+    node: NodeSnapshot, summary: NodeSummary, layout: GridLayout, ack: str | None = None
+) -> list[Cell]:
+    """The line of one node, padded to the layout's columns; ``ack``: the operator's
+    acknowledgement, shown first in the why column."""
     status, status_role = status_cell(node)
     cells: list[Cell] = [("  ", "text"), (node.name.ljust(layout.name_w + 1), "text")]
     cells.append((status.ljust(STATUS_W + 1)[: STATUS_W + 1], status_role))
@@ -82,36 +146,63 @@ def node_cells(node: NodeSnapshot, summary: NodeSummary, layout: GridLayout) -> 
     cells.append((" " * (max(4, layout.gpu_slots) - len(gpus) + 2), "text"))
     if not live:
         summary = NO_DATA
-    util = "N/A" if summary.util is None else f"{summary.util:.0f}%"
-    cells.append((util.rjust(4) + "  ", "muted" if summary.util is None else "text"))
-    ports = [port_cell(p) for p in node.ports[:MAX_PORTS]]
-    cells.extend(ports)
-    cells.append((" " * (max(5, layout.port_slots) - len(ports) + 2), "text"))
-    cells.append((fmt.watts(summary.power_w).rjust(6) + "  ", "text"))
-    hot: Role = "gpu-warn" if (summary.hottest_c or 0) >= 85 else "text"
-    cells.append((fmt.celsius(summary.hottest_c).rjust(4) + "  ", hot))
-    cells.append((_why(node), "muted"))
+    for column in layout.figures:
+        cells.extend(_figure_cells(column, node, summary, layout))
+    why = node_why(node)
+    if ack is not None:
+        why = f"[ack {ack}] {why}"
+    cells.append((ellipsize(why, layout.why_w), "muted"))
     return cells
 
 
-def header_cells(layout: GridLayout) -> list[Cell]:
+def _label(text: str, column: str, sort_column: str, arrow: str) -> str:
+    return text + arrow if column == sort_column else text
+
+
+def _figure_title(column: str, width: int, sort_column: str, arrow: str) -> str:
+    """Right-aligned over its figures; the sort arrow takes the gap after it."""
+    if column == "ports":
+        return _label(column, column, sort_column, arrow).ljust(width)
+    mark = arrow if column == sort_column else " "
+    return column.rjust(width - 2) + mark + " "
+
+
+def header_cells(
+    layout: GridLayout, sort_key: SortKey = "name", reverse: bool = False
+) -> list[Cell]:
+    """The column titles; the sorted column carries ▲ (ascending) or ▼ (descending)."""
+    sort_column = SORT_COLUMN[sort_key]
+    # Figures and health sort worst/highest first by default: the arrow says which way.
+    descending = (sort_key != "name") != reverse
+    arrow = "▼" if descending else "▲"
     gpu_w = max(4, layout.gpu_slots) + 2
-    port_w = max(5, layout.port_slots) + 2
     text = (
         "  "
-        + "node".ljust(layout.name_w + 1)
-        + "status".ljust(STATUS_W + 1)
+        + _label("node", "node", sort_column, arrow).ljust(layout.name_w + 1)
+        + _label("status", "status", sort_column, arrow).ljust(STATUS_W + 1)
         + "GPUs".ljust(gpu_w)
-        + "util".rjust(4)
-        + "  "
-        + "ports".ljust(port_w)
-        + "power".rjust(6)
-        + "  "
-        + "temp".rjust(4)
-        + "  "
-        + "why"
     )
+    for column in layout.figures:
+        text += _figure_title(column, layout.column_w(column), sort_column, arrow)
+    text += "why"
     return [(text, "muted")]
+
+
+def column_at(layout: GridLayout, x: int) -> SortKey | None:
+    """The sort key of the column under ``x`` on the header line (a click sorts by it)."""
+    spans: list[tuple[int, SortKey | None]] = [
+        (2 + layout.name_w + 1, "name"),
+        (STATUS_W + 1, "health"),
+        (max(4, layout.gpu_slots) + 2, "health"),
+    ]
+    by_column = {v: k for k, v in SORT_COLUMN.items()}
+    spans.extend((layout.column_w(c), by_column.get(c)) for c in layout.figures)
+    start = 0
+    for width, key in spans:
+        if start <= x < start + width:
+            return key
+        start += width
+    return None
 
 
 def merge(cells: Sequence[Cell]) -> list[Cell]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from fleet.facade import FleetSnapshot
 from tui import format as fmt
 from tui.draw import progress_bar
+from tui.node_view import PROBE_FLAGGED, is_connecting
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,32 +28,57 @@ class HeaderTiles:
 HEALTHY = frozenset(("ok", "warn"))
 
 
-def _counts(snap: FleetSnapshot) -> tuple[int, int, int, int, int]:
-    """Nodes streaming, connecting, broken; GPUs healthy and expected: one pass (the
-    snapshot's properties would walk the fleet four times)."""
-    streaming = connecting = broken = healthy = total = 0
+@dataclass(slots=True)
+class FleetCounts:
+    streaming: int = 0
+    connecting: int = 0
+    broken: int = 0  # broken or unreachable; a node still connecting is neither
+    healthy: int = 0
+    gpus: int = 0
+    probe_flagged: int = 0  # GPUs healthy by telemetry that the last probe flagged
+    unseen_gpus: int = 0  # expected GPUs of nodes still connecting
+
+
+def _counts(snap: FleetSnapshot) -> FleetCounts:
+    """One pass over the fleet (the snapshot's properties would walk it four times)."""
+    c = FleetCounts()
     for n in snap.nodes:
-        status = n.status
-        streaming += status == "streaming"
-        connecting += status == "connecting"
-        broken += n.state != "up"
+        c.streaming += n.status == "streaming" and n.state != "unreachable"
+        if is_connecting(n):
+            c.connecting += 1
+            c.gpus += n.expected_gpus
+            c.unseen_gpus += n.expected_gpus
+            continue
+        c.broken += n.state != "up"
         gpus = n.gpus
-        total += max(n.expected_gpus, len(gpus))
+        c.gpus += max(n.expected_gpus, len(gpus))
         for g in gpus:
-            healthy += g.verdict in HEALTHY
-    return streaming, connecting, broken, healthy, total
+            ok = g.verdict in HEALTHY
+            c.healthy += ok
+            c.probe_flagged += ok and g.probe_verdict in PROBE_FLAGGED
+    return c
 
 
-def header_tiles(snap: FleetSnapshot | None, bar_width: int = 16) -> HeaderTiles:
+def header_tiles(snap: FleetSnapshot | None, bar_width: int = 6) -> HeaderTiles:
     if snap is None:
         return HeaderTiles(
             "waiting for the first snapshot…", "N/A", "N/A", "N/A", "N/A", True, False, False, False
         )
     total = len(snap.nodes)
-    streaming, connecting, broken, healthy, gpus_total = _counts(snap)
-    nodes = f"[b]{streaming}[/]/{total} streaming"
-    if connecting:
-        nodes += f"\n{progress_bar(streaming, total, bar_width)} {connecting} connecting"
+    c = _counts(snap)
+    nodes = f"[b]{c.streaming}[/]/{total} streaming"
+    if c.connecting:
+        nodes += (
+            f"\n{progress_bar(total - c.connecting, total, bar_width)} {c.connecting} connecting"
+        )
+    broken = f"[b]{c.broken}[/] broken"
+    if c.connecting:
+        broken += f"\n[$muted]{c.connecting} not yet seen[/]"
+    gpus = f"[b]{c.healthy}[/]/{c.gpus} healthy"
+    if c.probe_flagged:
+        gpus += f"\n[$gpu-warn]{c.probe_flagged} flagged by probe[/]"
+    elif c.connecting:
+        gpus += f"\n[$muted]{c.unseen_gpus} not yet seen[/]"
     u = snap.utilization
     util = (
         f"[b]{fmt.pct(u.now)}[/] now\n"
@@ -65,12 +91,12 @@ def header_tiles(snap: FleetSnapshot | None, bar_width: int = 16) -> HeaderTiles
         sla = f"[b]{fmt.pct(s.availability_pct, 3)}[/] MTD\n[$muted]SLO[/] {s.slo_pct:g}%"
     return HeaderTiles(
         nodes=nodes,
-        broken=f"[b]{broken}[/] broken",
-        gpus=f"[b]{healthy}[/]/{gpus_total} healthy",
+        broken=broken,
+        gpus=gpus,
         util=util,
         sla=sla,
-        connecting=connecting > 0,
-        any_broken=broken > 0,
-        gpus_degraded=healthy < gpus_total,
+        connecting=c.connecting > 0,
+        any_broken=c.broken > 0,
+        gpus_degraded=c.healthy + c.unseen_gpus < c.gpus or c.probe_flagged > 0,
         sla_breach=breach,
     )

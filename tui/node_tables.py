@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fleet.facade import EventRecord, GpuSeries, GpuSnapshot, NodeSnapshot, PortSnapshot
+from fleet.facade import GpuSeries, GpuSnapshot, NodeSnapshot, PortSnapshot
 from tui import format as fmt
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, Cell, Role, port_cell, port_problem, sparkline
 from tui.transitions import BrokenInterval
@@ -136,16 +136,6 @@ def port_row(p: PortSnapshot) -> list[Cell]:
         ("; ".join(p.reasons) or "—", role if p.reasons else "muted"),
         (" ".join(f"{k}={fmt.count(v)}" for k, v in p.counters) or "—", "muted"),
     ]
-
-
-def event_lines(events: tuple[EventRecord, ...]) -> list[str]:
-    """Newest first: time, kind, GPU, code, meaning."""
-    out = []
-    for e in sorted(events, key=lambda e: -e.t):
-        gpu = f"GPU {e.gpu}" if e.gpu is not None else "node"
-        code = f" {e.code}" if e.code is not None else ""
-        out.append(f"{fmt.stamp(e.t, seconds=True)}  {e.kind}{code}  {gpu}  {e.detail}")
-    return out
 
 
 def interval_lines(intervals: list[BrokenInterval], now: float) -> list[str]:

@@ -12,12 +12,76 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from fleet.facade import VERDICT_RANK, NodeSnapshot, Verdict
+from fleet.facade import VERDICT_RANK, GpuSnapshot, NodeSnapshot, Verdict
 from tui.hostlist import HostlistError, expand, looks_like_hostlist
 
-SortKey = Literal["name", "utilization", "health"]
-SORT_KEYS: tuple[SortKey, ...] = ("name", "utilization", "health")
+SortKey = Literal["name", "health", "utilization", "memory", "power", "temp"]
+SORT_KEYS: tuple[SortKey, ...] = ("name", "utilization", "health", "memory", "power", "temp")
 STATE_WORDS = ("broken", "warn", "unreachable", "up", "connecting")
+PROBE_WORDS = ("slow", "straggler", "fail", "pass", "any")
+PROBE_FLAGGED = frozenset(("slow", "straggler", "fail"))
+FILTER_HELP = (
+    "terms: node-[001-004]  name  state:broken|warn|unreachable|up|connecting  "
+    "why:TEXT  gpu:N  probe:slow|straggler|fail|any"
+)
+
+
+CONNECTING_STATUSES = frozenset(("connecting", "streaming", "stale"))
+
+
+def is_connecting(node: NodeSnapshot) -> bool:
+    """Never sampled yet: still connecting, neither broken nor unreachable.
+
+    The domain calls such a node ``unreachable`` ("no sample yet"); the transport's status
+    tells them apart: ``connecting`` until the first session, then ``streaming`` or (on a
+    slow start) ``stale`` with no GPU known, between the agent's start and its first
+    sample. A transport failure (refused, auth, host key) is not connecting.
+    """
+    if node.status == "connecting":
+        return True
+    return node.status in CONNECTING_STATUSES and node.state == "unreachable" and not node.gpus
+
+
+def connecting_reason(node: NodeSnapshot) -> str:
+    """What a connecting node is waiting for, in words."""
+    if node.status == "connecting":
+        return node.status_reason or "connecting"
+    return "connected, waiting for the agent's first sample"
+
+
+def gpu_problem(gpu: GpuSnapshot) -> str:
+    """Why one GPU is not plainly ok (verdict reasons, then a probe's finding), or ""."""
+    parts: list[str] = []
+    if gpu.verdict not in ("ok", "unknown"):
+        parts.append("; ".join(gpu.reasons) or gpu.verdict)
+    if gpu.probe_verdict in PROBE_FLAGGED:
+        parts.append(f"probe: {gpu.probe_verdict}")
+    return "; ".join(parts)
+
+
+def _mentions(reasons: list[str], subject: str) -> bool:
+    """Whether a reason already speaks of ``subject`` ("GPU 5", "mlx5_3")."""
+    return any(r == subject or r.startswith((subject + " ", subject + ":")) for r in reasons)
+
+
+def node_why(node: NodeSnapshot) -> str:
+    """Why a node is not plainly up: broken reasons, the connection's reason, or the
+    problems of its GPUs and ports (thermal, NVLink, probe findings) for a node in warn.
+    Each GPU or port is named once."""
+    if is_connecting(node):
+        return connecting_reason(node)
+    reasons = list(node.broken_reasons)
+    if node.status != "streaming" and not reasons:
+        reasons.append(node.status_reason or node.status)
+    for g in node.gpus:
+        problem = gpu_problem(g)
+        subject = f"GPU {g.index}"
+        if problem and not _mentions(reasons, subject):
+            reasons.append(f"{subject}: {problem}")
+    for p in node.ports + node.nics:
+        if p.verdict in ("warn", "fail") and not _mentions(reasons, p.name):
+            reasons.append(f"{p.name}: " + ("; ".join(p.reasons) or p.verdict))
+    return "; ".join(reasons)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +94,7 @@ class NodeSummary:
     worst: Verdict  # worst GPU or port verdict
     unhealthy: int  # expected GPUs not ok/warn
     has_warn: bool
+    mem_pct: float | None = None  # GPU memory in use over the node, percent
 
 
 def summarize(node: NodeSnapshot) -> NodeSummary:
@@ -37,6 +102,9 @@ def summarize(node: NodeSnapshot) -> NodeSummary:
     powers = [g.power_w for g in node.gpus if g.power_w is not None]
     temps = [g.temp_c for g in node.gpus if g.temp_c is not None]
     verdicts = [g.verdict for g in node.gpus] + [p.verdict for p in node.ports]
+    used = [g.mem_used_bytes for g in node.gpus if g.mem_used_bytes is not None]
+    total = sum(g.memory_total_bytes or 0 for g in node.gpus if g.mem_used_bytes is not None)
+    probe_flags = any(g.probe_verdict in PROBE_FLAGGED for g in node.gpus)
     worst: Verdict = max(verdicts, key=VERDICT_RANK.__getitem__, default="unknown")
     if len(node.gpus) < node.expected_gpus:
         worst = "lost"
@@ -46,7 +114,8 @@ def summarize(node: NodeSnapshot) -> NodeSummary:
         hottest_c=max(temps) if temps else None,
         worst=worst,
         unhealthy=max(node.expected_gpus, len(node.gpus)) - node.healthy_gpus,
-        has_warn="warn" in verdicts,
+        has_warn="warn" in verdicts or probe_flags,
+        mem_pct=100.0 * sum(used) / total if used and total else None,
     )
 
 
@@ -78,35 +147,80 @@ NodePredicate = Callable[[NodeSnapshot, NodeSummary], bool]
 
 
 def _state_matches(word: str, node: NodeSnapshot, summary: NodeSummary) -> bool:
+    if word == "connecting":
+        return is_connecting(node)
+    if is_connecting(node):
+        return False
     if word == "broken":
         return node.state == "broken"
     if word == "unreachable":
         return node.state == "unreachable" or node.status not in ("streaming", "connecting")
     if word == "warn":
         return node.state == "up" and summary.has_warn
-    if word == "connecting":
-        return node.status == "connecting"
     return node.state == "up"  # "up"
 
 
 def parse_filter(text: str) -> NodePredicate:
     """A predicate for the filter box. Terms separated by spaces must all hold.
 
-    A term is ``state:broken|warn|unreachable|up|connecting``, a hostlist expression
-    (``node-[001-004]``, ``a,b``: exact names), or a case-insensitive substring.
-    Raises ValueError when a term cannot be understood.
+    A term is ``state:broken|warn|unreachable|up|connecting``, ``why:TEXT`` (a substring
+    of the node's reasons), ``gpu:N`` (GPU N is not ok), ``probe:slow|straggler|fail|any``
+    (a GPU the last probe flagged), a hostlist expression (``node-[001-004]``, ``a,b``:
+    exact names), or a case-insensitive substring of the name.
+    Raises ValueError, in words, when a term cannot be understood.
     """
     preds: list[NodePredicate] = [_term(t) for t in text.split()]
     return lambda n, s: all(p(n, s) for p in preds)
 
 
+def _words(term: str, prefix: str, allowed: tuple[str, ...]) -> list[str]:
+    words = [w for w in term[len(prefix) :].lower().split("|") if w]
+    bad = [w for w in words if w not in allowed]
+    if bad or not words:
+        shown = ", ".join(bad) if bad else "nothing"
+        raise ValueError(f"unknown {prefix[:-1]} {shown} in {term}; use {'|'.join(allowed)}")
+    return words
+
+
+def _gpu_term(term: str) -> NodePredicate:
+    text = term[4:]
+    if not text.isdigit():
+        raise ValueError(f"{term}: gpu: takes a GPU index, e.g. gpu:7")
+    index = int(text)
+
+    def bad_gpu(n: NodeSnapshot, s: NodeSummary) -> bool:
+        if index >= max(n.expected_gpus, len(n.gpus)):
+            return False
+        gpu = next((g for g in n.gpus if g.index == index), None)
+        return gpu is None or bool(gpu_problem(gpu))
+
+    return bad_gpu
+
+
+def _probe_matches(words: list[str], node: NodeSnapshot) -> bool:
+    found = {g.probe_verdict for g in node.gpus if g.probe_verdict is not None}
+    if "any" in words:
+        return bool(found & PROBE_FLAGGED)
+    return bool(found & set(words))
+
+
 def _term(term: str) -> NodePredicate:
-    if term.lower().startswith("state:"):
-        words = [w for w in term[6:].lower().split("|") if w]
-        bad = [w for w in words if w not in STATE_WORDS]
-        if bad or not words:
-            raise ValueError(f"unknown state {bad or term!r}; use {'|'.join(STATE_WORDS)}")
+    lower = term.lower()
+    if lower.startswith("state:"):
+        words = _words(term, "state:", STATE_WORDS)
         return lambda n, s: any(_state_matches(w, n, s) for w in words)
+    if lower.startswith("why:"):
+        needle = lower[4:]
+        if not needle:
+            raise ValueError("why: needs some text, e.g. why:xid or why:thermal")
+        return lambda n, s: needle in node_why(n).lower()
+    if lower.startswith("gpu:"):
+        return _gpu_term(lower)
+    if lower.startswith("probe:"):
+        probe_words = _words(term, "probe:", PROBE_WORDS)
+        return lambda n, s: _probe_matches(probe_words, n)
+    if ":" in term and not looks_like_hostlist(term):
+        raise ValueError(f"unknown filter term {term}; {FILTER_HELP}")
     if looks_like_hostlist(term):
         try:
             names = frozenset(expand(term))
@@ -126,21 +240,44 @@ def natural_key(name: str) -> tuple[object, ...]:
     return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(name))
 
 
-def sort_nodes(
-    nodes: Sequence[NodeSnapshot], key: SortKey, cache: SummaryCache
-) -> list[NodeSnapshot]:
-    """Nodes in display order: by name, by utilization (busiest first), or worst health first."""
-    by_name = sorted(nodes, key=lambda n: natural_key(n.name))
+def _health_key(node: NodeSnapshot, cache: SummaryCache) -> tuple[int, int, int, int]:
+    state_rank = {"unreachable": 0, "broken": 1, "up": 2}
+    summary = cache.get(node)
+    # Connecting nodes are not in trouble: after the up nodes with a warning.
+    rank = 3 if is_connecting(node) else state_rank[node.state]
+    return (rank, -summary.unhealthy, -VERDICT_RANK[summary.worst], -summary.has_warn)
+
+
+def has_live_data(node: NodeSnapshot) -> bool:
+    """Streaming or briefly stale: the GPU values mean something. Otherwise show none."""
+    return node.state != "unreachable" and node.status in ("streaming", "stale")
+
+
+def _figure(key: SortKey, node: NodeSnapshot, cache: SummaryCache) -> float | None:
+    if not has_live_data(node):
+        return None  # drawn as N/A, so sorted with the N/As
+    summary = cache.get(node)
     if key == "utilization":
-        return sorted(by_name, key=lambda n: -(cache.get(n).util or -1.0))
+        return summary.util
+    if key == "memory":
+        return summary.mem_pct
+    if key == "power":
+        return summary.power_w
+    return summary.hottest_c
+
+
+def sort_nodes(
+    nodes: Sequence[NodeSnapshot], key: SortKey, cache: SummaryCache, reverse: bool = False
+) -> list[NodeSnapshot]:
+    """Nodes in display order: by name, worst health first, or a figure (utilization,
+    memory, power, temperature) highest first; ``reverse`` turns the order around. Nodes
+    without the figure go last either way; ties keep name order."""
+    by_name = sorted(nodes, key=lambda n: natural_key(n.name), reverse=reverse and key == "name")
+    if key == "name":
+        return by_name
     if key == "health":
-        state_rank = {"unreachable": 0, "broken": 1, "up": 2}
-        return sorted(
-            by_name,
-            key=lambda n: (
-                state_rank[n.state],
-                -cache.get(n).unhealthy,
-                -VERDICT_RANK[cache.get(n).worst],
-            ),
-        )
-    return by_name
+        return sorted(by_name, key=lambda n: _health_key(n, cache), reverse=reverse)
+    known = [(f, n) for n in by_name if (f := _figure(key, n, cache)) is not None]
+    missing = [n for n in by_name if _figure(key, n, cache) is None]
+    known.sort(key=lambda fn: fn[0], reverse=not reverse)
+    return [n for _, n in known] + missing

@@ -21,33 +21,69 @@ class FailedGpu:
     reasons: tuple[str, ...]
     since: float | None
 
+    probe: str | None = None  # the probe's finding when a probe flagged this GPU
+
 
 FAILED = frozenset(v for v in VERDICT_RANK if VERDICT_RANK[v] >= VERDICT_RANK["fail"])
+PROBE_FLAGGED = frozenset(("slow", "straggler", "fail"))
 
 
 def failed_gpus(snapshot: FleetSnapshot | None) -> list[FailedGpu]:
-    """GPUs whose verdict is fail or lost, newest first."""
+    """GPUs whose verdict is fail or lost, or that the last probe flagged; newest first
+    (probe findings, which carry no start time, after the telemetry failures)."""
     if snapshot is None:
         return []
-    rows = [
-        FailedGpu(n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since)
-        for n in snapshot.nodes
-        for g in n.gpus
-        if g.verdict in FAILED
-    ]
+    rows = []
+    for n in snapshot.nodes:
+        for g in n.gpus:
+            probe = g.probe_verdict if g.probe_verdict in PROBE_FLAGGED else None
+            if g.verdict in FAILED:
+                rows.append(
+                    FailedGpu(
+                        n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since, probe
+                    )
+                )
+            elif probe is not None:
+                verdict: Verdict = "fail" if probe == "fail" else "warn"
+                reasons = (f"probe: {probe}",)
+                rows.append(
+                    FailedGpu(n.name, g.index, g.serial, g.uuid, verdict, reasons, None, probe)
+                )
     rows.sort(key=lambda r: (-(r.since or 0.0), r.node, r.index))
     return rows
 
 
-def failed_gpu_markup(row: FailedGpu) -> str:
+def failed_gpu_markup(row: FailedGpu, now: float | None = None) -> str:
+    """One line: verdict, node, GPU, how long ago it began, and why (cut by the panel)."""
     role = VERDICT_ROLE[row.verdict]
     glyph = VERDICT_GLYPH[row.verdict]
-    ident = row.serial or row.uuid
-    reasons = "; ".join(row.reasons) or "no reason recorded"
+    by_probe = row.probe is not None and row.since is None
+    word = (row.probe or "") if by_probe else row.verdict
+    reasons = list(row.reasons) or ["no reason recorded"]
+    if row.probe is not None and not by_probe:
+        reasons.append(f"probe: {row.probe}")
+    if by_probe:
+        when = "by probe"
+    elif now is not None and row.since is not None:
+        when = fmt.ago(row.since, now)
+    else:
+        when = fmt.stamp(row.since)
     return (
-        f"[b ${role}]{glyph} {row.verdict.upper():4}[/] [b]{escape(row.node)}[/] GPU {row.index}"
-        f"  [$muted]since {fmt.stamp(row.since)}[/]\n"
-        f"  [$muted]{escape(ident)}[/]  {escape(reasons)}"
+        f"[b ${role}]{glyph} {word.upper():4}[/] [b]{escape(row.node)}[/] GPU {row.index}"
+        f" [$muted]{when}[/] {escape('; '.join(reasons))}"
+    )
+
+
+NO_LINK_DATA = "[$muted]no data yet: no node has reported its ports[/]"
+ALL_LINKS_UP = "[$link-up]● all links up, no errors[/]"
+
+
+def links_reported(snapshot: FleetSnapshot | None) -> bool:
+    """Whether any node has streamed (only then does "all links up" mean something)."""
+    if snapshot is None:
+        return False
+    return any(
+        n.state != "unreachable" and n.status in ("streaming", "stale") for n in snapshot.nodes
     )
 
 

@@ -6,8 +6,14 @@ from collections.abc import Mapping, Sequence
 
 from textual.markup import escape
 
-from fleet.facade import ProbeMeasurement, ProbeProgress, ProbeReport
+from fleet.facade import NodeSnapshot, ProbeMeasurement, ProbeProgress, ProbeReport
 from tui.draw import progress_bar
+
+# A node above either mark is running work that a probe's kernels would slow down (and be
+# slowed by: the figures would read as a slow GPU), so the operator confirms first.
+BUSY_UTIL_PCT = 10.0
+BUSY_MEM_PCT = 10.0
+PROBE_RANK = {"pass": 0, "straggler": 1, "slow": 2, "fail": 3}
 
 PROBE_ROLE = {"pass": "gpu-ok", "slow": "gpu-warn", "straggler": "gpu-warn", "fail": "gpu-failed"}
 STATUS_ROLE = {
@@ -59,15 +65,53 @@ def results_markup(
     return "\n".join(lines)
 
 
+def busy_question(node: NodeSnapshot) -> str | None:
+    """The question to ask before probing a busy node (naming its load and memory in
+    use), or None when the node is idle enough to probe at once."""
+    utils = [g.util_gpu for g in node.gpus if g.util_gpu is not None]
+    used = sum(g.mem_used_bytes or 0 for g in node.gpus)
+    total = sum(g.memory_total_bytes or 0 for g in node.gpus)
+    util = sum(utils) / len(utils) if utils else 0.0
+    mem_pct = 100.0 * used / total if total else 0.0
+    if util < BUSY_UTIL_PCT and mem_pct < BUSY_MEM_PCT:
+        return None
+    busiest = max(node.gpus, key=lambda g: g.util_gpu or 0.0, default=None)
+    peak = ""
+    if busiest is not None and busiest.util_gpu is not None:
+        peak = f" (GPU {busiest.index} at {busiest.util_gpu:.0f}%)"
+    return (
+        f"{node.name} is busy: {util:.0f}% mean GPU utilization{peak}, "
+        f"{used / 2**30:.0f} of {total / 2**30:.0f} GiB GPU memory in use.\n"
+        "The probe runs GEMM and HBM kernels beside that work: the job slows down, "
+        "and the figures may read low.\nProbe anyway?"
+    )
+
+
+def worst_verdict(report: ProbeReport) -> tuple[str, list[int]]:
+    """The worst GPU verdict of a report and the GPUs that have it."""
+    if not report.verdicts:
+        return "", []
+    worst = max((v.verdict for v in report.verdicts), key=lambda v: PROBE_RANK.get(v, 0))
+    return worst, sorted(v.gpu for v in report.verdicts if v.verdict == worst)
+
+
 def report_markup(report: ProbeReport) -> str:
-    """A finished run: summary line, per-GPU table and every reason, as Textual markup."""
+    """A finished run: the headline (the worst verdict, never "ok" over a slow GPU),
+    per-GPU table and every reason, as Textual markup."""
     role = STATUS_ROLE.get(report.status, "muted")
     took = max(0.0, report.finished - report.started)
     model = report.model or "unknown model"
     where = " · simulated GPUs (CPU)" if report.simulated and "CPU" not in model else ""
+    worst, gpus = worst_verdict(report)
+    if worst and worst != "pass" and not report.error:
+        which = ", ".join(str(g) for g in gpus)
+        headline = f"[b ${PROBE_ROLE[worst]}]{worst}[/]: GPU {which} · run {report.status}"
+    elif worst == "pass" and report.status == "ok":
+        headline = f"[${PROBE_ROLE['pass']}]all GPUs pass[/]"
+    else:
+        headline = f"[${role}]{report.status}[/]"
     lines = [
-        f"[b]{escape(report.suite)}[/] suite: [${role}]{report.status}[/] in {took:.1f} s"
-        f" · {escape(model)}{where}"
+        f"[b]{escape(report.suite)}[/] suite: {headline} in {took:.1f} s · {escape(model)}{where}"
     ]
     if report.error:
         lines.append(f"[$gpu-failed]{escape(report.error)}[/]")

@@ -2,6 +2,7 @@
 
 from pydantic import Field
 
+from fleet.config.alerts_section import AlertsSection
 from fleet.config.base import Section
 from fleet.config.fleet_section import FleetSection
 from fleet.config.health_section import HealthSection
@@ -29,3 +30,5 @@ class Config(Section):
     """The Prometheus endpoint."""
     probes: ProbesSection = Field(default_factory=ProbesSection)
     """Node probes."""
+    alerts: AlertsSection = Field(default_factory=AlertsSection)
+    """Alerts on transitions to broken or failed: bell, webhook, command hook."""

@@ -15,6 +15,7 @@ from collectors.loopback.demo import start_demo_fleet
 from fleet.config import Config, parse_config
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
+from gpufleet.demo_load import load_warning
 from gpufleet.invocation import command_line
 from gpufleet.session import fail, run_dashboard, running, wait_for_signal
 
@@ -103,6 +104,9 @@ async def _demo(args: argparse.Namespace) -> int:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return fail(f"cannot use --data-dir {data_dir}: {exc.strerror}")
+    overload = load_warning(args.nodes, args.gpus_per_node)
+    if overload is not None:
+        print(f"gpufleet demo: warning: {overload}", file=sys.stderr)
     demo = await start_demo_fleet(args.nodes, args.gpus_per_node, args.scenario, args.seed)
     try:
         contract = demo_contract(args.nodes, args.gpus_per_node)
@@ -116,6 +120,8 @@ async def _demo(args: argparse.Namespace) -> int:
             read_only=args.read_only,
             ssh_options=demo.options,
         )
+        if overload is not None:
+            runtime.notices = (*runtime.notices, overload)
         if args.headless:
             status = await _headless(runtime, args.duration, args.metrics_addr)
         else:

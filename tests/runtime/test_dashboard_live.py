@@ -10,6 +10,7 @@ from collectors.loopback.fleet import LoopbackFleet
 from fleet.runtime import FleetRuntime
 from tests.tui.pilot_helpers import SIZE, wait_for
 from tui.app import build_app
+from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.node_screen import NodeScreen
 from tui.screens.probe_screen import ProbeScreen
 from tui.widgets.fleet_grid import FleetGrid
@@ -62,6 +63,10 @@ async def test_p_probes_the_node_under_the_cursor_and_the_node_screen_keeps_the_
         await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen))
         assert "press p" in str(app.screen.query_one("#probe-results", Static).content)
         await pilot.press("p")
+        # A busy simulated node asks first, naming its load (the workload decides).
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen | ConfirmScreen))
+        if isinstance(app.screen, ConfirmScreen):
+            await pilot.press("y")
         await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
         probe = app.screen
         assert isinstance(probe, ProbeScreen) and probe.node == "node-001"

@@ -15,7 +15,7 @@ SIZE = (140, 45)
 
 
 async def wait_for(
-    pilot: Pilot[None], condition: Callable[[], bool], within_s: float = 5.0
+    pilot: Pilot[None], condition: Callable[[], bool], within_s: float = 20.0
 ) -> None:
     """Let the app run until ``condition`` holds (pauses, never a sleep), or fail."""
     deadline = asyncio.get_running_loop().time() + within_s

@@ -88,12 +88,21 @@ async def test_filter_and_sort_change_visible_nodes(fleet: StaticFleet, make_app
 
         box.value = "state:broken"
         await wait_for(pilot, lambda: grid.filter_text == "state:broken")
+        await box.action_submit()
         assert {n.name for n in grid.rows} == {"node-0003", "node-0005", "node-0007"}
 
+        # An invalid filter says why in words and keeps the filter applied before it, never
+        # a half-typed prefix of the bad term ("state:" would match no node at all).
+        box.value = "state:"
+        await pilot.pause()
         box.value = "state:nonsense"
         await pilot.pause()
         assert box.has_class("-invalid") and "unknown state" in str(box.border_subtitle)
+        assert "[" not in str(box.border_subtitle)  # no Python list repr
         assert {n.name for n in grid.rows} == {"node-0003", "node-0005", "node-0007"}
+        await box.action_submit()
+        await wait_for(pilot, lambda: any("Filter not applied" in t for t in toasts(app)))
+        assert any("Still filtering by: state:broken" in t for t in toasts(app))
 
         await pilot.press("escape")  # clears the filter and returns to the grid
         await wait_for(pilot, lambda: len(grid.rows) == 16 and grid.has_focus)

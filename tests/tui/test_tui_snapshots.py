@@ -1,8 +1,10 @@
-"""SVG snapshots of the dashboard at a fixed terminal size (140x45), deterministic fleet."""
+"""SVG snapshots of the dashboard (140x45, and 80x24 / 120x40 / 200x50 for the layout),
+deterministic fleet."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from tui.app import GpuFleetApp, build_app
-from tui.demo_fleet import demo_snapshot
+from tui.demo_fleet import connecting, demo_snapshot
 from tui.demo_source import StaticFleet
 from tui.widgets.util_plot import UtilPlot
 
@@ -85,3 +87,40 @@ def test_export_dialog(snap_compare: SnapCompare, tmp_path: Path) -> None:
 def test_help_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
     app = app_for(tmp_path, "gpufleet-dark")
     assert snap_compare(app, terminal_size=SIZE, run_before=pressing("question_mark"))
+
+
+async def settled(pilot: Pilot[Any]) -> None:
+    await plotted(pilot)
+    await pilot.pause()
+
+
+def test_layout_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """Every node line keeps its status and all eight GPU cells; panels sit below."""
+    app = app_for(tmp_path, "gpufleet-dark")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settled)
+
+
+def test_layout_120x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """A wide why column; the Failed GPUs panel lists every entry."""
+    app = app_for(tmp_path, "gpufleet-dark")
+    assert snap_compare(app, terminal_size=(120, 40), run_before=settled)
+
+
+def test_layout_200x50(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    app = app_for(tmp_path, "gpufleet-dark")
+    assert snap_compare(app, terminal_size=(200, 50), run_before=settled)
+
+
+def test_first_screen_while_connecting(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """Connecting nodes are connecting (not broken), links say no data yet."""
+    snap = demo_snapshot(24, faults=False)
+    nodes = tuple(connecting(n) if i >= 4 else n for i, n in enumerate(snap.nodes))
+    fleet = StaticFleet([replace(snap, nodes=nodes)])
+    app = build_app(fleet, theme="gpufleet-dark", state_path=tmp_path / "s.json", refresh_s=0.0)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=settled)
+
+
+def test_map_mode_1200_nodes(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    fleet = StaticFleet([demo_snapshot(1200)])
+    app = build_app(fleet, theme="gpufleet-dark", state_path=tmp_path / "s.json", refresh_s=0.0)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=pressing("m", "right", "down"))

@@ -1,4 +1,8 @@
-"""The export dialog: range, level, resolution, format, path -> ExportRequest."""
+"""The export dialog: range, level, resolution, format, path -> ExportRequest.
+
+The path follows the format (choosing Parquet turns ``x.csv`` into ``x.parquet``) and the
+format follows a path typed with a known suffix; an existing file is never overwritten
+without asking."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
 from fleet.facade import ExportRequest
+from tui.screens.confirm_screen import ConfirmScreen
 
 RANGES = (
     ("last 24 h", "24h"),
@@ -23,6 +28,24 @@ RANGES = (
 LEVELS = (("per GPU", "gpu"), ("per node", "node"), ("fleet", "fleet"))
 RESOLUTIONS = (("1 minute", "1m"), ("1 hour", "1h"), ("1 day", "1d"))
 FORMATS = (("CSV", "csv"), ("Parquet", "parquet"), ("JSON", "json"))
+SUFFIX_FORMAT = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+
+
+def path_for_format(path: str, fmt: str) -> str:
+    """``path`` with the suffix of ``fmt``: a known suffix is replaced, none is added,
+    and an unknown one is kept (``report.v2`` becomes ``report.v2.csv``)."""
+    text = path.strip()
+    if not text:
+        return text
+    p = Path(text)
+    if p.suffix.lower() in SUFFIX_FORMAT:
+        return str(p.with_suffix(f".{fmt}"))
+    return f"{text}.{fmt}"
+
+
+def format_of(path: str) -> str | None:
+    """The format a path's suffix names, or None."""
+    return SUFFIX_FORMAT.get(Path(path.strip()).suffix.lower())
 
 
 def export_range(choice: str, since_date: str, until_date: str) -> tuple[str, str | None]:
@@ -81,20 +104,27 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         return str(self.query_one(f"#{select_id}", Select).value)
 
     def on_select_changed(self) -> None:
+        box = self.query_one("#path", Input)
+        fmt = self._value("format")
         if not self._path_edited:
-            path = default_path(
-                self._value("level"),
-                self._value("resolution"),
-                self._value("format"),
-                self.directory,
+            path = str(
+                default_path(self._value("level"), self._value("resolution"), fmt, self.directory)
             )
-            box = self.query_one("#path", Input)
-            with box.prevent(Input.Changed):
-                box.value = str(path)
+        elif format_of(box.value) != fmt:
+            path = path_for_format(box.value, fmt)
+        else:
+            return
+        with box.prevent(Input.Changed):
+            box.value = path
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "path":
             self._path_edited = True
+            named = format_of(event.value)
+            fmt = self.query_one("#format", Select)
+            if named is not None and named != fmt.value:
+                with fmt.prevent(Select.Changed):
+                    fmt.value = named
         event.input.remove_class("-invalid")
         event.input.border_subtitle = ""
 
@@ -121,16 +151,30 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
                 field.add_class("-invalid")
             since_box.border_subtitle = str(exc)
             return
-        self.dismiss(
-            ExportRequest(
-                path=Path(box.value.strip()).expanduser(),
-                since=since,
-                until=until,
-                level=self._value("level"),  # type: ignore[arg-type]  # Select offers only LEVELS
-                resolution=self._value("resolution"),  # type: ignore[arg-type]
-                format=self._value("format"),  # type: ignore[arg-type]
-            )
+        fmt = self._value("format")
+        path = Path(path_for_format(box.value, fmt) if format_of(box.value) != fmt else box.value)
+        request = ExportRequest(
+            path=path.expanduser(),
+            since=since,
+            until=until,
+            level=self._value("level"),  # type: ignore[arg-type]  # Select offers only LEVELS
+            resolution=self._value("resolution"),  # type: ignore[arg-type]
+            format=fmt,  # type: ignore[arg-type]
         )
+        if not request.path.exists():
+            self.dismiss(request)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(request)
+            else:
+                box.add_class("-invalid")
+                box.border_subtitle = "exists: choose another path"
+                box.focus()
+
+        question = f"{request.path} exists.\nOverwrite it with the {fmt} export?"
+        self.app.push_screen(ConfirmScreen("Overwrite?", question), callback=answered)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

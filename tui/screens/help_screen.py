@@ -13,6 +13,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 KEY_NAMES = {"slash": "/", "question_mark": "?", "escape": "esc", "ctrl+p": "ctrl+p"}
+MOUSE_ROWS: tuple[tuple[str, str], ...] = (
+    ("click", "a node line or map cell: put the cursor on it"),
+    ("double-click", "a node line or map cell: open the node"),
+    ("click", "a column title: sort by it; again: reverse the order"),
+    ("click", "a Failed GPUs entry (or enter on it): open its node"),
+    ("click", "a key in the footer: run it"),
+    ("wheel", "scroll the grid, the map and the panels"),
+    ("shift+drag", "select text with the terminal (option+drag on macOS)"),
+)
 
 
 def key_rows(sections: Sequence[tuple[str, Iterable[BindingType]]]) -> list[tuple[str, str, str]]:
@@ -42,8 +51,13 @@ class HelpScreen(ModalScreen[None]):
                 lines.append(f"\n[b $primary]{escape(section)}[/]")
                 last = section
             lines.append(f"  [b]{escape(key):>10}[/]  {escape(what)}")
+        lines.append("\n[b $primary]Mouse[/]")
+        lines.extend(f"  [b]{escape(k):>12}[/]  {escape(what)}" for k, what in MOUSE_ROWS)
         lines.append(
-            "\n[$muted]GPUs: ▁…█ utilization  ! warn  ✗ fail  ? lost or missing  · no data\n"
+            "\n[$muted]GPUs: ▁…█ utilization  ! warn or probe slow  ✗ fail  ? lost or missing"
+            "  · no data\n"
+            "Map, a cell per node: ▁…█ utilization  ! warn  ✗ broken  ? unreachable"
+            "  · connecting\n"
             "Ports: ● up  ◐ degraded  ○ down[/]"
         )
         box = VerticalScroll(id="help")

@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Container, Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from fleet.facade import FleetFacade, FleetSnapshot
+from fleet.facade import FleetFacade, FleetSnapshot, OperatorDesk
 from tui.messages import SeriesLoaded
-from tui.node_view import SORT_KEYS, parse_filter
+from tui.node_view import FILTER_HELP, SORT_KEYS, parse_filter
 from tui.widgets.fleet_grid import FleetGrid
 from tui.widgets.header import FleetHeader
-from tui.widgets.side_panels import FailedPanel, InterconnectPanel, SlaPanel
-from tui.widgets.util_plot import WINDOWS, UtilPlot
+from tui.widgets.side_panels import EventsPanel, FailedPanel, InterconnectPanel, SlaPanel
+from tui.widgets.util_plot import WINDOWS, UtilPlot, shown_span
 
 SERIES_REFRESH_S = 30.0
 SERIES_RETRY_S = 10.0  # while there is too little history to draw
+# Below this width the panels move under the grid, so every node line keeps its GPU cells
+# and a readable why column; below PLOT_MIN_W the plot gives its place to the panels.
+PANELS_BELOW_W = 150
+PLOT_MIN_W = 110
+SHORT_H = 34
+EVENTS_SHOWN = 8
 
 
 class MainScreen(Screen[None]):
@@ -29,40 +36,57 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter"),
         Binding("s", "sort", "Sort"),
-        Binding("w", "window", "Util window"),
+        Binding("r", "reverse_sort", "Reverse sort", show=False),
+        Binding("m", "toggle_map", "Map"),
+        Binding("w", "window", "Util window", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
     window_index: reactive[int] = reactive(1)
 
-    def __init__(self, facade: FleetFacade, *, read_only: bool = False) -> None:
+    def __init__(self, facade: FleetFacade, desk: OperatorDesk, *, read_only: bool = False) -> None:
         super().__init__()
         self.facade = facade
+        self.desk = desk
         self.read_only = read_only
         self._series_failed = False
+        self._applied_filter = ""
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header").data_bind(MainScreen.snapshot)
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield Input(
-                    placeholder="node-[001-004]  gpu-0  state:broken|warn|unreachable",
+                    placeholder="node-[001-004]  state:broken  why:xid  gpu:7  probe:any",
                     id="filter",
                     classes="-hidden",
                 )
                 yield FleetGrid(id="grid").data_bind(MainScreen.snapshot)
-            with VerticalScroll(id="right"):
+            with Container(id="right"):
                 yield UtilPlot(id="plot")
                 yield FailedPanel(id="failed").data_bind(MainScreen.snapshot)
                 yield InterconnectPanel(id="links").data_bind(MainScreen.snapshot)
                 yield SlaPanel(id="sla").data_bind(MainScreen.snapshot)
+                yield EventsPanel(id="events")
         yield Footer()
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_layout(event.size.width, event.size.height)
+
+    def fit_layout(self, width: int, height: int) -> None:
+        """Panels beside the grid when wide; under it (and the plot dropped) when narrow."""
+        narrow = width < PANELS_BELOW_W
+        self.set_class(narrow, "-narrow")
+        self.set_class(narrow and width < PLOT_MIN_W, "-no-plot")
+        self.set_class(height < SHORT_H, "-short")
+
     def on_mount(self) -> None:
+        self.fit_layout(self.app.size.width, self.app.size.height)
         self.query_one("#failed").border_title = "Failed GPUs"
         self.query_one("#links").border_title = "Interconnect"
         self.query_one("#sla").border_title = "SLA credit"
+        self.query_one("#events").border_title = "Events · l for the log"
         self.query_one(FleetGrid).focus()
         self._title_grid()
         if self.read_only:
@@ -73,12 +97,25 @@ class MainScreen(Screen[None]):
     # -- data --------------------------------------------------------------------------
     def watch_snapshot(self) -> None:
         if self.is_mounted:
-            self._title_grid()
+            self.call_after_refresh(self._title_grid)  # after the grid has its new rows
+            self._show_events()
+
+    def _show_events(self) -> None:
+        """The newest session entries, in memory (no file read per tick)."""
+        panel = self.query_one(EventsPanel)
+        if self.snapshot is None or not panel.display:
+            return
+        session = self.desk.session
+        newest = list(itertools.islice(reversed(session.entries), EVENTS_SHOWN))
+        panel.show(newest, self.snapshot.taken_at, len(session.entries))
 
     def _title_grid(self) -> None:
         grid = self.query_one(FleetGrid)
         total = len(self.snapshot.nodes) if self.snapshot is not None else 0
-        parts = [f"Fleet · {len(grid.rows)}/{total} nodes", f"sort: {grid.sort_key}"]
+        order = "▲" if (grid.sort_key == "name") != grid.sort_reverse else "▼"
+        parts = [f"Fleet · {len(grid.rows)}/{total} nodes", f"sort: {grid.sort_key} {order}"]
+        if grid.map_mode:
+            parts.append("map")
         if grid.filter_text:
             parts.append(f"filter: {grid.filter_text}")
         title = " · ".join(parts)
@@ -108,7 +145,11 @@ class MainScreen(Screen[None]):
     def on_series_loaded(self, message: SeriesLoaded) -> None:
         label = next((lbl for lbl, s in WINDOWS if s == message.window_s), "")
         plot = self.query_one(UtilPlot)
-        plot.border_title = f"Fleet utilization · {label} window · w to change"
+        span = shown_span(message.points, message.window_s)
+        # Within a tenth of the window counts as the whole (long windows are downsampled).
+        short = len(message.points) >= 2 and span < 0.9 * message.window_s
+        shown = f"last {span / 60:.0f} min of {label}" if short else f"{label} window"
+        plot.border_title = f"Fleet utilization · {shown} · w to change"
         plot.show(message.points, message.window_s)
         if len(message.points) < 2:
             self.set_timer(SERIES_RETRY_S, self.load_series)
@@ -121,6 +162,7 @@ class MainScreen(Screen[None]):
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
+        self._applied_filter = ""
         box.value = ""
         box.add_class("-hidden")
         self.query_one(FleetGrid).focus()
@@ -128,7 +170,22 @@ class MainScreen(Screen[None]):
     def action_sort(self) -> None:
         grid = self.query_one(FleetGrid)
         grid.sort_key = SORT_KEYS[(SORT_KEYS.index(grid.sort_key) + 1) % len(SORT_KEYS)]
+        grid.sort_reverse = False
         self._title_grid()
+
+    def action_reverse_sort(self) -> None:
+        grid = self.query_one(FleetGrid)
+        grid.sort_reverse = not grid.sort_reverse
+        self._title_grid()
+
+    def action_toggle_map(self) -> None:
+        grid = self.query_one(FleetGrid)
+        grid.map_mode = not grid.map_mode
+        self._title_grid()
+        if grid.map_mode:
+            self.notify(
+                "One cell per node; arrows (or j/k) move, enter opens", title="Map", timeout=4
+            )
 
     def action_window(self) -> None:
         self.window_index = (self.window_index + 1) % len(WINDOWS)
@@ -137,20 +194,41 @@ class MainScreen(Screen[None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id != "filter":
             return
+        # Valid text filters as it is typed; invalid text says why and the grid goes back to
+        # the filter last applied with enter (never to a half-typed prefix of the bad term).
+        grid = self.query_one(FleetGrid)
         text = event.value.strip()
         try:
             parse_filter(text)
         except ValueError as exc:
             event.input.add_class("-invalid")
             event.input.border_subtitle = str(exc)
+            grid.filter_text = self._applied_filter
+            self._title_grid()
             return
         event.input.remove_class("-invalid")
         event.input.border_subtitle = ""
-        self.query_one(FleetGrid).filter_text = text
+        grid.filter_text = text
         self._title_grid()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter":
-            if not event.value.strip():
-                event.input.add_class("-hidden")
-            self.query_one(FleetGrid).focus()
+        if event.input.id != "filter":
+            return
+        grid = self.query_one(FleetGrid)
+        text = event.value.strip()
+        try:
+            parse_filter(text)
+        except ValueError as exc:
+            kept = self._applied_filter or "nothing"
+            self.notify(
+                f"{exc}\nStill filtering by: {kept}\n{FILTER_HELP}",
+                title="Filter not applied",
+                severity="warning",
+            )
+            return
+        self._applied_filter = text
+        grid.filter_text = text
+        self._title_grid()
+        if not text:
+            event.input.add_class("-hidden")
+        grid.focus()

@@ -14,14 +14,14 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from fleet.facade import FleetFacade, GpuSeries, NodeSnapshot
+from fleet.facade import FleetFacade, GpuSeries, NodeSnapshot, OperatorDesk, event_entry, merge_log
 from tui.draw import Cell
+from tui.log_view import entry_markup
 from tui.node_tables import (
     PORT_COLUMNS,
     RELIABILITY_COLUMNS,
     SPARK_W,
     TELEMETRY_COLUMNS,
-    event_lines,
     interval_lines,
     node_summary,
     port_row,
@@ -31,6 +31,8 @@ from tui.node_tables import (
 from tui.probe_view import report_markup
 from tui.transitions import TransitionLog, broken_intervals
 
+EVENTS_SHOWN = 30
+
 
 class NodeScreen(Screen[None]):
     CSS_PATH = "node_screen.tcss"
@@ -38,14 +40,22 @@ class NodeScreen(Screen[None]):
 
     node: reactive[NodeSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
-    def __init__(self, facade: FleetFacade, name: str, transitions: TransitionLog) -> None:
+    def __init__(
+        self,
+        facade: FleetFacade,
+        name: str,
+        transitions: TransitionLog,
+        desk: OperatorDesk | None = None,
+    ) -> None:
         super().__init__()
         self.facade = facade
+        self.desk = desk
         self.node_name = name
         self.transitions = transitions
         self.now = 0.0
         self._shown: NodeSnapshot | None = None
         self._series_failed = False
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="node-body"):
@@ -64,7 +74,7 @@ class NodeScreen(Screen[None]):
             "#telemetry": "GPUs",
             "#reliability": "Memory errors, NVLink, reasons",
             "#ports": "Ports",
-            "#events": "Events (newest first)",
+            "#events": "Events (newest first) · l for the whole log",
             "#probe-results": "Probes",
         }
         for selector, title in titles.items():
@@ -73,6 +83,7 @@ class NodeScreen(Screen[None]):
         self.query_one("#reliability", DataTable).add_columns(*RELIABILITY_COLUMNS)
         self.query_one("#ports", DataTable).add_columns(*PORT_COLUMNS)
         self.app.theme_changed_signal.subscribe(self, lambda _t: self._show_node(force=True))
+        self._ready = True
         self._show_node(force=True)
         self.refresh_probe()
 
@@ -88,7 +99,9 @@ class NodeScreen(Screen[None]):
         )
 
     def watch_node(self) -> None:
-        if self.is_mounted:
+        # Not ``is_mounted``: a snapshot can land after the screen mounts but before its
+        # children exist; the tables are ready once on_mount has set them up.
+        if self._ready:
             self._show_node()
 
     def _text(self, cell: Cell) -> Text:
@@ -125,10 +138,16 @@ class NodeScreen(Screen[None]):
         self.query_one("#intervals", Static).update(
             escape("\n".join(intervals)) if intervals else "[$muted]none seen[/]"
         )
-        events = event_lines(node.events)
-        self.query_one("#events", Static).update(
-            escape("\n".join(events)) if events else "[$muted]no events[/]"
-        )
+        self.query_one("#events", Static).update(self._events_markup(node))
+
+    def _events_markup(self, node: NodeSnapshot) -> str:
+        """The node's agent events joined with what the event log saw of it this session
+        (verdict transitions, connection changes, probe results), newest first."""
+        seen = [e for e in self.desk.session.entries if e.node == node.name] if self.desk else []
+        entries = merge_log([event_entry(e) for e in node.events], seen, limit=EVENTS_SHOWN)
+        if not entries:
+            return "[$muted]no events[/]"
+        return "\n".join(entry_markup(e, self.now, with_node=False) for e in entries)
 
     def _fill(self, selector: str, rows: list[list[Cell]]) -> None:
         table = self.query_one(selector, DataTable)

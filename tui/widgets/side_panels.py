@@ -2,31 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.reactive import reactive
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from fleet.facade import FleetSnapshot
+from fleet.facade import FleetSnapshot, LogEntry
+from tui.log_view import entry_markup
 from tui.messages import OpenNode
-from tui.panels import FailedGpu, failed_gpu_markup, failed_gpus, link_issue_lines, sla_markup
+from tui.panels import (
+    ALL_LINKS_UP,
+    NO_LINK_DATA,
+    FailedGpu,
+    failed_gpu_markup,
+    failed_gpus,
+    link_issue_lines,
+    links_reported,
+    sla_markup,
+)
 
 
 class FailedPanel(OptionList):
-    """GPUs that failed or were lost, newest first; selecting one opens its node."""
+    """GPUs that failed, were lost or were flagged by a probe, newest first, one line each;
+    selecting one opens its node."""
 
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[FailedGpu] = []
+        self._minute = -1  # relative times are redrawn once a minute, not every tick
 
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
         rows = failed_gpus(snapshot)
-        if rows == self.rows:
+        now = snapshot.taken_at if snapshot is not None else None
+        minute = int(now // 60) if now is not None else -1
+        if rows == self.rows and minute == self._minute:
             return
-        self.rows = rows
+        self.rows, self._minute = rows, minute
         highlighted = self.highlighted
-        self.set_options(Option(failed_gpu_markup(r)) for r in rows)
+        self.set_options(Option(failed_gpu_markup(r, now)) for r in rows)
         if rows:
             self.highlighted = min(highlighted or 0, len(rows) - 1)
         self.border_subtitle = f"{len(rows)} GPUs"
@@ -48,10 +64,15 @@ class InterconnectPanel(Static):
 
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
         lines = link_issue_lines(snapshot)
-        if lines == self._shown:
+        key = [*lines, str(links_reported(snapshot))]
+        if key == self._shown:
             return
-        self._shown = lines
-        self.update("\n".join(lines) if lines else "[$link-up]● all links up, no errors[/]")
+        self._shown = key
+        if lines:
+            text = "\n".join(lines)
+        else:
+            text = ALL_LINKS_UP if links_reported(snapshot) else NO_LINK_DATA
+        self.update(text)
         self.set_class(bool(lines), "-problems")
 
 
@@ -75,3 +96,25 @@ class SlaPanel(Static):
         )
         self.set_class(sla is None, "-unconfigured")
         self.set_class(breach, "-breach")
+
+
+class EventsPanel(Static):
+    """The newest entries of the event log (this session's), where the layout has room;
+    `l` opens the whole log, from history."""
+
+    EMPTY = "[$muted]nothing happened yet in this session · l: the whole log[/]"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(self.EMPTY, id=id)
+        self._shown: tuple[int, int] | None = None
+
+    def show(self, entries: Sequence[LogEntry], now: float, total: int) -> None:
+        """Draw ``entries`` (newest first); redrawn when the log grew or a minute passed."""
+        key = (total, int(now // 60))
+        if key == self._shown:
+            return
+        self._shown = key
+        if entries:
+            self.update("\n".join(entry_markup(e, now, name_w=9) for e in entries))
+        else:
+            self.update(self.EMPTY)

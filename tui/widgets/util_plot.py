@@ -21,9 +21,21 @@ def axis_unit(window_s: float) -> tuple[float, str]:
     return (3_600.0, "hours ago") if window_s <= 86_400 else (86_400.0, "days ago")
 
 
+MIN_SPAN_S = 600.0  # the axis spans at least ten minutes, so the first points are not a wall
+
+
+def shown_span(points: Sequence[UtilizationPoint], window_s: float) -> float:
+    """Seconds the x axis spans: the window, or less while less history exists (a 24 h
+    axis with twelve minutes in it would be an empty plot with a stub at its right edge)."""
+    if len(points) < 2:
+        return min(window_s, MIN_SPAN_S)
+    recorded = points[-1].ts - points[0].ts + 60.0
+    return min(window_s, max(MIN_SPAN_S, recorded))
+
+
 def time_axis(points: Sequence[UtilizationPoint], window_s: float) -> tuple[list[float], str]:
-    """x values relative to the newest point, in a unit that suits the window."""
-    unit, label = axis_unit(window_s)
+    """x values relative to the newest point, in a unit that suits the span shown."""
+    unit, label = axis_unit(shown_span(points, window_s))
     if not points:
         return [], label
     end = points[-1].ts
@@ -90,10 +102,11 @@ class UtilPlot(PlotextPlot):
         plt.xlabel(label)
         plt.ylabel("util %")
         plt.ylim(0, 100)
-        # The axis spans the whole window even while history is short, so its ticks read
-        # "-24 … 0 hours ago" rather than fractions of the few minutes recorded so far.
-        unit, _ = axis_unit(self.window_s)
-        plt.xlim(-self.window_s / unit, 0)
+        # The axis fits the history that exists (at most the window), in a unit that suits
+        # it: twelve minutes of history read "-12 … 0 minutes ago", not a stub on a 24 h axis.
+        span = shown_span(points, self.window_s)
+        unit, _ = axis_unit(span)
+        plt.xlim(-span / unit, 0)
         if xs:
             plt.plot(
                 xs,

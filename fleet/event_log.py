@@ -1,0 +1,253 @@
+"""The event log: what happened to the fleet, in one time-ordered list of entries.
+
+Two sources make it. History (``node_states`` intervals, the ``events`` table and the
+``probes`` table) survives a restart; :class:`SessionLog` adds what only a live process
+sees, derived from consecutive snapshots: GPU and port verdict transitions, connection
+changes and probe verdicts as they land. :func:`merge_log` joins both, newest first, with
+an entry that is in both shown once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+
+from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
+
+log = logging.getLogger(__name__)
+
+Severity = Literal["bad", "warn", "good", "info"]
+SESSION_ENTRIES = 5_000
+BAD_VERDICTS = frozenset(("fail", "lost"))
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One thing that happened: when, where, what kind, and in words."""
+
+    t: float  # unix seconds
+    node: str
+    kind: str  # node state (broken/up/unreachable), gpu, port, connection, probe, xid, ...
+    text: str
+    severity: Severity = "info"
+    gpu: int | None = None
+    verdict: str | None = None  # the verdict or state entered, for alerts
+
+    @property
+    def key(self) -> tuple[int, str, str, str]:
+        """Same moment (to the second), node, kind and text: the same entry."""
+        return (int(self.t), self.node, self.kind, self.text)
+
+
+def _state_severity(state: str) -> Severity:
+    return "good" if state == "up" else "bad"
+
+
+def _verdict_severity(verdict: str) -> Severity:
+    if verdict in BAD_VERDICTS:
+        return "bad"
+    return "warn" if verdict == "warn" else "good" if verdict == "ok" else "info"
+
+
+def event_entry(event: EventRecord) -> LogEntry:
+    """An agent event (XID, ECC, link, agent error) as a log entry."""
+    code = f" {event.code}" if event.code is not None else ""
+    where = f"GPU {event.gpu}: " if event.gpu is not None else ""
+    text = f"{where}{event.kind}{code}" + (f": {event.detail}" if event.detail else "")
+    severity: Severity = "bad" if event.kind in ("xid", "gpu_lost", "agent_fatal") else "warn"
+    return LogEntry(event.t, event.node, event.kind, text, severity, event.gpu)
+
+
+# -- history ---------------------------------------------------------------------------------
+
+
+def _day(t: float) -> datetime:
+    return datetime.fromtimestamp(t, UTC)
+
+
+def read_history_log(data_dir: Path | None, since: float, until: float) -> list[LogEntry]:
+    """Node state changes, events and probe results recorded between ``since`` and
+    ``until`` (unix seconds), newest first. Unreadable files are skipped by the readers."""
+    # Deferred: fleet.history imports fleet.facade, which imports this module.
+    from fleet.history.layout import EVENTS, NODE_STATES, days_between, read_table
+    from fleet.probe_history import read_probe_history
+
+    if data_dir is None or not data_dir.is_dir():
+        return []
+    days = list(days_between(_day(since).date(), _day(until).date()))
+    entries: list[LogEntry] = []
+    entries.extend(_state_entries(read_table(data_dir, NODE_STATES, days), since, until))
+    entries.extend(_event_entries(read_table(data_dir, EVENTS, days), since, until))
+    if (data_dir / "probes").is_dir():
+        entries.extend(_probe_entries(read_probe_history(data_dir, since=since), since, until))
+    entries.sort(key=lambda e: e.t, reverse=True)
+    return entries
+
+
+def _window(frame: pl.DataFrame, column: str, since: float, until: float) -> pl.DataFrame:
+    ms = pl.col(column).dt.epoch("ms")
+    return frame.filter((ms >= since * 1000) & (ms <= until * 1000))
+
+
+def _state_entries(frame: pl.DataFrame, since: float, until: float) -> Iterable[LogEntry]:
+    for row in _window(frame, "start", since, until).iter_rows(named=True):
+        state, reasons = row["state"], row["reasons"] or []
+        text = f"node {state}" + (f": {'; '.join(reasons)}" if reasons else "")
+        t = row["start"].timestamp()
+        yield LogEntry(t, row["node"], state, text, _state_severity(state), verdict=state)
+
+
+def _event_entries(frame: pl.DataFrame, since: float, until: float) -> Iterable[LogEntry]:
+    for row in _window(frame, "ts", since, until).iter_rows(named=True):
+        record = EventRecord(
+            row["ts"].timestamp(),
+            row["node"],
+            row["kind"],
+            row["gpu"],
+            row["uuid"],
+            row["code"],
+            row["detail"] or "",
+        )
+        yield event_entry(record)
+
+
+def _probe_entries(frame: pl.DataFrame, since: float, until: float) -> Iterable[LogEntry]:
+    if frame.is_empty():
+        return
+    judged = _window(frame, "ts", since, until).filter(pl.col("gpu").is_not_null())
+    runs = judged.group_by("ts", "node", "suite", "gpu").agg(pl.col("gpu_verdict").first())
+    for row in runs.sort("ts").iter_rows(named=True):
+        verdict = row["gpu_verdict"] or "unjudged"
+        text = f"GPU {row['gpu']}: probe {row['suite']}: {verdict}"
+        severity: Severity = "good" if verdict == "pass" else "bad" if verdict == "fail" else "warn"
+        t = row["ts"].timestamp()
+        yield LogEntry(t, row["node"], "probe", text, severity, row["gpu"], verdict)
+
+
+# -- this session ----------------------------------------------------------------------------
+
+
+class SessionLog:
+    """Entries derived from consecutive snapshots of this process (bounded, newest last)."""
+
+    def __init__(self, capacity: int = SESSION_ENTRIES) -> None:
+        self.entries: deque[LogEntry] = deque(maxlen=capacity)
+        self._nodes: dict[str, NodeSnapshot] = {}
+
+    def observe(self, snapshot: FleetSnapshot) -> list[LogEntry]:
+        """Add (and return) what changed since the previous snapshot."""
+        new: list[LogEntry] = []
+        for transition in snapshot.transitions:
+            text = f"node {transition.state}"
+            if transition.reasons:
+                text += ": " + "; ".join(transition.reasons)
+            severity = _state_severity(transition.state)
+            new.append(
+                LogEntry(
+                    transition.at,
+                    transition.node,
+                    transition.state,
+                    text,
+                    severity,
+                    verdict=transition.state,
+                )
+            )
+        new.extend(event_entry(e) for e in snapshot.new_events)
+        t = snapshot.taken_at
+        for node in snapshot.nodes:
+            before = self._nodes.get(node.name)
+            if before is not node:
+                if before is not None:
+                    new.extend(node_changes(before, node, t))
+                self._nodes[node.name] = node
+        self.entries.extend(new)
+        return new
+
+    def since(self, t: float) -> list[LogEntry]:
+        """Entries at or after ``t``, newest first."""
+        return [e for e in reversed(self.entries) if e.t >= t]
+
+
+def node_changes(before: NodeSnapshot, after: NodeSnapshot, t: float) -> list[LogEntry]:
+    """Connection, GPU verdict, port verdict and probe verdict changes of one node."""
+    out: list[LogEntry] = []
+    if before.status != after.status:
+        reason = f": {after.status_reason}" if after.status_reason else ""
+        severity: Severity = "good" if after.status == "streaming" else "warn"
+        out.append(LogEntry(t, after.name, "connection", f"{after.status}{reason}", severity))
+    previous = {g.uuid: g for g in before.gpus}
+    for gpu in after.gpus:
+        old = previous.get(gpu.uuid)
+        if old is not None:
+            out.extend(_gpu_changes(after.name, old, gpu, t))
+    ports = {p.name: p for p in before.ports + before.nics}
+    for port in after.ports + after.nics:
+        old_port = ports.get(port.name)
+        if old_port is not None and old_port.verdict != port.verdict:
+            out.append(_port_change(after.name, port, t))
+    return out
+
+
+def _gpu_changes(node: str, old: GpuSnapshot, new: GpuSnapshot, t: float) -> list[LogEntry]:
+    out = []
+    if old.verdict != new.verdict and new.verdict != "unknown":
+        why = f": {'; '.join(new.reasons)}" if new.reasons else ""
+        out.append(
+            LogEntry(
+                new.since or t,
+                node,
+                "gpu",
+                f"GPU {new.index} {new.verdict}{why}",
+                _verdict_severity(new.verdict),
+                new.index,
+                new.verdict,
+            )
+        )
+    if old.probe_verdict != new.probe_verdict and new.probe_verdict is not None:
+        verdict = new.probe_verdict
+        severity: Severity = "good" if verdict == "pass" else "bad" if verdict == "fail" else "warn"
+        out.append(
+            LogEntry(
+                t,
+                node,
+                "probe",
+                f"GPU {new.index}: probe {verdict}",
+                severity,
+                new.index,
+                verdict,
+            )
+        )
+    return out
+
+
+def _port_change(node: str, port: PortSnapshot, t: float) -> LogEntry:
+    why = f": {'; '.join(port.reasons)}" if port.reasons else ""
+    return LogEntry(
+        port.since or t,
+        node,
+        "port",
+        f"{port.name} {port.verdict}{why}",
+        _verdict_severity(port.verdict),
+        verdict=port.verdict,
+    )
+
+
+def merge_log(*sources: Sequence[LogEntry], limit: int = 2_000) -> list[LogEntry]:
+    """Entries of every source, newest first, each once, at most ``limit``."""
+    seen: set[tuple[int, str, str, str]] = set()
+    out: list[LogEntry] = []
+    for entry in sorted((e for s in sources for e in s), key=lambda e: e.t, reverse=True):
+        if entry.key in seen:
+            continue
+        seen.add(entry.key)
+        out.append(entry)
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,138 @@
+"""Pilot tests of the event log (l), acknowledging (a) and alert notifications."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from textual.widgets import Input, OptionList, Static
+
+from fleet.model import EventRecord, FleetSnapshot, NodeTransition
+from tests.tui.pilot_helpers import toasts, wait_for
+from tui.app import GpuFleetApp
+from tui.demo_fleet import T0, demo_snapshot, lose_gpu
+from tui.demo_source import StaticFleet
+from tui.screens.ack_screen import AckScreen
+from tui.screens.event_log_screen import EventLogScreen
+from tui.screens.node_screen import NodeScreen
+from tui.widgets.fleet_grid import FleetGrid
+from tui.widgets.side_panels import EventsPanel
+
+MakeApp = Callable[..., GpuFleetApp]
+
+
+def lose(healthy: FleetSnapshot, index: int, t: float) -> FleetSnapshot:
+    node = lose_gpu(healthy.nodes[index], 5, t)
+    xid = EventRecord(t, node.name, "xid", 5, node.gpus[5].uuid, 79, "fallen off the bus")
+    nodes = list(healthy.nodes)
+    nodes[index] = node
+    return replace(
+        healthy,
+        taken_at=t,
+        nodes=tuple(nodes),
+        transitions=(NodeTransition(node.name, "broken", t, ("GPU 5 lost (XID 79)",)),),
+        new_events=(xid,),
+    )
+
+
+def log_lines(screen: EventLogScreen) -> list[str]:
+    log = screen.query_one("#log", OptionList)
+    return [str(log.get_option_at_index(i).prompt) for i in range(log.option_count)]
+
+
+async def test_event_log_shows_what_happened_filters_and_opens_a_node(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        fleet.push(lose(healthy, 2, T0 + 60))
+        await wait_for(pilot, lambda: any("Alert node-0003" in t for t in toasts(app)))
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, EventLogScreen))
+        screen = app.screen
+        assert isinstance(screen, EventLogScreen)
+        await wait_for(pilot, lambda: screen.loaded)
+        text = "\n".join(log_lines(screen))
+        assert "node broken: GPU 5 lost (XID 79)" in text and "xid 79" in text
+        assert "GPU 5 lost" in text and "0s ago" in text and "21:21:00" in text
+        screen.query_one("#log-filter", Input).value = "xid NVMLError"
+        await wait_for(pilot, lambda: len(screen.shown) == 1)
+        assert screen.shown[0].kind == "gpu"  # every word must match
+        screen.query_one("#log", OptionList).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen))
+        assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "node-0003"
+
+
+async def test_acknowledged_node_stays_visible_and_stops_alerting(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        grid = app.main.query_one(FleetGrid)
+        await wait_for(pilot, lambda: len(grid.rows) == 4)
+        await pilot.press("j", "j", "a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AckScreen))
+        await pilot.press(*"ticket 4711", "enter")
+        await wait_for(pilot, lambda: app.screen is app.main)
+        held = fleet.desk.acknowledged("node-0003")
+        assert held is not None and held.note == "ticket 4711" and held.gpu is None
+        fleet.push(lose(healthy, 2, T0 + 60))
+        await wait_for(pilot, lambda: grid.rows[2].state == "broken")
+        line = grid.render_line(3).text
+        assert "BROKEN" in line and "[ack node: ticket 4711]" in line
+        fleet.push(lose(healthy, 1, T0 + 61))  # another node breaks: that one alerts
+        await wait_for(pilot, lambda: any("Alert node-0002" in t for t in toasts(app)))
+        assert not any("Alert node-0003" in t for t in toasts(app))
+
+
+async def test_events_panel_shows_the_newest_entries_where_there_is_room(
+    make_app: MakeApp,
+) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        panel = app.main.query_one(EventsPanel)
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        assert "nothing happened yet" in str(panel.content)
+        fleet.push(lose(healthy, 2, T0 + 60))
+        await wait_for(pilot, lambda: "node broken" in str(panel.content))
+        assert "xid 79" in str(panel.content)
+        await pilot.resize_terminal(80, 24)
+        await wait_for(pilot, lambda: not panel.display)
+
+
+async def test_a_facade_without_a_desk_gets_a_local_one(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    fleet.desk = None  # as a remote facade without one
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        fleet.push(lose(healthy, 1, T0 + 60))
+        await wait_for(pilot, lambda: any("Alert node-0002" in t for t in toasts(app)))
+        assert any(e.kind == "broken" for e in app.desk.session.entries)
+
+
+async def test_node_screen_events_include_verdict_transitions(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        fleet.push(lose(healthy, 2, T0 + 60))
+        await wait_for(pilot, lambda: app.main.snapshot is not None
+                       and app.main.snapshot.taken_at == T0 + 60)  # fmt: skip
+        app.open_node("node-0003")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, NodeScreen)
+                and bool(app.screen.query("#events"))
+                and "node broken" in str(app.screen.query_one("#events", Static).content)
+            ),
+        )
+        events = str(app.screen.query_one("#events", Static).content)
+        assert "GPU 5 lost" in events and "node broken" in events and "xid 79" in events

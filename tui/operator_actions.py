@@ -1,0 +1,126 @@
+"""The operator's actions on the dashboard app: event log, acknowledgements, alerts, ssh.
+
+A base class of :class:`tui.app.GpuFleetApp` (kept apart so app.py stays small); it
+reaches the domain through the desk and the facade only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import subprocess
+import threading
+import time
+
+from textual.app import App, SuspendNotSupported
+
+from fleet.facade import Alert, FleetFacade, FleetSnapshot, OperatorDesk
+from tui.screens.ack_screen import AckScreen
+from tui.screens.confirm_screen import ConfirmScreen
+from tui.screens.event_log_screen import EventLogScreen
+from tui.screens.main_screen import MainScreen
+from tui.screens.node_screen import NodeScreen
+from tui.widgets.fleet_grid import FleetGrid
+
+
+class OperatorActions(App[None]):
+    """`l` event log, `a` acknowledge, `S` ssh, and the alert listener."""
+
+    # Set by GpuFleetApp.__init__ / on_mount.
+    facade: FleetFacade
+    desk: OperatorDesk
+    main: MainScreen
+    shown: FleetSnapshot | None
+    alerts_ring: bool
+    _loop_thread: int
+    _event_loop: asyncio.AbstractEventLoop | None
+
+    def _focused_node(self) -> str | None:
+        if isinstance(self.screen, NodeScreen):
+            return self.screen.node_name
+        node = self.main.query_one(FleetGrid).cursor_node if self.main.is_mounted else None
+        return node.name if node is not None else None
+
+    def action_event_log(self) -> None:
+        if any(isinstance(s, EventLogScreen) for s in self.screen_stack):
+            return
+        now = self.shown.taken_at if self.shown is not None else time.time()
+        self.push_screen(EventLogScreen(self.facade, self.desk, now))
+
+    def action_acknowledge(self) -> None:
+        name = self._focused_node()
+        node = self.shown.node(name) if self.shown is not None and name else None
+        if node is None:
+            self.notify("No node under the cursor", title="Acknowledge", severity="warning")
+            return
+        desk = self.desk
+        held = desk.acknowledged(node.name)
+        if held is not None and held.gpu is None:
+            question = f"{node.name} is acknowledged: {held.note or 'no note'}.\nRemove that?"
+
+            def remove(yes: bool | None) -> None:
+                if yes:
+                    desk.unacknowledge(node.name, None)
+                    self.refresh_acks()
+                    self.notify(f"{node.name} alerts again", title="Acknowledge")
+
+            self.push_screen(ConfirmScreen("Acknowledged", question), callback=remove)
+            return
+
+        def chosen(answer: tuple[int | None, str] | None) -> None:
+            if answer is None:
+                return
+            gpu, note = answer
+            desk.acknowledge(node.name, gpu, note)
+            self.refresh_acks()
+            what = node.name if gpu is None else f"{node.name} GPU {gpu}"
+            self.notify(f"{what}: visible, no alerts. {note}", title="Acknowledged")
+
+        self.push_screen(AckScreen(node), callback=chosen)
+
+    def action_ssh(self) -> None:
+        """Suspend the dashboard, run ssh into the node under the cursor, resume."""
+        name = self._focused_node()
+        ssh_argv = getattr(self.facade, "ssh_argv", None)
+        argv: list[str] | None = None
+        if name and ssh_argv is not None:
+            try:
+                argv = ssh_argv(name)
+            except Exception as exc:  # a facade failure is a notification, never a traceback
+                self.notify(f"{type(exc).__name__}: {exc}", title="ssh", severity="error")
+                return
+        if not argv:
+            self.notify("No SSH target for this node", title="ssh", severity="warning")
+            return
+        shown = shlex.join(argv)
+        try:
+            with self.suspend():
+                done = subprocess.run(argv, check=False)  # an argument list
+        except SuspendNotSupported:
+            self.notify(f"Cannot suspend here; run: {shown}", title="ssh", severity="warning")
+            return
+        except OSError as exc:
+            self.notify(f"{exc}: {shown}", title="ssh", severity="error")
+            return
+        if done.returncode != 0:
+            self.notify(f"ssh exited with {done.returncode}: {shown}", title="ssh")
+
+    def refresh_acks(self) -> None:
+        """Show every acknowledgement on the grid (node -> label)."""
+        labels: dict[str, list[str]] = {}
+        for ack in self.desk.acknowledgements():
+            what = "node" if ack.gpu is None else f"GPU {ack.gpu}"
+            labels.setdefault(ack.node, []).append(f"{what}: {ack.note}" if ack.note else what)
+        if self.main.is_mounted:
+            self.main.query_one(FleetGrid).set_acks({n: ", ".join(v) for n, v in labels.items()})
+
+    def _on_alert(self, alert: Alert) -> None:
+        """The desk's alert listener: bell and notification, on the message loop."""
+        if threading.get_ident() != self._loop_thread:
+            if self._event_loop is not None:
+                self._event_loop.call_soon_threadsafe(self._on_alert, alert)
+            return
+        if self.alerts_ring:
+            self.bell()
+        more = f" (+{alert.suppressed_before} held back)" if alert.suppressed_before else ""
+        self.notify(alert.text + more, title=f"Alert {alert.node}", severity="error", timeout=10)

@@ -1,0 +1,68 @@
+"""`a`: acknowledge a node or one GPU as known bad, with a note (it stops alerting)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select
+
+from fleet.facade import NodeSnapshot
+from tui.node_view import gpu_problem
+
+WHOLE_NODE = -1
+
+
+def ack_scopes(node: NodeSnapshot) -> list[tuple[str, int]]:
+    """The choices: the whole node, then each GPU with a problem, then the others."""
+    flagged = [g for g in node.gpus if gpu_problem(g)]
+    rest = [g for g in node.gpus if not gpu_problem(g)]
+    scopes = [(f"the whole node {node.name}", WHOLE_NODE)]
+    scopes.extend((f"GPU {g.index}: {gpu_problem(g)}"[:60], g.index) for g in flagged)
+    scopes.extend((f"GPU {g.index}", g.index) for g in rest)
+    return scopes
+
+
+class AckScreen(ModalScreen[tuple[int | None, str] | None]):
+    """Answers (GPU index or None for the node, note), or None when cancelled."""
+
+    CSS_PATH = "ack_screen.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, node: NodeSnapshot) -> None:
+        super().__init__()
+        self.node = node
+
+    def compose(self) -> ComposeResult:
+        scopes = ack_scopes(self.node)
+        with Vertical(id="dialog"):
+            yield Label("Known bad: stays visible, stops alerting.")
+            yield Select(scopes, value=WHOLE_NODE, allow_blank=False, id="scope")
+            yield Input(placeholder="note, e.g. ticket #4711, swap booked for Monday", id="note")
+            with Horizontal(id="buttons"):
+                yield Button("Acknowledge", variant="warning", id="ack")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog").border_title = f"Acknowledge {self.node.name}"
+        self.query_one("#note", Input).focus()
+
+    def _answer(self) -> None:
+        scope = self.query_one("#scope", Select).value
+        gpu = None if scope == WHOLE_NODE or not isinstance(scope, int) else scope
+        self.dismiss((gpu, self.query_one("#note", Input).value.strip()))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ack":
+            self._answer()
+        else:
+            self.dismiss(None)
+
+    def on_input_submitted(self) -> None:
+        self._answer()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
