@@ -155,6 +155,17 @@ class SlaSummary:
     currency: str
     credit_model: str
 
+    @property
+    def reading(self) -> str:
+        """How a month-to-date figure must be read, e.g. "provisional · coverage 96.7 %".
+
+        A month that has not ended is provisional; an undefined availability is "not
+        measured", never "below SLO".
+        """
+        if self.availability_pct is None:
+            return f"not measured yet · coverage {self.coverage_pct:.1f} %"
+        return f"provisional · coverage {self.coverage_pct:.1f} %"
+
 
 @dataclass(frozen=True, slots=True)
 class UtilizationSummary:

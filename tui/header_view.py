@@ -87,7 +87,7 @@ def header_tiles(snap: FleetSnapshot | None, bar_width: int = 6) -> HeaderTiles:
     sla, breach = "[$muted]not configured[/]", False
     if snap.sla is not None:
         s = snap.sla
-        breach = s.availability_pct is None or s.availability_pct < s.slo_pct
+        breach = s.availability_pct is not None and s.availability_pct < s.slo_pct
         sla = f"[b]{fmt.pct(s.availability_pct, 3)}[/] MTD\n[$muted]SLO[/] {s.slo_pct:g}%"
     return HeaderTiles(
         nodes=nodes,

@@ -156,13 +156,16 @@ def sla_markup(sla: SlaSummary | None) -> str:
             "price, SLO, credit tiers) to see availability\n"
             "and credits here; see docs/sla.md."
         )
-    ok = sla.availability_pct is not None and sla.availability_pct >= sla.slo_pct
-    role = "sla-ok" if ok else "sla-breach"
-    verdict = "meets SLO" if ok else "below SLO"
+    if sla.availability_pct is None:
+        role, verdict = "muted", "not measured yet"
+    elif sla.availability_pct >= sla.slo_pct:
+        role, verdict = "sla-ok", "meets SLO so far"
+    else:
+        role, verdict = "sla-breach", "below SLO so far"
     return (
         f"[b ${role}]{fmt.pct(sla.availability_pct, 3)}[/] available, {sla.month} to date\n"
-        f"SLO {sla.slo_pct:g}% · [${role}]{verdict}[/]\n"
-        f"Downtime {sla.down_node_hours:.1f} node-hours · coverage {sla.coverage_pct:.1f}%\n"
-        f"Credit tier {sla.tier_credit_pct:g}% · owed "
+        f"SLO {sla.slo_pct:g}% · [${role}]{verdict}[/] · [$muted]{escape(sla.reading)}[/]\n"
+        f"Downtime {sla.down_node_hours:.1f} node-hours\n"
+        f"Credit tier {sla.tier_credit_pct:g}% · owed so far "
         f"[b]{escape(fmt.money(sla.credit_owed, sla.currency))}[/] ({escape(sla.credit_model)})"
     )

@@ -46,14 +46,8 @@ def _inputs(source: HistoryRecorder | Path, first: date, last: date, now: float)
 
 
 def provisional_words(summary: SlaSummary) -> str:
-    """How a month-to-date figure must be read, e.g. "provisional · coverage 96.7 %".
-
-    A month that has not ended is provisional; an undefined availability is "not
-    measured", never "below SLO".
-    """
-    if summary.availability_pct is None:
-        return f"not measured yet · coverage {summary.coverage_pct:.1f} %"
-    return f"provisional · coverage {summary.coverage_pct:.1f} %"
+    """How a month-to-date figure must be read (see ``SlaSummary.reading``)."""
+    return summary.reading
 
 
 def sla_summary(

@@ -178,3 +178,13 @@ def test_a_port_that_flapped_and_came_back_is_failing_not_down() -> None:
     assert port_cell(back_up) == ("◐", "link-down")
     assert port_cell(down) == ("○", "link-down")
     assert port_cell(training) == ("○", "link-down")
+
+
+def test_sla_markup_is_provisional_and_never_below_slo_when_unmeasured() -> None:
+    snap = demo_snapshot(4)
+    assert snap.sla is not None
+    measured = sla_markup(snap.sla)
+    assert "provisional · coverage" in measured and "owed so far" in measured
+    unmeasured = sla_markup(replace(snap.sla, availability_pct=None, coverage_pct=0.0))
+    assert "not measured yet" in unmeasured
+    assert "below SLO" not in unmeasured and "$sla-breach" not in unmeasured
