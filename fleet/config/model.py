@@ -3,6 +3,7 @@
 from pydantic import Field
 
 from fleet.config.base import Section
+from fleet.config.cluster_section import ClusterSection
 from fleet.config.fleet_section import FleetSection
 from fleet.config.health_section import HealthSection
 from fleet.config.history_section import HistorySection
@@ -29,3 +30,5 @@ class Config(Section):
     """The Prometheus endpoint."""
     probes: ProbesSection = Field(default_factory=ProbesSection)
     """Node probes."""
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
+    """Sharding and the NATS fan-in (docs/scale-out.md)."""
