@@ -90,6 +90,7 @@ class AttachedFleet:
         self._ticker: asyncio.Task[None] | None = None
         self._replayed = False
         self.malformed = 0  # messages dropped because they did not decode
+        self.received_bytes = 0  # summary bytes taken from NATS (the fan-in's load)
 
     @property
     def notices(self) -> Sequence[str]:
@@ -139,6 +140,7 @@ class AttachedFleet:
         return True
 
     async def _on_summary(self, msg: Msg) -> None:
+        self.received_bytes += len(msg.data)
         try:
             summary = decode_summary(msg.data)
         except (msgspec.DecodeError, msgspec.ValidationError):
