@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
-import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import BadRequestError
@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 # A day of transitions and events: enough for a dashboard attaching in the morning to
 # replay the night; the parquet history is the long-term record.
 EVENTS_MAX_AGE_S = 24 * 3600.0
+FIRST_CONNECT_ATTEMPTS = 2
 
 
 class BusError(ConnectionError):
@@ -30,20 +31,27 @@ async def connect(url: str, name: str) -> Client:
     """
 
     async def on_error(exc: Exception) -> None:
-        log.warning("nats: %s", exc)
+        log.info("nats: %s", exc)  # the caller reports what matters, once
 
+    nc = Client()
     try:
-        return await nats.connect(
+        await nc.connect(
             url,
             name=name,
             connect_timeout=5,
             allow_reconnect=True,
-            max_reconnect_attempts=-1,
+            max_reconnect_attempts=FIRST_CONNECT_ATTEMPTS,
             reconnect_time_wait=1,
             error_cb=on_error,
         )
     except Exception as exc:  # nats-py raises NoServersError, OSError, TimeoutError, ...
+        with contextlib.suppress(Exception):  # its reader and flusher tasks end here
+            await nc.close()
         raise BusError(f"cannot reach NATS at {url}: {exc or type(exc).__name__}") from None
+    # nats-py applies one limit to the first connect and to reconnects: a wrong URL must
+    # fail in seconds, a server restarted later must be found again however long it takes.
+    nc.options["max_reconnect_attempts"] = -1
+    return nc
 
 
 async def ensure_event_stream(js: JetStreamContext) -> None:
