@@ -203,9 +203,13 @@ async def main(nodes: int, count: int, window: float, interval: float) -> None:
                     series = await asyncio.to_thread(metrics_lines, procs[0][1])
                 results[label] = (ready_s, cpu, rss, attach, series)
             report(results, per_shard, window, interval, wire, count, nodes)
+    except BaseException:
+        print(f"# kept {tmp} (shard logs) for a look", file=sys.stderr)
+        raise
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
     finally:
         await nats.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 async def attach_viewer(
