@@ -77,15 +77,17 @@ def free_port() -> int:
 
 @asynccontextmanager
 async def shards(
-    count: int, config: Path, targets: Path, data: Path, nats: str | None
+    count: int, config: Path, targets: Path, data: Path, nats: list[str | None]
 ) -> AsyncIterator[list[tuple[asyncio.subprocess.Process, int]]]:
+    """Shard K of ``count`` publishes to ``nats[K-1]`` (None: a plain collector)."""
     procs = []
     for k in range(1, count + 1):
         port = free_port()
         argv = [sys.executable, "-m", "gpufleet", "serve", "-c", str(config)]
         argv += ["--data-dir", str(data), "--shard", f"{k}/{count}"]
         argv += ["--targets-file", str(targets), "--metrics-addr", f"127.0.0.1:{port}"]
-        argv += ["--log-level", "warning"] + (["--nats-url", nats] if nats else [])
+        url = nats[k - 1]
+        argv += ["--log-level", "warning"] + (["--nats-url", url] if url else [])
         with (data / f"shard-{k}.log").open("ab") as log:
             proc = await asyncio.create_subprocess_exec(*argv, stdout=log, stderr=log)
         procs.append((proc, port))
@@ -167,12 +169,14 @@ def wire_baseline(nodes: int) -> dict[str, float]:
 
 
 async def main(nodes: int, count: int, window: float, interval: float) -> None:
-    print(f"# {nodes} canned nodes, {count} shards, interval {interval} s, window {window} s")
+    print(f"# {nodes} canned nodes, {count} shards publishing to NATS and {count} shards not"
+          f" (baseline), all at once; interval {interval} s, window {window} s")  # fmt: skip
     wire = wire_baseline(1000)
     print(
         "summary of 1,000 nodes: ours {ours_b_per_node:.0f} B/node, encode {ours_encode_ms:.1f}"
         " ms, decode {ours_decode_ms:.1f} ms | full snapshots as JSON {json_b_per_node:.0f}"
-        " B/node, encode {json_encode_ms:.1f} ms, decode {json_decode_ms:.1f} ms".format(**wire)
+        " B/node, encode {json_encode_ms:.1f} ms, decode {json_decode_ms:.1f} ms".format(**wire),
+        flush=True,
     )
     tmp = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     nats = await start_nats_server(tmp / "nats")
@@ -180,36 +184,30 @@ async def main(nodes: int, count: int, window: float, interval: float) -> None:
         async with LoopbackProcess(nodes) as fleet:
             targets = fleet.targets(interval=interval, slow_interval=interval * 10)
             names = [t.name for t in targets]
-            per_shard = [len(v) for v in assign(names, count).values()]
+            # Shards 1..count publish, count+1..2*count do not: the same machine load for both.
+            per_shard = [len(v) for v in assign(names, 2 * count).values()]
             write_targets_file(tmp / "targets.json", targets)
             config = tmp / "config.toml"
             config.write_text(
                 f"[fleet]\nhosts = {json.dumps(names[:1])}\ninterval = {interval}\n"
                 f"max_concurrent_connects = 32\n[history]\nflush_interval_s = 30\n"
             )
-            results = {}
-            for label, url in (("baseline", None), ("published", nats.url)):
-                data = tmp / label
-                data.mkdir()
-                async with shards(count, config, tmp / "targets.json", data, url) as procs:
-                    ready_s = await wait_streaming(procs, nodes)
-                    pids = [p.pid for p, _ in procs]
-                    attach = None
-                    if url is None:
-                        cpu = await measure_shards(pids, window)
-                    else:
-                        attach, cpu = await attach_viewer(url, nodes, interval, window, pids)
-                    rss = [rss_mib(pid) for pid in pids]
-                    series = await asyncio.to_thread(metrics_lines, procs[0][1])
-                results[label] = (ready_s, cpu, rss, attach, series)
-            report(results, per_shard, window, interval, wire, count, nodes)
+            urls: list[str | None] = [nats.url] * count + [None] * count
+            async with shards(2 * count, config, tmp / "targets.json", tmp, urls) as procs:
+                ready_s = await wait_streaming(procs, nodes)
+                print(f"# every node streaming after {ready_s:.1f} s", flush=True)
+                pids = [p.pid for p, _ in procs]
+                published = sum(per_shard[:count])
+                attach, cpu = await attach_viewer(nats.url, published, interval, window, pids)
+                rss = [rss_mib(pid) for pid in pids]
+                series = await asyncio.to_thread(metrics_lines, procs[0][1])
+            report(per_shard, cpu, rss, attach, series, window, interval, wire, count)
     except BaseException:
         print(f"# kept {tmp} (shard logs) for a look", file=sys.stderr)
         raise
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
     finally:
         await nats.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 async def attach_viewer(
@@ -249,37 +247,34 @@ async def attach_viewer(
     }, shard_cpu
 
 
-def report(results, per_shard, window, interval, wire, count, nodes) -> None:  # type: ignore[no-untyped-def]
-    print("| measure | without NATS (baseline) | with NATS | ratio |")
+def report(  # type: ignore[no-untyped-def]
+    per_shard, cpu, rss, attach, series, window, interval, wire, count
+) -> None:
+    def ms_per_k(shards: slice) -> float:
+        messages = sum(per_shard[shards]) * window / interval
+        return 1e6 * sum(cpu[shards]) / max(1.0, messages)  # CPU ms per 1,000 messages
+
+    ours, base = slice(0, count), slice(count, 2 * count)
+    o, b = ms_per_k(ours), ms_per_k(base)
+    pct = [100 * c / window for c in cpu]
+    print("| measure | shards publishing to NATS | shards not publishing (baseline) | ratio |")
     print("|---|---|---|---|")
-    base, ours = results["baseline"], results["published"]
-    msgs = [n * window / interval for n in per_shard]
-
-    def per_k(cpu: list[float]) -> float:
-        return 1000 * sum(cpu) / max(1.0, sum(msgs)) * 1000  # ms per 1,000 messages
-
-    b, o = per_k(base[1]), per_k(ours[1])
-    print(f"| shard CPU per 1,000 node-messages | {b:.1f} ms | {o:.1f} ms | {o / b:.2f}x |")
-    bc = [100 * c / window for c in base[1]]
-    oc = [100 * c / window for c in ours[1]]
-    print(f"| shard CPU, % of a core (each) | {', '.join(f'{c:.0f}' for c in bc)} |"
-          f" {', '.join(f'{c:.0f}' for c in oc)} | |")  # fmt: skip
-    print(f"| shard RSS, MiB (each) | {', '.join(f'{r:.0f}' for r in base[2])} |"
-          f" {', '.join(f'{r:.0f}' for r in ours[2])} | |")  # fmt: skip
-    print(f"| time until every node streams | {base[0]:.1f} s | {ours[0]:.1f} s | |")
-    attach = ours[3]
+    print(f"| shard CPU per 1,000 node-messages | {o:.0f} ms | {b:.0f} ms | {o / b:.2f}x |")
+    print(f"| shard CPU, % of a core (each) | {', '.join(f'{c:.0f}' for c in pct[ours])} |"
+          f" {', '.join(f'{c:.0f}' for c in pct[base])} | |")  # fmt: skip
+    print(f"| shard RSS, MiB (each) | {', '.join(f'{r:.0f}' for r in rss[ours])} |"
+          f" {', '.join(f'{r:.0f}' for r in rss[base])} | |")  # fmt: skip
     ratio = wire["json_b_per_node"] / wire["ours_b_per_node"]
-    print(f"| NATS summary bytes per node per second | | {attach['bytes_per_node_s']:.0f} B | "
+    print(f"| NATS summary bytes per node per second | {attach['bytes_per_node_s']:.0f} B | | "
           f"full snapshot as JSON: {ratio:.1f}x more |")  # fmt: skip
     print(
-        f"| viewer CPU attached to all shards | | {attach['viewer_core_pct']:.1f} % of a core | |"
+        f"| viewer CPU attached to all shards | {attach['viewer_core_pct']:.1f} % of a core | | |"
     )
-    print(f"| viewer attach → every node shown | | {attach['attach_s']:.2f} s | |")
-    print(f"| shard tick → viewer snapshot, p50 / p99 | | {attach['p50_s']:.2f} / "
-          f"{attach['p99_s']:.2f} s | |")  # fmt: skip
-    per_node_series = ours[4] / max(1, per_shard[0])
-    print(f"| /metrics series per node (shard 1) | | {per_node_series:.0f} | |")
-    print(f"# shards hold {per_shard} nodes; {count} shards, {nodes} nodes")
+    print(f"| viewer attach → every node shown | {attach['attach_s']:.2f} s | | |")
+    print(f"| shard tick → viewer snapshot, p50 / p99 | {attach['p50_s']:.2f} / "
+          f"{attach['p99_s']:.2f} s | | |")  # fmt: skip
+    print(f"| /metrics series per node (shard 1) | {series / max(1, per_shard[0]):.0f} | | |")
+    print(f"# nodes per shard {per_shard}; load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

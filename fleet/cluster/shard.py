@@ -14,6 +14,7 @@ from typing import Any
 
 from collectors.ssh.target import NodeTarget
 from fleet.cluster.shards import ShardSpec
+from fleet.config import Config
 
 SHARD_DIR_PREFIX = "shard="
 
@@ -30,6 +31,17 @@ def shard_targets(targets: Sequence[NodeTarget], spec: ShardSpec | None) -> list
     if spec is None:
         return list(targets)
     return [t for t in targets if spec.owns(t.name)]
+
+
+def shard_config(config: Config, spec: ShardSpec | None) -> Config:
+    """The configuration a shard runs with: no SLA header of its own.
+
+    A shard's history holds only its nodes; judged against the whole fleet's contract,
+    every other node would count as missing. ``gpufleet sla`` reads all shards instead.
+    """
+    if spec is None or spec.count == 1:
+        return config
+    return config.model_copy(update={"sla": None})
 
 
 def shard_data_dir(data_dir: Path, spec: ShardSpec | None) -> Path:

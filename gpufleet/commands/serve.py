@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleet.cluster.shard import read_targets_file, shard_data_dir, shard_targets
+from fleet.cluster.shard import read_targets_file, shard_config, shard_data_dir, shard_targets
 from fleet.cluster.shards import ShardSpec, parse_shard
 from fleet.config import ConfigError
 from fleet.metrics.addr import parse_addr
@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail(f"--metrics-addr {exc}")
     mine = shard_targets(targets, spec)
+    config = shard_config(config, spec)
     data_dir = shard_data_dir(args.data_dir or default_data_dir(), spec)
     runtime = FleetRuntime(config, mine, data_dir=data_dir, ssh_options=options)
     publisher = None

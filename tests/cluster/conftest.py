@@ -19,7 +19,7 @@ from collectors.loopback.fleet import LoopbackFleet
 from collectors.ssh.target import NodeTarget
 from fleet.cluster.natsd import LocalNats, start_nats_server
 from fleet.cluster.publisher import ShardPublisher
-from fleet.cluster.shard import shard_data_dir, shard_targets
+from fleet.cluster.shard import shard_config, shard_data_dir, shard_targets
 from fleet.cluster.shards import ShardSpec
 from fleet.config import Config, parse_config
 from fleet.runtime import FleetRuntime
@@ -105,7 +105,7 @@ class ShardedFleet:
     async def start_shard(self, index: int, count: int = SHARDS) -> None:
         spec = ShardSpec(index, count)
         runtime = FleetRuntime(
-            self.config,
+            shard_config(self.config, spec),
             shard_targets(self.targets, spec),
             data_dir=shard_data_dir(self.data_dir, spec),
         )

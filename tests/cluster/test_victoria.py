@@ -133,6 +133,8 @@ async def test_victoria_metrics_answers_fleet_wide_queries_over_all_shards(
                     break
                 await asyncio.sleep(0.5)  # poll interval, bounded by the deadline
             assert {q: answers[q] for q in expected} == expected, answers
+            # Shards publish no SLA of their own (their history is a part of the fleet's).
+            assert await value(base, "count(gpufleet_sla_objective_percent)") is None
             util = answers["fleet GPU utilization, percent"]
             assert util is not None and 0 <= util <= 100
     finally:
