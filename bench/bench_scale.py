@@ -142,7 +142,7 @@ async def measure_shards(pids: list[int], window: float) -> list[float]:
 def wire_baseline(nodes: int) -> dict[str, float]:
     """Bytes and CPU of one summary: ours vs the full NodeSnapshots as JSON (msgspec)."""
     snap: FleetSnapshot = synthetic(time.time(), nodes, 8)
-    ours = summarize(1, 1, 1, 1.0, snap.nodes, snap.taken_at)
+    parts = summarize(1, 1, 1, 1.0, snap.nodes, snap.taken_at)
     baseline = msgspec.json.encode(snap.nodes)
     reps = 20
     t0 = time.perf_counter()
@@ -153,13 +153,14 @@ def wire_baseline(nodes: int) -> dict[str, float]:
         msgspec.json.encode(snap.nodes)
     t2 = time.perf_counter()
     for _ in range(reps):
-        decode_summary(ours)
+        for part in parts:
+            decode_summary(part)
     t3 = time.perf_counter()
     for _ in range(reps):
         msgspec.json.decode(baseline)
     t4 = time.perf_counter()
     return {
-        "ours_b_per_node": len(ours) / nodes,
+        "ours_b_per_node": sum(map(len, parts)) / nodes,
         "json_b_per_node": len(baseline) / nodes,
         "ours_encode_ms": 1000 * (t1 - t0) / reps,
         "json_encode_ms": 1000 * (t2 - t1) / reps,
@@ -215,10 +216,10 @@ async def attach_viewer(
 ) -> tuple[dict[str, float], list[float]]:
     viewer = AttachedFleet(url, tick_s=interval)
     ages: list[float] = []
-    last_seq: dict[int, int] = {}
+    last_seq: dict[tuple[int, int], int] = {}
 
     def on_snapshot(snapshot: FleetSnapshot) -> None:
-        for k, seen in viewer.board.shards.items():
+        for k, seen in viewer.board.shards.items():  # per (shard, part)
             if last_seq.get(k) != seen.summary.seq:
                 last_seq[k] = seen.summary.seq
                 ages.append(snapshot.taken_at - seen.summary.taken_at)

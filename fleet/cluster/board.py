@@ -43,7 +43,7 @@ class ShardBoard:
 
     def __init__(self, stale_intervals: float = 3.0) -> None:
         self.stale_intervals = stale_intervals
-        self.shards: dict[int, ShardSeen] = {}
+        self.shards: dict[tuple[int, int], ShardSeen] = {}  # by (shard, part)
         self._events: defaultdict[str, deque[EventRecord]] = defaultdict(
             lambda: deque(maxlen=EVENTS_PER_NODE)
         )
@@ -53,8 +53,10 @@ class ShardBoard:
         self._owner: dict[str, int] = {}
 
     def apply_summary(self, summary: ShardSummary, now: float) -> None:
-        """Take a shard's newest summary (NATS keeps one publisher's messages in order)."""
-        self.shards[summary.shard] = ShardSeen(summary, now)
+        """Take a shard's newest summary part (NATS keeps one publisher's messages in order)."""
+        self.shards[(summary.shard, summary.part)] = ShardSeen(summary, now)
+        for key in [k for k in self.shards if k[0] == summary.shard and k[1] >= summary.parts]:
+            del self.shards[key]  # the shard has fewer nodes now: its last parts are gone
         for node in summary.nodes:
             self._owner[node.name] = summary.shard
 
@@ -72,7 +74,7 @@ class ShardBoard:
 
     def silent_shards(self, now: float) -> list[int]:
         """Shards whose summaries stopped coming."""
-        return [k for k, seen in sorted(self.shards.items()) if self._silent(seen, now)]
+        return sorted({k for (k, _), seen in self.shards.items() if self._silent(seen, now)})
 
     def owner_of(self, node: str) -> int | None:
         """The shard that reported ``node`` most recently, None if none did."""
@@ -84,7 +86,7 @@ class ShardBoard:
     def snapshot(self, now: float) -> FleetSnapshot:
         """Every node every shard reported, silent shards' nodes ``unmonitored``."""
         chosen: dict[str, tuple[float, NodeSnapshot]] = {}
-        for k, seen in sorted(self.shards.items()):
+        for (k, _), seen in sorted(self.shards.items()):
             silent = self._silent(seen, now)
             for summary in seen.summary.nodes:
                 taken = seen.summary.taken_at

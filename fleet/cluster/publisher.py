@@ -79,7 +79,7 @@ class ShardPublisher:
         self._url = url
         self._interval = interval
         self._seq = 0
-        self._summary: bytes | None = None
+        self._summary: list[bytes] = []  # the newest tick's parts
         self._batches: deque[bytes] = deque(maxlen=MAX_QUEUED_BATCHES)
         self._wake = asyncio.Event()
         self._verdicts: dict[tuple[str, int], Verdict] = {}
@@ -166,10 +166,10 @@ class ShardPublisher:
         nc = self._nc
         if nc is None:
             return
-        summary, self._summary = self._summary, None
-        if summary is not None:
-            await nc.publish(summary_subject(self.spec.index), summary)
-            self.sent_bytes += len(summary)
+        parts, self._summary = self._summary, []
+        for part in parts:
+            await nc.publish(summary_subject(self.spec.index), part)
+            self.sent_bytes += len(part)
         js = nc.jetstream()
         while self._batches:
             batch = self._batches[0]

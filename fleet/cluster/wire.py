@@ -10,6 +10,7 @@ is dropped, never half applied (msgspec checks every field, literals included).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -47,6 +48,8 @@ def request_subject(shard: int, what: str) -> str:
     return f"{SUBJECT_ROOT}.shard.{shard}.{what}"
 
 
+# About 150-600 B per node (more with many reasons): 500 nodes stay far below 1 MiB.
+NODES_PER_MESSAGE = 500
 SUMMARY_WILDCARD = f"{SUBJECT_ROOT}.summary.*"
 EVENTS_WILDCARD = f"{SUBJECT_ROOT}.events.>"
 
@@ -86,7 +89,8 @@ class NodeSummary(msgspec.Struct, array_like=True, frozen=True):
 
 
 class ShardSummary(msgspec.Struct, array_like=True, frozen=True):
-    """One shard's nodes at ``taken_at``; ``seq`` counts the shard's ticks since it started."""
+    """Part ``part`` of ``parts`` of one shard's nodes at ``taken_at``; ``seq`` counts the
+    shard's ticks since it started."""
 
     shard: int
     count: int
@@ -94,6 +98,8 @@ class ShardSummary(msgspec.Struct, array_like=True, frozen=True):
     taken_at: float
     interval: float
     nodes: tuple[NodeSummary, ...]
+    part: int = 0
+    parts: int = 1
 
 
 class GpuVerdictChange(msgspec.Struct, array_like=True, frozen=True):
@@ -173,10 +179,31 @@ def summarize_node(node: NodeSnapshot) -> NodeSummary:
     )
 
 
-def summarize(shard: int, count: int, seq: int, interval: float, nodes: Any, at: float) -> bytes:
-    """Encoded :class:`ShardSummary` of ``nodes`` (NodeSnapshots) taken at ``at``."""
-    summary = ShardSummary(shard, count, seq, at, interval, tuple(map(summarize_node, nodes)))
-    return encode(summary)
+def summarize(
+    shard: int, count: int, seq: int, interval: float, nodes: Sequence[NodeSnapshot], at: float
+) -> list[bytes]:
+    """Encoded :class:`ShardSummary` parts of ``nodes`` taken at ``at``.
+
+    A part holds at most ``NODES_PER_MESSAGE`` nodes: NATS refuses messages above its
+    ``max_payload`` (1 MiB by default), which one summary of a 5,000-node shard exceeds.
+    """
+    compact = tuple(map(summarize_node, nodes))
+    parts = max(1, -(-len(compact) // NODES_PER_MESSAGE))
+    return [
+        encode(
+            ShardSummary(
+                shard,
+                count,
+                seq,
+                at,
+                interval,
+                compact[i * NODES_PER_MESSAGE : (i + 1) * NODES_PER_MESSAGE],
+                i,
+                parts,
+            )
+        )
+        for i in range(parts)
+    ]
 
 
 def node_from_summary(summary: NodeSummary) -> NodeSnapshot:

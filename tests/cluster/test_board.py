@@ -28,7 +28,8 @@ def node(name: str, *, verdict: str = "ok", state: str = "up", util: float = 50.
 
 
 def summary(shard: int, nodes: list[NodeSnapshot], at: float, seq: int = 1) -> bytes:
-    return summarize(shard, 3, seq, 1.0, nodes, at)
+    (one,) = summarize(shard, 3, seq, 1.0, nodes, at)
+    return one
 
 
 def test_summary_round_trip_keeps_what_the_grid_needs() -> None:
@@ -117,7 +118,17 @@ def test_malformed_summaries_are_rejected_whole(data: bytes) -> None:
         decode_summary(data)
 
 
-def test_a_summary_is_compact() -> None:
+def test_a_summary_is_compact_and_large_shards_are_split_below_the_nats_limit() -> None:
     # Field names are not repeated per node: an 8-GPU node costs a few hundred bytes.
     data = summary(1, [node(f"gpu-{i:05d}") for i in range(100)], 1.0)
     assert len(data) / 100 < 400
+    parts = summarize(2, 3, 7, 1.0, [node(f"gpu-{i:05d}") for i in range(1234)], 5.0)
+    assert len(parts) == 3 and max(map(len, parts)) < 1 << 20
+    board = ShardBoard()
+    for part in parts:
+        board.apply_summary(decode_summary(part), now=5.0)
+    assert len(board.snapshot(5.5).nodes) == 1234
+    # The shard shrinks to one part: the old parts' nodes leave with it, not unmonitored.
+    (small,) = summarize(2, 3, 8, 1.0, [node("gpu-00000")], 6.0)
+    board.apply_summary(decode_summary(small), now=6.0)
+    assert [n.name for n in board.snapshot(6.5).nodes] == ["gpu-00000"]
