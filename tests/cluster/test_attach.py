@@ -95,7 +95,7 @@ async def test_dashboard_and_viewer_attached_kill_and_restart_a_shard(
             # Kill shard 1 (node-004): unmonitored within a few intervals, not broken.
             await sharded.stop_shard(1)
             await wait_for(pilot, lambda: "unmonitored" in grid_line(app, "node-004"), 8)
-            assert states(two.latest())["node-004"][0] == "unmonitored"
+            await wait_for(pilot, lambda: states(two.latest())["node-004"][0] == "unmonitored", 8)
             others = {k: v for k, v in states(one.latest()).items() if k != "node-004"}
             assert all(status != "unmonitored" for status, _ in others.values())
             await sharded.start_shard(1)
