@@ -85,9 +85,14 @@ async def test_dashboard_and_viewer_attached_kill_and_restart_a_shard(
                 lambda: "XID 79" in str(app.screen.query_one("#events", Static).content),
                 15,
             )
+
+            def detailed() -> bool:
+                node = one.latest().node("node-002")  # type: ignore[union-attr]
+                return node is not None and node.driver is not None
+
+            await wait_for(pilot, detailed, 15)
             detail = one.latest().node("node-002")  # type: ignore[union-attr]
-            assert detail is not None and detail.driver is not None
-            assert detail.gpus[0].uuid.startswith("GPU-")
+            assert detail is not None and detail.gpus[0].uuid.startswith("GPU-")
             with pytest.raises(PermissionError):
                 await one.probe("node-001")
             await pilot.press("escape")

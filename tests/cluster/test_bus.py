@@ -50,8 +50,13 @@ async def test_summaries_events_detail_series_and_probe_requests(nats_server: Lo
         # Request/reply to the owning shard: detail and series for the node screen.
         viewer.gpu_series("10.0.0.7", 0)
         await wait_until(lambda: len(viewer.gpu_series("10.0.0.7", 0).util) == 120, 10)
-        detail = viewer.latest().node("10.0.0.7")  # type: ignore[union-attr]
-        assert detail is not None and detail.gpus[3].uuid == "GPU-a-3"
+
+        def detailed() -> bool:
+            viewer.gpu_series("10.0.0.7", 0)  # as the node screen does on every refresh
+            node = viewer.latest().node("10.0.0.7")  # type: ignore[union-attr]
+            return node is not None and node.gpus[3].uuid == "GPU-a-3"
+
+        await wait_until(detailed, 10, "detail in the viewer's snapshot")
         with pytest.raises(RuntimeError, match=r"no real 10\.0\.0\.7 to probe"):
             await viewer.probe("10.0.0.7")
         with pytest.raises(KeyError):
