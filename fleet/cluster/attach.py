@@ -25,6 +25,7 @@ from nats.js.api import DeliverPolicy
 from fleet.cluster.board import ShardBoard
 from fleet.cluster.bus import connect
 from fleet.cluster.publisher import ProbeReply, ProbeRequest, SeriesRequest
+from fleet.cluster.shards import STALE_INTERVALS
 from fleet.cluster.wire import (
     EVENTS_WILDCARD,
     SUMMARY_WILDCARD,
@@ -71,7 +72,7 @@ class AttachedFleet:
         *,
         read_only: bool = False,
         tick_s: float = 1.0,
-        stale_intervals: float = 3.0,
+        stale_intervals: float = STALE_INTERVALS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.url = url

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 
+from fleet.cluster.shards import STALE_INTERVALS
 from fleet.cluster.wire import ShardEvents, ShardSummary, node_from_summary
 from fleet.model import (
     EventRecord,
@@ -41,7 +42,7 @@ class ShardBoard:
             are ``unmonitored``.
     """
 
-    def __init__(self, stale_intervals: float = 3.0) -> None:
+    def __init__(self, stale_intervals: float = STALE_INTERVALS) -> None:
         self.stale_intervals = stale_intervals
         self.shards: dict[tuple[int, int], ShardSeen] = {}  # by (shard, part)
         self._events: defaultdict[str, deque[EventRecord]] = defaultdict(

@@ -69,17 +69,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_attached(args: argparse.Namespace) -> int:
     from fleet.cluster.attach import AttachedFleet
+    from fleet.cluster.shards import STALE_INTERVALS
     from gpufleet.attach import watch_attached
 
     if not args.attach.startswith(("nats://", "tls://")):
         return fail(f"--attach {args.attach!r}: expected nats://HOST:PORT")
-    refresh_s = 1.0
+    refresh_s, stale = 1.0, STALE_INTERVALS
     if args.config is not None:
         try:
-            refresh_s = load_config(args.config).ui.refresh_s
+            config = load_config(args.config)
         except ConfigError as exc:
             return fail(str(exc))
-    viewer = AttachedFleet(args.attach, read_only=args.read_only, tick_s=refresh_s)
+        refresh_s, stale = config.ui.refresh_s, config.cluster.stale_intervals
+    viewer = AttachedFleet(
+        args.attach, read_only=args.read_only, tick_s=refresh_s, stale_intervals=stale
+    )
     return asyncio.run(
         watch_attached(
             viewer,

@@ -105,12 +105,18 @@ async def test_sla_and_export_over_three_shards_match_one_collector(
     one = sla_json(config_file, tmp_path / "one", tmp_path / "one.json")
     three = sla_json(config_file, tmp_path / "sharded", tmp_path / "three.json")
 
-    def outages(report: dict) -> set[tuple[str, tuple[str, ...]]]:  # type: ignore[type-arg]
-        return {(o["node"], tuple(o["states"])) for o in report["outages"]}
+    def states_by_node(report: dict) -> dict[str, set[str]]:  # type: ignore[type-arg]
+        out: dict[str, set[str]] = {}
+        for o in report["outages"]:
+            out.setdefault(o["node"], set()).update(o["states"])
+        return out
 
-    assert outages(one) == outages(three)
-    # Besides the faults, every node is briefly unreachable while its agent starts.
-    assert {node for node, _ in outages(three)} >= {"node-002", "node-004", "node-005"}
+    # Every node is briefly unreachable while its agent starts; how that start splits
+    # into outages depends on each collector's ticks, which states and nodes do not.
+    assert states_by_node(one) == states_by_node(three), (one["outages"], three["outages"])
+    by_node = states_by_node(three)
+    assert "broken" in by_node["node-002"] and "broken" in by_node["node-004"]
+    assert by_node["node-005"] == {"unreachable"}
     # Each collector ticks on its own clock, so live figures differ by a tick or two at
     # every state change; the exact equality is pinned on identical ticks below.
     assert three["monitored_seconds"] > 0 and one["monitored_seconds"] > 0
