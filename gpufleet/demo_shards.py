@@ -98,7 +98,7 @@ async def _with_nats(
             f" with: gpufleet watch --attach {nats.url}",
             file=sys.stderr,
         )
-        viewer = AttachedFleet(nats.url, read_only=args.read_only)
+        viewer = AttachedFleet(nats.url, read_only=args.read_only, history_dir=data_dir)
         return await watch_attached(
             viewer,
             headless=args.headless,

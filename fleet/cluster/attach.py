@@ -64,6 +64,9 @@ class AttachedFleet:
         tick_s: seconds between snapshots handed to listeners.
         stale_intervals: a shard silent this many of its intervals is ``unmonitored``.
         clock: unix time.
+        history_dir: the shards' history root (``DATA`` holding ``shard=K``), when this
+            viewer can read it (same host or shared filesystem): the export dialog
+            exports from it.
     """
 
     def __init__(
@@ -74,8 +77,10 @@ class AttachedFleet:
         tick_s: float = 1.0,
         stale_intervals: float = STALE_INTERVALS,
         clock: Callable[[], float] = time.time,
+        history_dir: Path | None = None,
     ) -> None:
         self.url = url
+        self.history_dir = history_dir
         self.read_only = read_only
         self.board = ShardBoard(stale_intervals)
         self._tick_s = tick_s
@@ -252,10 +257,13 @@ class AttachedFleet:
         return GpuSeries(series.util[-points:], series.power_w[-points:], series.temp_c[-points:])
 
     async def export(self, request: ExportRequest) -> Path:
-        raise RuntimeError(
-            "an attached dashboard holds no history: run `gpufleet export --data-dir DATA` "
-            "where the shards record (it reads every shard=K directory)"
-        )
+        if self.history_dir is None:
+            raise RuntimeError(
+                "an attached dashboard reads no history unless given the shards' data "
+                "directory: `gpufleet watch --attach URL --data-dir DATA`, or run "
+                "`gpufleet export --data-dir DATA` where the shards record"
+            )
+        return await asyncio.to_thread(_export_shards, self.history_dir, request)
 
     async def probe(
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
@@ -274,3 +282,11 @@ class AttachedFleet:
 
     def probe_report(self, node: str) -> ProbeReport | None:
         return self._reports.get(node)
+
+
+def _export_shards(history_dir: Path, request: ExportRequest) -> Path:
+    from fleet.cluster.history import history_root
+    from fleet.export import export_history
+
+    with history_root(history_dir) as root:
+        return export_history(root, request)

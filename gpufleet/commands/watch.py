@@ -82,7 +82,11 @@ def _run_attached(args: argparse.Namespace) -> int:
             return fail(str(exc))
         refresh_s, stale = config.ui.refresh_s, config.cluster.stale_intervals
     viewer = AttachedFleet(
-        args.attach, read_only=args.read_only, tick_s=refresh_s, stale_intervals=stale
+        args.attach,
+        read_only=args.read_only,
+        tick_s=refresh_s,
+        stale_intervals=stale,
+        history_dir=args.data_dir,  # the export dialog reads the shards' history from it
     )
     return asyncio.run(
         watch_attached(

@@ -10,12 +10,15 @@ import polars as pl
 import pytest
 
 from collectors.loopback.fleet import LoopbackFleet
+from fleet.cluster.attach import AttachedFleet
 from fleet.cluster.history import history_root, intersect_spans, shard_dirs
 from fleet.cluster.natsd import LocalNats
 from fleet.cluster.shard import shard_data_dir
 from fleet.cluster.shards import ShardSpec
 from fleet.config import parse_config
 from fleet.config.history_section import HistorySection
+from fleet.export import export_history
+from fleet.facade import ExportRequest
 from fleet.history import HistoryRecorder
 from fleet.history.synthetic import node_name
 from fleet.history.synthetic import snapshot as synthetic
@@ -198,3 +201,19 @@ def test_shards_recording_the_same_ticks_give_exactly_the_one_collector_claim(
     assert [o["node"] for o in one["outages"]] == [node_name(1), node_name(4)]
     assert one["availability_percent"] < 100
     assert three == one
+
+
+async def test_an_attached_dashboard_exports_from_the_shards_history(tmp_path: Path) -> None:
+    ticks = fleet_ticks(nodes=6, seconds=180)
+    record(tmp_path / "one", ticks, None)
+    for k in (1, 2, 3):
+        record(shard_data_dir(tmp_path / "three", ShardSpec(k, 3)), ticks, ShardSpec(k, 3))
+    asked = {"since": "2026-10-10", "until": "2026-10-11", "level": "gpu", "resolution": "1m"}
+    viewer = AttachedFleet("nats://127.0.0.1:4222", history_dir=tmp_path / "three")
+    got = await viewer.export(ExportRequest(path=tmp_path / "three.csv", **asked))  # type: ignore[arg-type]
+    want = export_history(tmp_path / "one", ExportRequest(path=tmp_path / "one.csv", **asked))  # type: ignore[arg-type]
+    keys = ["ts", "node", "gpu"]
+    assert pl.read_csv(got).sort(keys).equals(pl.read_csv(want).sort(keys))
+    assert pl.read_csv(got).height == 6 * 8 * 3  # 3 minutes of 48 GPUs
+    with pytest.raises(RuntimeError, match="--data-dir"):
+        await AttachedFleet("nats://127.0.0.1:4222").export(ExportRequest(path=tmp_path / "x"))
