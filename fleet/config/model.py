@@ -4,6 +4,7 @@ from pydantic import Field
 
 from fleet.config.alerts_section import AlertsSection
 from fleet.config.base import Section
+from fleet.config.cluster_section import ClusterSection
 from fleet.config.fleet_section import FleetSection
 from fleet.config.health_section import HealthSection
 from fleet.config.history_section import HistorySection
@@ -32,3 +33,6 @@ class Config(Section):
     """Node probes."""
     alerts: AlertsSection = Field(default_factory=AlertsSection)
     """Alerts on transitions to broken or failed: bell, webhook, command hook."""
+
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
+    """Sharding and the NATS fan-in (docs/scale-out.md)."""

@@ -12,6 +12,7 @@ from collectors.bundle import agent_zipapp_bytes
 from collectors.ssh.check import NodeCheck, check_node
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
+from fleet.cluster.shards import format_assignment, parse_shard
 from fleet.config import ConfigError
 from gpufleet.session import fail, load_fleet
 
@@ -24,7 +25,21 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--hello-timeout", type=float, default=30.0, help="seconds to wait for each agent's hello"
     )
+    parser.add_argument(
+        "--shards",
+        type=_shard_count,
+        default=None,
+        metavar="N",
+        help="print which of N shards owns each host (rendezvous hashing) and connect nowhere",
+    )
     parser.set_defaults(func=run)
+
+
+def _shard_count(text: str) -> int:
+    try:
+        return parse_shard(f"1/{text}").count
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         _, targets, options = load_fleet(args)
     except ConfigError as exc:
         return fail(str(exc))
+    if args.shards is not None:
+        print(format_assignment([t.name for t in targets], args.shards))
+        return 0
     results = asyncio.run(check_fleet(targets, options, args.hello_timeout))
     print(format_table(results))
     failed = sum(1 for r in results if not r.ok)

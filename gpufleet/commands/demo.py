@@ -50,6 +50,12 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--read-only", action="store_true", help="hide actions that change anything on nodes"
     )
+    parser.add_argument(
+        "--shards",
+        type=_positive_int,
+        default=None,
+        help="run N shard collectors as processes on a local nats-server and attach to them",
+    )
     parser.set_defaults(func=run)
 
 
@@ -112,6 +118,16 @@ async def _demo(args: argparse.Namespace) -> int:
         contract = demo_contract(args.nodes, args.gpus_per_node)
         config = demo_config(contract)
         contract_path = data_dir / "demo-config.toml"
+        if args.shards is not None:
+            from gpufleet.demo_shards import run_sharded_demo
+
+            status = await run_sharded_demo(args, demo, contract, data_dir)
+            print(
+                f"gpufleet demo: history of every shard in {data_dir}/shard=K; the SLA claim:\n"
+                f"  gpufleet sla -c {contract_path} --data-dir {data_dir}",
+                file=sys.stderr,
+            )
+            return status
         contract_path.write_text(contract, encoding="utf-8")
         runtime = FleetRuntime(
             config,

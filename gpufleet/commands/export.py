@@ -35,6 +35,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fleet.cluster.history import history_root
     from fleet.config import ConfigError, load_config
     from fleet.config.history_section import HistorySection, parse_duration
     from fleet.export import export_history
@@ -52,12 +53,13 @@ def run(args: argparse.Namespace) -> int:
         resolution=args.resolution, format=fmt,
     )  # fmt: skip
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
-    if not (data_dir / "gpu_minutes").is_dir():
-        return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
-    try:
-        path = export_history(data_dir, request, progress=_progress, rolling_window_s=window_s)
-    except ValueError as exc:
-        return _fail(str(exc))
+    with history_root(data_dir) as root:  # shards' DATA/shard=K read as one fleet
+        if not (root / "gpu_minutes").is_dir():
+            return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
+        try:
+            path = export_history(root, request, progress=_progress, rolling_window_s=window_s)
+        except ValueError as exc:
+            return _fail(str(exc))
     print(f"\ngpufleet export: wrote {path}", file=sys.stderr)
     return 0
 

@@ -13,9 +13,12 @@ import json
 import logging
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from fleet.cluster.shard import read_targets_file, shard_config, shard_data_dir, shard_targets
+from fleet.cluster.shards import ShardSpec, parse_shard
 from fleet.config import ConfigError, default_config_path
 from fleet.metrics.addr import parse_addr
 from fleet.metrics.web_config import WebConfig, WebConfigError, load_web_config
@@ -28,6 +31,9 @@ from gpufleet.session import (
     load_fleet,
     wait_for_signal,
 )
+
+if TYPE_CHECKING:
+    from fleet.cluster.publisher import ShardPublisher
 
 log = logging.getLogger("gpufleet.serve")
 
@@ -44,6 +50,20 @@ def register(sub: Any) -> None:
         metavar="HOST:PORT",
         help="where to serve /metrics (default: [metrics] addr, 127.0.0.1:9400)",
     )
+    parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="collect only shard K of N of the hosts (default: [cluster] shard, else all)",
+    )
+    parser.add_argument(
+        "--nats-url",
+        default=None,
+        metavar="URL",
+        help="publish summaries and events to NATS (default: [cluster] nats_url)",
+    )
+    # The demo's loopback nodes differ only by port: it hands shards their targets.
+    parser.add_argument("--targets-file", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--log-format", choices=("kv", "json"), default="kv")
     parser.add_argument("--log-level", choices=("debug", "info", "warning"), default="info")
     parser.set_defaults(func=run)
@@ -53,8 +73,14 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
     try:
         config, targets, options = load_fleet(args)
+        spec = parse_shard(args.shard) if args.shard else config.cluster.shard_spec
+        if args.targets_file is not None:
+            targets = read_targets_file(args.targets_file)
+            options = replace(options, ssh_config=None, backoff_cap=4.0)
     except ConfigError as exc:
         return fail(str(exc))
+    except ValueError as exc:
+        return fail(f"--shard/--targets-file: {exc}")
     addr = args.metrics_addr or config.metrics.addr
     try:
         parse_addr(addr)
@@ -64,10 +90,19 @@ def run(args: argparse.Namespace) -> int:
         web = load_web_config_for(config.metrics.web_config_file, args.config)
     except WebConfigError as exc:
         return fail(str(exc))
-    runtime = FleetRuntime(
-        config, targets, data_dir=args.data_dir or default_data_dir(), ssh_options=options
-    )
-    return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, web=web))
+    mine = shard_targets(targets, spec)
+    config = shard_config(config, spec)
+    data_dir = shard_data_dir(args.data_dir or default_data_dir(), spec)
+    runtime = FleetRuntime(config, mine, data_dir=data_dir, ssh_options=options)
+    publisher = None
+    nats_url = args.nats_url or config.cluster.nats_url
+    if nats_url:
+        from fleet.cluster.publisher import ShardPublisher
+
+        publisher = ShardPublisher(
+            runtime, spec or ShardSpec(1, 1), nats_url, config.fleet.interval
+        )
+    return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, publisher=publisher, web=web))
 
 
 def load_web_config_for(name: str | None, config_path: Path | None) -> WebConfig | None:
@@ -79,9 +114,16 @@ def load_web_config_for(name: str | None, config_path: Path | None) -> WebConfig
 
 
 async def serve(
-    runtime: FleetRuntime, addr: str, *, gzip: bool = True, web: WebConfig | None = None
+    runtime: FleetRuntime,
+    addr: str,
+    *,
+    gzip: bool = True,
+    publisher: ShardPublisher | None = None,
+    web: WebConfig | None = None,
 ) -> int:
-    """Serve ``runtime`` on ``addr`` until a signal; 0 after a clean stop, 1 if ``addr`` fails."""
+    """Serve ``runtime`` on ``addr`` until a signal; 0 after a clean stop, 1 if ``addr`` or
+    NATS fails. ``publisher`` puts the fleet on NATS (a shard of a larger fleet)."""
+    from fleet.cluster.bus import BusError
     from fleet.metrics.endpoint import start_metrics_endpoint
 
     started = time.monotonic()
@@ -91,6 +133,13 @@ async def serve(
     except OSError as exc:
         log.error("cannot serve metrics", extra={"addr": addr, "error": str(exc)})
         return 1
+    if publisher is not None:
+        try:
+            await publisher.start()
+        except BusError as exc:
+            await server.stop()
+            log.error("cannot publish", extra={"error": str(exc)})
+            return 1
     reporter = FleetLogger(runtime)
     unsubscribe = runtime.subscribe(reporter)
     log.info(
@@ -99,6 +148,7 @@ async def serve(
             "nodes": len(runtime.targets),
             "url": f"{server.url}/metrics",
             "data_dir": str(runtime.data_dir),
+            "shard": str(publisher.spec) if publisher is not None else "",
         },
     )
     try:
@@ -109,6 +159,8 @@ async def serve(
         await server.stop()
         unsubscribe()
         await runtime.stop()  # closes every connection, flushes and closes history
+        if publisher is not None:
+            await publisher.stop()  # after the runtime: its last tick is published too
     log.info("stopped")
     return 0
 

@@ -41,6 +41,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fleet.cluster.history import history_root
     from fleet.config import ConfigError, default_config_path, load_config
     from fleet.sla.render import render_html, render_markdown
     from fleet.sla.report import build_report, to_json
@@ -56,12 +57,13 @@ def run(args: argparse.Namespace) -> int:
     now = time.time()
     month = args.month or datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
-    if not (data_dir / "coverage").is_dir():
-        return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
-    try:
-        report = build_report(data_dir, config.sla, month, now)
-    except ValueError as exc:
-        return _fail(str(exc))
+    with history_root(data_dir) as root:  # shards' DATA/shard=K read as one fleet
+        if not (root / "coverage").is_dir():
+            return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
+        try:
+            report = build_report(root, config.sla, month, now)
+        except ValueError as exc:
+            return _fail(str(exc))
     if args.format == "json":
         text = json.dumps(to_json(report), indent=2) + "\n"
     elif args.format == "html":

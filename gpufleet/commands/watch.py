@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 from typing import Any
 
-from fleet.config import ConfigError
+from fleet.config import ConfigError, load_config
 from fleet.runtime import FleetRuntime
 from gpufleet.session import (
     add_fleet_arguments,
@@ -28,10 +29,27 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--metrics-addr", default=None, help="also serve Prometheus /metrics at HOST:PORT"
     )
+    parser.add_argument(
+        "--attach",
+        default=None,
+        metavar="nats://HOST:PORT",
+        help="watch a sharded fleet through NATS (no config, no SSH from here)",
+    )
+    parser.add_argument(
+        "--headless", action="store_true", help="with --attach: a summary line per tick, no UI"
+    )
+    parser.add_argument("--duration", type=float, default=None, help="stop after this many s")
+    parser.add_argument(
+        "--json-out", type=Path, default=None, help="with --attach: write every node's verdict"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.attach:
+        return _run_attached(args)
+    if args.headless or args.json_out is not None:
+        return fail("--headless and --json-out need --attach (gpufleet demo has them too)")
     try:
         config, targets, options = load_fleet(args)
     except ConfigError as exc:
@@ -46,4 +64,36 @@ def run(args: argparse.Namespace) -> int:
     theme = args.theme or config.ui.theme
     return asyncio.run(
         run_dashboard(runtime, theme=theme, metrics_addr=metrics_addr_for(args, config))
+    )
+
+
+def _run_attached(args: argparse.Namespace) -> int:
+    from fleet.cluster.attach import AttachedFleet
+    from fleet.cluster.shards import STALE_INTERVALS
+    from gpufleet.attach import watch_attached
+
+    if not args.attach.startswith(("nats://", "tls://")):
+        return fail(f"--attach {args.attach!r}: expected nats://HOST:PORT")
+    refresh_s, stale = 1.0, STALE_INTERVALS
+    if args.config is not None:
+        try:
+            config = load_config(args.config)
+        except ConfigError as exc:
+            return fail(str(exc))
+        refresh_s, stale = config.ui.refresh_s, config.cluster.stale_intervals
+    viewer = AttachedFleet(
+        args.attach,
+        read_only=args.read_only,
+        tick_s=refresh_s,
+        stale_intervals=stale,
+        history_dir=args.data_dir,  # the export dialog reads the shards' history from it
+    )
+    return asyncio.run(
+        watch_attached(
+            viewer,
+            headless=args.headless,
+            theme=args.theme,
+            duration_s=args.duration,
+            json_out=args.json_out,
+        )
     )

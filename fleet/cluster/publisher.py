@@ -1,0 +1,219 @@
+"""A shard on the bus: per-tick summaries, the JetStream event log, detail on request.
+
+``ShardPublisher`` listens to a fleet (anything with the
+:class:`fleet.facade.FleetFacade` shape, normally ``FleetRuntime``): each snapshot
+becomes one summary on core NATS and, when something happened, one event batch on
+JetStream. A slow or absent NATS never slows the tick: the listener only stores the
+newest summary and queues batches; a pump task sends them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+
+import msgspec
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from fleet.cluster.bus import connect, ensure_event_stream
+from fleet.cluster.shards import ShardSpec
+from fleet.cluster.wire import (
+    GpuVerdictChange,
+    ProbeOutcome,
+    ShardEvents,
+    encode,
+    events_subject,
+    request_subject,
+    summarize,
+    summary_subject,
+)
+from fleet.facade import FleetFacade, GpuSeries
+from fleet.model import FleetSnapshot, Verdict
+from probes.report import ProbeReport, Suite
+
+log = logging.getLogger(__name__)
+
+MAX_QUEUED_BATCHES = 1000  # about a quarter hour of busy ticks while NATS is away
+PROBE_TIMEOUT_S = 900.0
+
+
+class SeriesRequest(msgspec.Struct, array_like=True, frozen=True):
+    """``gpu_series`` asked of the owning shard."""
+
+    node: str
+    gpu: int
+    points: int = 120
+
+
+class ProbeRequest(msgspec.Struct, array_like=True, frozen=True):
+    """A probe run asked of the owning shard."""
+
+    node: str
+    suite: Suite = "quick"
+
+
+class ProbeReply(msgspec.Struct, frozen=True):
+    """The report, or why there is none."""
+
+    report: ProbeReport | None = None
+    error: str | None = None
+
+
+class ShardPublisher:
+    """Publishes one shard's fleet to NATS and answers requests for its nodes.
+
+    Args:
+        fleet: the shard's fleet (``FleetRuntime``).
+        spec: which shard this is.
+        url: the NATS server.
+        interval: the fleet's tick interval in seconds (viewers judge silence by it).
+    """
+
+    def __init__(self, fleet: FleetFacade, spec: ShardSpec, url: str, interval: float) -> None:
+        self._fleet = fleet
+        self.spec = spec
+        self._url = url
+        self._interval = interval
+        self._seq = 0
+        self._summary: list[bytes] = []  # the newest tick's parts
+        self._batches: deque[bytes] = deque(maxlen=MAX_QUEUED_BATCHES)
+        self._wake = asyncio.Event()
+        self._verdicts: dict[tuple[str, int], Verdict] = {}
+        self._nc: Client | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._probes: set[asyncio.Task[None]] = set()
+        self._unsubscribe: Callable[[], None] | None = None
+        self.sent_bytes = 0  # summaries and batches handed to NATS, for the bench
+
+    async def start(self) -> None:
+        """Connect, make sure the event stream exists, serve requests, follow the fleet.
+
+        Raises:
+            BusError: NATS is not reachable.
+        """
+        self._nc = nc = await connect(self._url, f"gpufleet-shard-{self.spec}")
+        await ensure_event_stream(nc.jetstream())
+        k = self.spec.index
+        await nc.subscribe(request_subject(k, "detail"), cb=self._on_detail)
+        await nc.subscribe(request_subject(k, "series"), cb=self._on_series)
+        await nc.subscribe(request_subject(k, "probe"), cb=self._on_probe)
+        self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
+        self._unsubscribe = self._fleet.subscribe(self.on_snapshot)
+
+    async def stop(self) -> None:
+        """Send what is queued, then close the connection."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        for task in (*self._probes, self._pump):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self._nc is not None:
+            with contextlib.suppress(Exception):  # closing a broken connection
+                await self._flush()
+                await self._nc.drain()
+            self._nc = None
+
+    # -- out -------------------------------------------------------------------------------
+
+    def on_snapshot(self, snapshot: FleetSnapshot) -> None:
+        """The fleet's listener: encode now, send from the pump."""
+        self._seq += 1
+        k, n = self.spec.index, self.spec.count
+        self._summary = summarize(
+            k, n, self._seq, self._interval, snapshot.nodes, snapshot.taken_at
+        )
+        batch = ShardEvents(
+            k,
+            snapshot.taken_at,
+            snapshot.transitions,
+            snapshot.new_events,
+            self._gpu_changes(snapshot),
+        )
+        if batch:
+            self._batches.append(encode(batch))
+        self._wake.set()
+
+    def _gpu_changes(self, snapshot: FleetSnapshot) -> tuple[GpuVerdictChange, ...]:
+        changes = []
+        for node in snapshot.nodes:
+            for gpu in node.gpus:
+                key = (node.name, gpu.index)
+                before = self._verdicts.get(key)
+                if before is not None and before != gpu.verdict:
+                    at = gpu.since if gpu.since is not None else snapshot.taken_at
+                    changes.append(
+                        GpuVerdictChange(node.name, gpu.index, before, gpu.verdict, at, gpu.reasons)
+                    )
+                self._verdicts[key] = gpu.verdict
+        return tuple(changes)
+
+    async def _send_forever(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._flush()
+            except Exception as exc:  # NATS away: the summary is retried next tick
+                log.warning("shard %s: publishing failed: %s", self.spec, exc)
+
+    async def _flush(self) -> None:
+        nc = self._nc
+        if nc is None:
+            return
+        parts, self._summary = self._summary, []
+        for part in parts:
+            await nc.publish(summary_subject(self.spec.index), part)
+            self.sent_bytes += len(part)
+        js = nc.jetstream()
+        while self._batches:
+            batch = self._batches[0]
+            await js.publish(events_subject(self.spec.index), batch, timeout=5.0)
+            self._batches.popleft()  # only once the stream has it
+            self.sent_bytes += len(batch)
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def _on_detail(self, msg: Msg) -> None:
+        latest = self._fleet.latest()
+        node = latest.node(msg.data.decode("utf-8", "replace")) if latest else None
+        await msg.respond(b"" if node is None else encode(node))
+
+    async def _on_series(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=SeriesRequest)
+            series = self._fleet.gpu_series(asked.node, asked.gpu, max(1, min(asked.points, 3600)))
+        except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
+            series = GpuSeries((), (), ())
+        await msg.respond(encode(series))
+
+    async def _on_probe(self, msg: Msg) -> None:
+        # A probe takes minutes: run it beside the subscription so detail requests flow.
+        task = asyncio.create_task(self._answer_probe(msg))
+        self._probes.add(task)
+        task.add_done_callback(self._probes.discard)
+
+    async def _answer_probe(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=ProbeRequest)
+            report = await self._fleet.probe(asked.node, asked.suite)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            reply = ProbeReply(error=f"malformed probe request: {exc}")
+        except (PermissionError, KeyError, RuntimeError, OSError) as exc:
+            reply = ProbeReply(error=str(exc))
+        else:
+            reply = ProbeReply(report=report)
+            self._queue_probe_outcome(report)
+        await msg.respond(encode(reply))
+
+    def _queue_probe_outcome(self, report: ProbeReport) -> None:
+        verdicts = tuple((v.gpu, v.verdict) for v in report.verdicts)
+        outcome = ProbeOutcome(report.node, report.finished, report.status, verdicts)
+        batch = ShardEvents(self.spec.index, report.finished, probes=(outcome,))
+        self._batches.append(encode(batch))
+        self._wake.set()

@@ -1,0 +1,104 @@
+"""Watching a sharded fleet through NATS: the dashboard or a headless summary per tick.
+
+Shared by ``gpufleet watch --attach`` and ``gpufleet demo --shards``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fleet.cluster.attach import AttachedFleet
+from fleet.cluster.bus import BusError
+from fleet.model import FleetSnapshot
+from gpufleet.session import fail, wait_for_signal
+
+
+@contextlib.asynccontextmanager
+async def attached(viewer: AttachedFleet) -> AsyncIterator[AttachedFleet]:
+    """Start following the shards and stop on exit."""
+    await viewer.start()
+    try:
+        yield viewer
+    finally:
+        await viewer.stop()
+
+
+async def watch_attached(
+    viewer: AttachedFleet,
+    *,
+    headless: bool,
+    theme: str | None = None,
+    duration_s: float | None = None,
+    json_out: Path | None = None,
+) -> int:
+    """Run the dashboard (or print a line per tick) over ``viewer`` until quit or signal."""
+    try:
+        async with attached(viewer):
+            if headless:
+                viewer.subscribe(lambda snap: print(summary_line(snap), flush=True))
+                await wait_for_signal(duration_s=duration_s)
+                status = 0
+            else:
+                from tui.app import build_app  # textual loads only when drawing
+
+                app = build_app(viewer, theme=theme, read_only=viewer.read_only)
+                await app.run_async()
+                status = app.return_code or 0
+    except BusError as exc:
+        return fail(str(exc))
+    snapshot = viewer.latest()
+    if json_out is not None and snapshot is not None:
+        write_json(json_out, snapshot)
+    return status
+
+
+def summary_line(snapshot: FleetSnapshot) -> str:
+    """One line per tick: streaming, broken and unmonitored nodes, healthy GPUs."""
+    unmonitored = sum(1 for n in snapshot.nodes if n.status == "unmonitored")
+    broken = [n.name for n in snapshot.nodes if n.broken and n.status != "unmonitored"]
+    shown = ", ".join(broken[:6]) + (" ..." if len(broken) > 6 else "")
+    return (
+        f"nodes {snapshot.nodes_streaming}/{len(snapshot.nodes)} streaming, "
+        f"{len(broken)} broken, {unmonitored} unmonitored; "
+        f"GPUs {snapshot.gpus_healthy}/{snapshot.gpus_total} healthy"
+        + (f"; broken: {shown}" if broken else "")
+    )
+
+
+def node_verdict(status: str, state: str) -> str:
+    """A node's verdict in one word: unmonitored, unreachable, broken or up."""
+    return "unmonitored" if status == "unmonitored" else state
+
+
+def snapshot_json(snapshot: FleetSnapshot) -> list[dict[str, Any]]:
+    """Per node: name, verdict, status, state, reasons and each GPU's verdict."""
+    return [
+        {
+            "name": node.name,
+            "verdict": node_verdict(node.status, node.state),
+            "status": node.status,
+            "status_reason": node.status_reason,
+            "state": node.state,
+            "broken_reasons": list(node.broken_reasons),
+            "gpus": [
+                {"index": g.index, "verdict": g.verdict, "reasons": list(g.reasons)}
+                for g in node.gpus
+            ],
+            "ports": [{"name": p.name, "verdict": p.verdict} for p in node.ports],
+        }
+        for node in snapshot.nodes
+    ]
+
+
+def write_json(path: Path, snapshot: FleetSnapshot) -> None:
+    """The final per-node state as JSON (what ``--json-out`` asks for)."""
+    text = json.dumps({"taken_at": snapshot.taken_at, "nodes": snapshot_json(snapshot)}, indent=2)
+    try:
+        path.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"gpufleet: cannot write {path}: {exc.strerror}", file=sys.stderr)

@@ -1,0 +1,90 @@
+"""The scale-out flags fail in one line, and the docs' [cluster] table is the model's."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from collectors.ssh.target import NodeTarget
+from fleet.cluster.shard import read_targets_file, write_targets_file
+from fleet.config.reference import key_table
+from gpufleet.cli import main
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "scale-out.md"
+
+
+def test_the_cluster_key_table_in_the_doc_is_the_models() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert f"<!-- keys:cluster -->\n{key_table('cluster')}<!-- /keys -->" in text
+
+
+def test_check_shards_prints_the_assignment_and_connects_nowhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "fleet.toml"
+    config.write_text('[fleet]\nhosts = ["gpu-[001-012]"]\n')
+    assert main(["check", "-c", str(config), "--shards", "3"]) == 0
+    out = capsys.readouterr().out
+    listed = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert sorted(listed) == [f"gpu-{i:03d}" for i in range(1, 13)]
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("shard")] == [
+        "shard 1/3",
+        "shard 2/3",
+        "shard 3/3",
+    ]
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    # `serve` points the root logger at this test's captured stderr: undo it afterwards.
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.mark.usefixtures("root_logging")
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["watch", "--attach", "http://x:1"], "expected nats://HOST:PORT"),
+        (["watch", "--headless"], "need --attach"),
+        (["serve", "--shard", "5/4"], "shard number must be 1 to 4"),
+    ],
+)
+def test_bad_flags_fail_in_one_line(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "fleet.toml"
+    config.write_text('[fleet]\nhosts = ["gpu-001"]\n')
+    assert main([*argv, "-c", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_attaching_to_no_server_fails_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:  # a port that refuses: bound, never listening
+        sock.bind(("127.0.0.1", 0))
+        url = f"nats://127.0.0.1:{sock.getsockname()[1]}"
+        assert main(["watch", "--attach", url, "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot reach NATS at {url}" in err and "Traceback" not in err, err
+
+
+def test_targets_file_round_trip_and_refusals(tmp_path: Path) -> None:
+    path = tmp_path / "targets.json"
+    targets = [NodeTarget("node-001", "127.0.0.1", port=2201, known_hosts="/k", python="py")]
+    write_targets_file(path, targets)
+    assert read_targets_file(path) == targets
+    path.write_text(json.dumps([{"name": "x", "shell": "rm -rf /"}]))
+    with pytest.raises(ValueError, match="row 0"):
+        read_targets_file(path)
+    path.write_text("{")
+    with pytest.raises(ValueError, match="not a targets file"):
+        read_targets_file(path)
