@@ -166,19 +166,32 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     return result
 
 
-def run_naive(args: argparse.Namespace, announce: dict[str, Any]) -> Window:
+def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> Window:
+    progress = work / "naive.progress"
     argv = [sys.executable, str(HERE / "fleet_naive.py"), "--port", str(announce["port"]),
-            "--key", announce["client_key"], "--nodes", str(args.nodes)]  # fmt: skip
-    naive = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert naive.stdout is not None and naive.stdin is not None
+            "--key", announce["client_key"], "--nodes", str(args.nodes),
+            "--progress", str(progress)]  # fmt: skip
+    naive = subprocess.Popen(argv, stdin=subprocess.PIPE, text=True)
+    assert naive.stdin is not None
+
+    def seen() -> int:
+        try:
+            return int(json.loads(progress.read_text())["seen"])
+        except (OSError, ValueError, KeyError):
+            return 0
+
     deadline = time.monotonic() + args.connect_timeout
-    for line in naive.stdout:
-        if "ready" in json.loads(line) or time.monotonic() > deadline:
-            break
+    while seen() < args.nodes and time.monotonic() < deadline:
+        time.sleep(0.5)  # polling the naive stack's progress file, with a deadline
+    print(f"naive: {seen()} of {args.nodes} nodes sent a sample", flush=True)
     time.sleep(args.warmup)  # warm-up before the window, not synchronisation
     window = measure(naive.pid, args.window, None)
     naive.stdin.close()
-    naive.wait(60)
+    try:
+        naive.wait(60)
+    except subprocess.TimeoutExpired:
+        naive.kill()
+        naive.wait()
     return window
 
 
@@ -232,7 +245,7 @@ def main() -> None:
             sim_cpu0 = cpu_seconds(sim.pid)
             ours = run_ours(args, work, announce)
             sim_cpu = cpu_seconds(sim.pid) - sim_cpu0
-            naive = None if args.no_naive else run_naive(args, announce)
+            naive = None if args.no_naive else run_naive(args, work, announce)
         finally:
             sim.stdin.close()
             tail = sim.stdout.read().strip().splitlines()

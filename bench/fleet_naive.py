@@ -6,10 +6,10 @@ default cipher preference (chacha20-poly1305 first), ``json.loads`` per line, on
 ``prometheus_client`` Gauges set per GPU field and port counter on every message, and
 ``generate_latest`` every 15 s as a scrape would.
 
-    python bench/fleet_naive.py --port P --key KEY --nodes N
+    python bench/fleet_naive.py --port P --key KEY --nodes N --progress FILE
 
-Prints ``{"connected": n}`` lines while connecting and ``{"ready": n}`` when every
-node has sent a sample; runs until stdin closes.
+Rewrites FILE with ``{"seen": n}`` (nodes that sent a sample) every half second from
+a thread, so a saturated event loop still reports; runs until stdin closes.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import asyncio
 import json
 import resource
 import sys
+import threading
 from pathlib import Path
 
 import asyncssh
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from collectors.agent.fields import GPU_FIELDS, PORT_FIELDS  # noqa: E402
 
 SCRAPE_S = 15.0
-HISTORY_S = 60.0
+HISTORY_S = 10.0  # the in-memory frame is dropped (as if rolled up) this often
 
 
 class NaiveController:
@@ -47,6 +48,7 @@ class NaiveController:
             for f in PORT_FIELDS
         }
         self.history: pl.DataFrame | None = None
+        self.history_from = 0.0
         self.nodes_seen: set[str] = set()
 
     def on_line(self, node: str, line: bytes) -> None:
@@ -55,6 +57,8 @@ class NaiveController:
             return
         self.nodes_seen.add(node)
         t = message["t"]
+        if t - self.history_from >= HISTORY_S:
+            self.history, self.history_from = None, t
         rows = message["gpus"]
         frame = pl.DataFrame(
             {
@@ -74,14 +78,10 @@ class NaiveController:
                 if row[i] is not None:
                     self.port[f].labels(node, str(p)).set(row[i])
 
-    async def housekeeping(self) -> None:
-        ticks = 0
+    async def scrapes(self) -> None:
         while True:
             await asyncio.sleep(SCRAPE_S)
             generate_latest(self.registry)
-            ticks += 1
-            if ticks * SCRAPE_S % HISTORY_S == 0:
-                self.history = None  # a minute rolled up and dropped
 
 
 async def follow(
@@ -98,7 +98,12 @@ async def follow(
             controller.on_line(name, line)
 
 
-async def run(port: int, key: str, nodes: int) -> None:
+def report(controller: NaiveController, progress: Path, stop: threading.Event) -> None:
+    while not stop.wait(0.5):
+        progress.write_text(json.dumps({"seen": len(controller.nodes_seen)}))
+
+
+async def run(port: int, key: str, nodes: int, progress: Path) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     controller = NaiveController()
@@ -107,13 +112,12 @@ async def run(port: int, key: str, nodes: int) -> None:
         asyncio.create_task(follow(controller, f"node-{i:05d}", port, key, gate))
         for i in range(1, nodes + 1)
     ]
-    house = asyncio.create_task(controller.housekeeping())
-    stdin_closed = asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    while len(controller.nodes_seen) < nodes and not stdin_closed.done():
-        await asyncio.sleep(0.5)
-        print(json.dumps({"connected": len(controller.nodes_seen)}), flush=True)
-    print(json.dumps({"ready": len(controller.nodes_seen)}), flush=True)
-    await stdin_closed
+    house = asyncio.create_task(controller.scrapes())
+    stop = threading.Event()
+    reporter = threading.Thread(target=report, args=(controller, progress, stop), daemon=True)
+    reporter.start()
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    stop.set()
     for task in [*tasks, house]:
         task.cancel()
     await asyncio.gather(*tasks, house, return_exceptions=True)
@@ -124,8 +128,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--nodes", type=int, required=True)
+    parser.add_argument("--progress", type=Path, required=True)
     args = parser.parse_args()
-    asyncio.run(run(args.port, args.key, args.nodes))
+    asyncio.run(run(args.port, args.key, args.nodes, args.progress))
 
 
 if __name__ == "__main__":
