@@ -23,6 +23,7 @@ every 15 s (scrape time). Then the naive stack's CPU and RSS, and the ratio.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import signal
@@ -95,12 +96,12 @@ def measure(pid: int, seconds: float, metrics_url: str | None) -> Window:
     return w
 
 
-def wait_for(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"bench_fleet: timed out waiting for {what}")
-        time.sleep(0.5)
+def streaming_count(progress: Path) -> int:
+    """Nodes streaming at the controller's last progress note (bench/fleet_probe.py)."""
+    try:
+        return int(json.loads(progress.read_text())["streaming"])
+    except (OSError, ValueError, KeyError):
+        return 0
 
 
 def write_fleet(work: Path, nodes: int, announce: dict[str, Any]) -> Path:
@@ -147,13 +148,13 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     def streaming() -> bool:
         if serve.poll() is not None:
             raise SystemExit(f"serve exited: see {work / 'serve.log'}")
-        try:
-            return int(json.loads(progress.read_text())["streaming"]) >= args.nodes
-        except (OSError, ValueError, KeyError):
-            return False
+        return streaming_count(progress) >= args.nodes
 
-    wait_for(streaming, args.connect_timeout, f"{args.nodes} nodes streaming")
-    print(f"ours: every node streaming after {time.monotonic() - started:.1f} s", flush=True)
+    deadline = time.monotonic() + args.connect_timeout
+    while not streaming() and time.monotonic() < deadline:
+        time.sleep(0.5)  # polling the controller's progress file, with a deadline
+    took = time.monotonic() - started
+    print(f"ours: {streaming_count(progress)} of {args.nodes} streaming after {took:.1f} s")
     time.sleep(args.warmup)  # warm-up before the window, not synchronisation
     rss_warm = rss_mib(serve.pid)
     window = measure(serve.pid, args.window, f"http://127.0.0.1:{port}/metrics")
@@ -163,6 +164,7 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     result = json.loads(stats.read_text())
     result["window"] = window
     result["rss_warm"] = rss_warm
+    result["streaming"] = streaming_count(progress)
     return result
 
 
@@ -195,18 +197,23 @@ def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) ->
     return window
 
 
-def summarise(args: argparse.Namespace, ours: dict[str, Any], sent: dict[str, int]) -> dict[str, Any]:
+def summarise(
+    args: argparse.Namespace, ours: dict[str, Any], sent: dict[str, int]
+) -> dict[str, Any]:
     w: Window = ours["window"]
     t0, t1 = int(w.t0), int(w.t1)
     sent_n = sum(v for k, v in sent.items() if t0 <= int(k) < t1)
-    pairs = [(t, lat) for t, lat in zip(ours["sample_t"], ours["latency"]) if t0 <= t < t1]
+    pairs = [
+        (t, lat) for t, lat in zip(ours["sample_t"], ours["latency"], strict=False) if t0 <= t < t1
+    ]
     seen_n = len(pairs)
     lat = sorted(lat for _, lat in pairs)
     ticks = [t for t in ours["ticks"] if w.t0 <= t <= w.t1]
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
     in_window = [(g, s) for at, g, s in ours["gc"] if w.t0 <= at <= w.t1]
     return {
         "nodes": args.nodes,
+        "nodes_streaming": ours["streaming"],
         "window_s": round(w.wall_s, 1),
         "cpu_pct": round(w.core_pct, 1),
         "cpu_s_per_1000_msgs": round(1000 * w.cpu_s / max(1, seen_n), 3),

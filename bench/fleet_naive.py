@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collectors.agent.fields import GPU_FIELDS, PORT_FIELDS  # noqa: E402
+from collectors.agent.fields import GPU_FIELDS, PORT_FIELDS
 
 SCRAPE_S = 15.0
 HISTORY_S = 10.0  # the in-memory frame is dropped (as if rolled up) this often
@@ -44,8 +44,7 @@ class NaiveController:
             f: Gauge(f"naive_gpu_{f}", f, ["node", "gpu"], registry=registry) for f in GPU_FIELDS
         }
         self.port = {
-            f: Gauge(f"naive_port_{f}", f, ["node", "port"], registry=registry)
-            for f in PORT_FIELDS
+            f: Gauge(f"naive_port_{f}", f, ["node", "port"], registry=registry) for f in PORT_FIELDS
         }
         self.history: pl.DataFrame | None = None
         self.history_from = 0.0
@@ -104,7 +103,7 @@ def report(controller: NaiveController, progress: Path, stop: threading.Event) -
 
 
 async def run(port: int, key: str, nodes: int, progress: Path) -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     controller = NaiveController()
     gate = asyncio.Semaphore(64)

@@ -30,15 +30,14 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collectors.agent.fields import (  # noqa: E402 - after the path fix above
+from collectors.agent.fields import (
     GPU_FIELDS,
     GPU_SLOW_FIELDS,
     NIC_FIELDS,
-    NVLINK_FIELDS,
     PORT_FIELDS,
     PROTOCOL_VERSION,
 )
-from collectors.protocol import GpuInfo, Hello, PortInfo, Sample  # noqa: E402
+from collectors.protocol import GpuInfo, Hello, PortInfo, Sample
 
 SLOTS = 20
 NVLINKS = 18
@@ -163,7 +162,7 @@ class _Server(asyncssh.SSHServer):
 
 
 async def serve(workdir: Path, gpus: int, ports: int, interval: float) -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     host_key = asyncssh.generate_private_key("ssh-ed25519")
     client_key = asyncssh.generate_private_key("ssh-ed25519")

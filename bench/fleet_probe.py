@@ -26,9 +26,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fleet.model import FleetSnapshot  # noqa: E402 - after the path fix above
-from fleet.runtime import FleetRuntime  # noqa: E402
-from gpufleet.cli import main  # noqa: E402
+from fleet.model import FleetSnapshot
+from fleet.runtime import FleetRuntime
+from gpufleet.cli import main
 
 
 class GcPauses:
@@ -42,7 +42,9 @@ class GcPauses:
         if phase == "start":
             self.started = time.perf_counter()
         else:
-            self.pauses.append((time.time(), info["generation"], time.perf_counter() - self.started))
+            self.pauses.append(
+                (time.time(), info["generation"], time.perf_counter() - self.started)
+            )
 
 
 class SnapshotProbe:
