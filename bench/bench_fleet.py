@@ -135,14 +135,26 @@ def free_port() -> int:
 def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> dict[str, Any]:
     config = write_fleet(work, args.nodes, announce)
     stats = work / "stats.json"
-    progress = stats.with_suffix(".progress")
     port = free_port()
-    env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, str(HERE / "fleet_probe.py"), str(stats), "--",
+    src = args.src.resolve()
+    env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(src)}
+    argv = [sys.executable, str(src / "bench" / "fleet_probe.py"), str(stats), "--",
             "serve", "-c", str(config), "--data-dir", str(work / "data"),
             "--metrics-addr", f"127.0.0.1:{port}", "--log-level", "warning"]  # fmt: skip
     with (work / "serve.log").open("wb") as log:
         serve = subprocess.Popen(argv, env=env, stderr=log, cwd=work)
+    try:
+        return _measure_serve(args, serve, work, stats, port)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+
+
+def _measure_serve(
+    args: argparse.Namespace, serve: subprocess.Popen[bytes], work: Path, stats: Path, port: int
+) -> dict[str, Any]:
+    progress = stats.with_suffix(".progress")
     started = time.monotonic()
 
     def streaming() -> bool:
@@ -241,6 +253,12 @@ def main() -> None:
     parser.add_argument("--connect-timeout", type=float, default=180.0)
     parser.add_argument("--no-naive", action="store_true", help="skip the naive stack")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=ROOT,
+        help="source tree whose gpufleet serve runs (an older checkout, for before/after)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as scratch:
         work = Path(scratch)
