@@ -86,9 +86,12 @@ def measure(pid: int, seconds: float, metrics_url: str | None) -> Window:
             next_rss += 5.0
         if now >= next_scrape and metrics_url:
             began = time.perf_counter()
-            with urllib.request.urlopen(metrics_url, timeout=30) as response:
-                response.read()
-            w.scrapes.append(time.perf_counter() - began)
+            try:
+                with urllib.request.urlopen(metrics_url, timeout=SCRAPE_S) as response:
+                    response.read()
+                w.scrapes.append(time.perf_counter() - began)
+            except TimeoutError:
+                w.scrapes.append(float("inf"))  # Prometheus would have given up too
             next_scrape += SCRAPE_S
         time.sleep(0.2)  # a measuring window, not synchronisation
     w.cpu_s, w.wall_s, w.t1 = cpu_seconds(pid) - cpu0, time.perf_counter() - start, time.time()
@@ -120,6 +123,8 @@ def write_fleet(work: Path, nodes: int, announce: dict[str, Any]) -> Path:
         f'known_hosts = "{known}"\n'
         "interval = 1.0\n"
         "slow_interval = 10.0\n"
+        # A shared machine may starve handshakes: a timed-out connect backs off for long.
+        "connect_timeout = 60.0\n"
     )
     return config
 
