@@ -28,7 +28,7 @@ from pathlib import Path
 import asyncssh
 import msgspec
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # PYTHONPATH first
 
 from collectors.agent.fields import (
     GPU_FIELDS,

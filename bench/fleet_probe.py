@@ -32,19 +32,22 @@ from gpufleet.cli import main
 
 
 class GcPauses:
-    """Every collection's duration, from ``gc.callbacks``."""
+    """Every collection's wall time and thread CPU time, from ``gc.callbacks``.
+
+    On a busy shared machine the wall time includes time the process was not running.
+    """
 
     def __init__(self) -> None:
-        self.started = 0.0
-        self.pauses: list[tuple[float, int, float]] = []  # (at, generation, seconds)
+        self.started = (0.0, 0.0)
+        self.pauses: list[tuple[float, int, float, float]] = []  # (at, gen, wall, cpu)
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
-            self.started = time.perf_counter()
+            self.started = (time.perf_counter(), time.thread_time())
         else:
-            self.pauses.append(
-                (time.time(), info["generation"], time.perf_counter() - self.started)
-            )
+            wall = time.perf_counter() - self.started[0]
+            cpu = time.thread_time() - self.started[1]
+            self.pauses.append((time.time(), info["generation"], wall, cpu))
 
 
 class SnapshotProbe:
