@@ -177,7 +177,10 @@ def _measure_serve(
     window = measure(serve.pid, args.window, f"http://127.0.0.1:{port}/metrics")
     time.sleep(3)  # samples sent at the window's end still reach a snapshot
     serve.send_signal(signal.SIGTERM)
-    serve.wait(60)
+    try:
+        serve.wait(120)
+    except subprocess.TimeoutExpired:
+        raise SystemExit("serve did not stop within 120 s of SIGTERM (overloaded?)") from None
     result = json.loads(stats.read_text())
     result["window"] = window
     result["rss_warm"] = rss_warm
