@@ -59,6 +59,7 @@ class GpuFleetApp(App[None]):
         self.theme_store = ThemeStore(state_path)
         self.transitions = TransitionLog()
         self.shown: FleetSnapshot | None = None
+        self._pending: FleetSnapshot | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = threading.get_ident()
@@ -117,10 +118,22 @@ class GpuFleetApp(App[None]):
             self._event_loop.call_soon_threadsafe(self.post_message, message)
 
     def on_snapshot_arrived(self, message: SnapshotArrived) -> None:
-        """Apply each snapshot when it arrives: a flood already collapses to the newest in
-        the message queue (``SnapshotArrived.can_replace``), and a fixed delay here only
-        added latency (up to a whole refresh period on top of the tick)."""
-        self._apply(message.snapshot)
+        """Apply each snapshot when it arrives, right after the next screen refresh.
+
+        No fixed delay: that only added latency (up to a refresh period on top of the
+        tick). A flood already collapses to the newest in the message queue
+        (``SnapshotArrived.can_replace``) and in ``_pending``; waiting for the refresh
+        lets a screen being pushed or popped finish before its widgets are fed.
+        """
+        scheduled = self._pending is not None
+        self._pending = message.snapshot
+        if not scheduled:
+            self.call_after_refresh(self._apply_pending)
+
+    def _apply_pending(self) -> None:
+        snapshot, self._pending = self._pending, None
+        if snapshot is not None:
+            self._apply(snapshot)
 
     def _apply(self, snapshot: FleetSnapshot) -> None:
         self.shown = snapshot
