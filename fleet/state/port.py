@@ -65,6 +65,7 @@ class PortTrack:
         "since",
         "snap",
         "tracked",
+        "view",
     )
 
     def __init__(self, info: PortInfo, index: FieldIndex, cfg: HealthSection) -> None:
@@ -77,6 +78,7 @@ class PortTrack:
         self.index = index
         self.tracked: list[tuple[str, int, Counter]] = []
         self.counter_names: tuple[str, ...] = ()
+        self.view: tuple[tuple[str, int | None], ...] = ()  # the last counter_view
         self.counter_values: Callable[[Row], tuple[Value, ...]] = lambda row: ()
         self.relayout(index, cfg)
         self.judgement = Judgement("unknown", (), math.inf)
@@ -100,6 +102,7 @@ class PortTrack:
         self.at_up, self.at_speed = index["up"], index["speed_mbps"]
         shown = [(n, i) for i, n in enumerate(index.names) if n not in _NOT_COUNTERS]
         self.counter_names = tuple(n for n, _ in shown)
+        self.view = ()  # names may have moved: the next view starts afresh
         positions = [i for _, i in shown]
         self.counter_values = _reader(positions)
         names = _NIC_COUNTERS if self.is_nic else self._ib_tracked(cfg)
@@ -201,7 +204,20 @@ class PortTrack:
             return ()
         # sysfs counters are integers; the agent sends them as JSON integers.
         values: tuple[int | None, ...] = self.counter_values(row)  # type: ignore[assignment]
-        return tuple(zip(self.counter_names, values, strict=True))
+        last = self.view
+        if len(last) != len(values):
+            self.view = tuple(zip(self.counter_names, values, strict=True))
+            return self.view
+        # A pair whose value held still is last tick's object: a healthy port's error
+        # counters stay at 0, so most of its ~17 pairs are not allocated (and later
+        # scanned by the collector) again every tick.
+        self.view = tuple(
+            [
+                pair if pair[1] == value and type(pair[1]) is type(value) else (pair[0], value)
+                for pair, value in zip(last, values, strict=True)
+            ]
+        )
+        return self.view
 
     def rate(self, name: str, unit: int = 1) -> float | None:
         """Per-second rate of a tracked counter (times ``unit``), None when unknown."""
