@@ -45,6 +45,10 @@ SLA_REFRESH_S = 30.0
 GC_YOUNG_THRESHOLD = 20_000
 # Ticks with an unchanged number of streaming nodes before the fleet counts as settled.
 SETTLED_TICKS = 5
+# Once the heap is frozen CPython's own trigger for a full collection (survivors > 1/4 of
+# those of the last full one) almost never fires, and cyclic garbage would pile up. A
+# full collection now scans only what is not frozen (about one snapshot), so it is cheap.
+FULL_COLLECT_S = 30.0
 
 
 class HeapFreezer:
@@ -58,12 +62,18 @@ class HeapFreezer:
 
     def __init__(self) -> None:
         self.frozen_at: float | None = None
+        self.collected_at: float | None = None
         self._streaming = -1
         self._steady = 0
 
     def observe(self, snapshot: FleetSnapshot, every_node_tried: bool) -> None:
-        """Count steady ticks; freeze on the first one after the fleet settled."""
+        """Count steady ticks; freeze on the first one after the fleet settled, then
+        collect what is not frozen every :data:`FULL_COLLECT_S`."""
         if self.frozen_at is not None:
+            last = self.collected_at if self.collected_at is not None else self.frozen_at
+            if snapshot.taken_at - last >= FULL_COLLECT_S:
+                gc.collect()
+                self.collected_at = snapshot.taken_at
             return
         streaming = snapshot.nodes_streaming
         if streaming != self._streaming:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from fleet.model import FleetSnapshot, NodeSnapshot
-from fleet.runtime import SETTLED_TICKS, HeapFreezer
+from fleet.runtime import FULL_COLLECT_S, SETTLED_TICKS, HeapFreezer
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +41,18 @@ def test_waits_until_every_node_was_tried() -> None:
     for t in range(3 * SETTLED_TICKS, 3 * SETTLED_TICKS + 2):
         freezer.observe(_fleet(float(t), 4), every_node_tried=True)
     assert freezer.frozen_at == float(3 * SETTLED_TICKS)
+
+
+def test_collects_what_is_not_frozen_every_period_once_frozen() -> None:
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    for t in range(SETTLED_TICKS + 2):
+        freezer.observe(_fleet(float(t), 2), every_node_tried=True)
+    frozen_at = freezer.frozen_at
+    assert frozen_at is not None and freezer.collected_at is None
+    full = gc.get_stats()[2]["collections"]
+    freezer.observe(_fleet(frozen_at + FULL_COLLECT_S - 1, 2), every_node_tried=True)
+    assert freezer.collected_at is None and gc.get_stats()[2]["collections"] == full
+    freezer.observe(_fleet(frozen_at + FULL_COLLECT_S, 2), every_node_tried=True)
+    assert freezer.collected_at == frozen_at + FULL_COLLECT_S
+    assert gc.get_stats()[2]["collections"] == full + 1
