@@ -129,6 +129,7 @@ class NodeSnapshot:
     cuda: str | None = None
     agent_version: str | None = None
     model: str | None = None  # GPU model name of GPU 0
+    sampled_at: float | None = None  # the node's own clock on its latest sample (Sample.t)
 
     @property
     def broken(self) -> bool:

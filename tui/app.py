@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -12,7 +11,6 @@ from typing import ClassVar, TypeVar
 from textual import work
 from textual.binding import Binding, BindingType
 from textual.command import Provider
-from textual.timer import Timer
 
 from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot, OperatorDesk
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
@@ -64,12 +62,11 @@ class GpuFleetApp(OperatorActions):
         super().__init__()
         self.facade = facade
         self.read_only = read_only or facade.read_only
-        self.refresh_s = refresh_s
+        self.refresh_s = refresh_s  # kept for callers and config; no longer delays a snapshot
         self.theme_store = ThemeStore(state_path)
         self.transitions = TransitionLog()
         self.shown: FleetSnapshot | None = None
         self._pending: FleetSnapshot | None = None
-        self._last_apply = float("-inf")
         self._unsubscribe: Callable[[], None] | None = None
         self._unsubscribe_alerts: Callable[[], None] | None = None
         # A facade without a desk (an older or remote one) gets a local desk fed from the
@@ -78,7 +75,7 @@ class GpuFleetApp(OperatorActions):
         self.desk: OperatorDesk = own if isinstance(own, OperatorDesk) else OperatorDesk()
         self._feed_desk = not isinstance(own, OperatorDesk)
         self.alerts_ring = self.desk.alerts.cfg.bell
-        self._timer: Timer | None = None
+
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = threading.get_ident()
         for t in THEMES:
@@ -144,22 +141,24 @@ class GpuFleetApp(OperatorActions):
             self._event_loop.call_soon_threadsafe(self.post_message, message)
 
     def on_snapshot_arrived(self, message: SnapshotArrived) -> None:
-        """Apply at most once per refresh_s; a later arrival replaces a waiting one."""
+        """Apply each snapshot when it arrives, right after the next screen refresh.
+
+        No fixed delay: that only added latency (up to a refresh period on top of the
+        tick). A flood already collapses to the newest in the message queue
+        (``SnapshotArrived.can_replace``) and in ``_pending``; waiting for the refresh
+        lets a screen being pushed or popped finish before its widgets are fed.
+        """
+        scheduled = self._pending is not None
         self._pending = message.snapshot
-        wait = self._last_apply + self.refresh_s - time.monotonic()
-        if wait <= 0:
-            self._apply_pending()
-        elif self._timer is None:
-            self._timer = self.set_timer(wait, self._apply_pending)
+        if not scheduled:
+            self.call_after_refresh(self._apply_pending)
 
     def _apply_pending(self) -> None:
-        self._timer = None
-        if self._pending is not None:
-            snapshot, self._pending = self._pending, None
+        snapshot, self._pending = self._pending, None
+        if snapshot is not None:
             self._apply(snapshot)
 
     def _apply(self, snapshot: FleetSnapshot) -> None:
-        self._last_apply = time.monotonic()
         self.shown = snapshot
         self.transitions.record(snapshot)
         self.main.snapshot = snapshot

@@ -36,7 +36,7 @@ class _NodeText:
     __slots__ = ("blocks", "chunks", "node")
 
     def __init__(
-        self, node: NodeSnapshot, chunks: list[str], blocks: dict[str, EntityBlock]
+        self, node: NodeSnapshot, chunks: list[bytes], blocks: dict[str, EntityBlock]
     ) -> None:
         self.node = node
         self.chunks = chunks
@@ -125,19 +125,20 @@ class ExpositionRenderer:
                     block = EntityBlock(plan, labels, keys, block)
                 block.render(entities, parts)
                 blocks[kind] = block
-        return _NodeText(node, ["".join(p) for p in parts], blocks)
+        # Encoded once per node: the scrape then only joins bytes (one pass over ~60 MB at
+        # 1,000 nodes instead of a join and a whole-body encode).
+        return _NodeText(node, ["".join(p).encode("utf-8") for p in parts], blocks)
 
     def _render_xids(self, out: list[str]) -> None:
         for labels, count in self._xids.counts():
             out.append(f"{GPU_XID.name}{{{label_pairs(GPU_XID.labels, labels)}}} {count}\n")
 
-    def _assemble(self, shared: list[list[str]], node_chunks: list[list[str]]) -> bytes:
-        out: list[str] = []
+    def _assemble(self, shared: list[list[str]], node_chunks: list[list[bytes]]) -> bytes:
+        out: list[bytes] = []
         for slot, header in enumerate(self._headers):
-            out.append(header)
-            out.extend(shared[slot])
+            out.append("".join((header, *shared[slot])).encode("utf-8"))
             out.extend(chunks[slot] for chunks in node_chunks)
-        return "".join(out).encode("utf-8")
+        return b"".join(out)
 
 
 def render_exposition(snapshot: FleetSnapshot | None) -> bytes:

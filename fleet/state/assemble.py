@@ -126,4 +126,5 @@ def _node_snapshot(
         cuda=hello.cuda if hello else None,
         agent_version=hello.agent if hello else None,
         model=gpus[0].name if gpus else None,
+        sampled_at=node.sampled_at,
     )

@@ -34,6 +34,7 @@ class NodeTrack:
         self.status_reason = ""
         self.last_seen: float | None = None
         self.last_sample_at: float | None = None
+        self.sampled_at: float | None = None  # the node's time on its latest sample
         self.interval = 1.0
         self.hello: Hello | None = None
         self.pending: tuple[Hello, float] | None = None  # a hello awaiting its first sample
@@ -118,6 +119,7 @@ class NodeTrack:
             self.garbage += 1  # a sample before hello is not protocol; the transport judges
             return
         self.last_seen = self.last_sample_at = received
+        self.sampled_at = sample.t
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
         self._apply_gpus(sample, layout, received)

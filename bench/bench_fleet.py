@@ -1,0 +1,305 @@
+"""Whole-process benchmark: ``gpufleet serve`` watching N simulated nodes at 1 Hz.
+
+Three processes, so each one's CPU is its own:
+
+1. the simulated nodes (bench/fleet_nodes.py): one asyncssh listener on 127.0.0.1,
+   canned protocol v1 lines in the real agent's shape (8 GPUs, 8 IB ports, 1 NIC;
+   every value moves every tick; ``slow``/``links`` every 10th tick), ``t`` = send time;
+2. the controller, started through the real CLI (``gpufleet serve -c fleet.toml``)
+   wrapped by bench/fleet_probe.py (GC pause timer, sample -> snapshot latency);
+   hosts ``node-00001...`` reach the listener through an ``~/.ssh/config`` in a
+   private HOME (``HostName 127.0.0.1``), host keys checked against a known_hosts;
+3. the naive stack (bench/fleet_naive.py) on the same nodes, measured after ours.
+
+Measured over a steady window after the fleet streams and a warm-up: CPU of the
+controller from /proc/PID/stat, RSS (VmRSS) during the window, the largest GC pause
+(and the largest generation-2 pause), sample -> snapshot latency p50/p99, samples
+sent in the window that never reached a snapshot, tick gaps, and /metrics scraped
+every 15 s (scrape time). Then the naive stack's CPU and RSS, and the ratio.
+
+    .venv/bin/python bench/bench_fleet.py --nodes 1000 --warmup 20 --window 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SCRAPE_S = 15.0
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` so far (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set size of ``pid`` in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@dataclass
+class Window:
+    """What one process cost over the measuring window."""
+
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    rss: list[float] = field(default_factory=list)
+    scrapes: list[float] = field(default_factory=list)
+    t0: float = 0.0
+    t1: float = 0.0
+
+    @property
+    def core_pct(self) -> float:
+        return 100 * self.cpu_s / self.wall_s if self.wall_s else float("nan")
+
+
+def measure(pid: int, seconds: float, metrics_url: str | None) -> Window:
+    """CPU and RSS of ``pid`` over ``seconds`` (starting on a whole second), scraping."""
+    time.sleep(1 - time.time() % 1)  # whole seconds: the node counts are per second
+    w = Window(t0=time.time())
+    cpu0, start = cpu_seconds(pid), time.perf_counter()
+    next_scrape = start + (1.0 if metrics_url else float("inf"))
+    next_rss = start
+    while (now := time.perf_counter()) - start < seconds:
+        if now >= next_rss:
+            w.rss.append(rss_mib(pid))
+            next_rss += 5.0
+        if now >= next_scrape and metrics_url:
+            began = time.perf_counter()
+            try:
+                with urllib.request.urlopen(metrics_url, timeout=SCRAPE_S) as response:
+                    response.read()
+                w.scrapes.append(time.perf_counter() - began)
+            except TimeoutError:
+                w.scrapes.append(float("inf"))  # Prometheus would have given up too
+            next_scrape += SCRAPE_S
+        time.sleep(0.2)  # a measuring window, not synchronisation
+    w.cpu_s, w.wall_s, w.t1 = cpu_seconds(pid) - cpu0, time.perf_counter() - start, time.time()
+    w.rss.append(rss_mib(pid))
+    return w
+
+
+def streaming_count(progress: Path) -> int:
+    """Nodes streaming at the controller's last progress note (bench/fleet_probe.py)."""
+    try:
+        return int(json.loads(progress.read_text())["streaming"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def write_fleet(work: Path, nodes: int, announce: dict[str, Any]) -> Path:
+    """The controller's config, known_hosts and a private HOME with an ssh config."""
+    home = work / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "config").write_text("Host node-*\n  HostName 127.0.0.1\n")
+    known = work / "known_hosts"
+    known.write_text(f"* {announce['host_key']}\n")
+    config = work / "fleet.toml"
+    config.write_text(
+        "[fleet]\n"
+        f'hosts = ["node-[00001-{nodes:05d}]"]\n'
+        f"port = {announce['port']}\n"
+        f'identity_file = "{announce["client_key"]}"\n'
+        f'known_hosts = "{known}"\n'
+        "interval = 1.0\n"
+        "slow_interval = 10.0\n"
+        # A shared machine may starve handshakes: a timed-out connect backs off for long.
+        "connect_timeout = 60.0\n"
+    )
+    return config
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> dict[str, Any]:
+    config = write_fleet(work, args.nodes, announce)
+    stats = work / "stats.json"
+    port = free_port()
+    src = args.src.resolve()
+    env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(src)}
+    argv = [sys.executable, str(src / "bench" / "fleet_probe.py"), str(stats), "--",
+            "serve", "-c", str(config), "--data-dir", str(work / "data"),
+            "--metrics-addr", f"127.0.0.1:{port}", "--log-level", "warning"]  # fmt: skip
+    with (work / "serve.log").open("wb") as log:
+        serve = subprocess.Popen(argv, env=env, stderr=log, cwd=work)
+    try:
+        return _measure_serve(args, serve, work, stats, port)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+
+
+def _measure_serve(
+    args: argparse.Namespace, serve: subprocess.Popen[bytes], work: Path, stats: Path, port: int
+) -> dict[str, Any]:
+    progress = stats.with_suffix(".progress")
+    started = time.monotonic()
+
+    def streaming() -> bool:
+        if serve.poll() is not None:
+            raise SystemExit(f"serve exited: see {work / 'serve.log'}")
+        return streaming_count(progress) >= args.nodes
+
+    deadline = time.monotonic() + args.connect_timeout
+    while not streaming() and time.monotonic() < deadline:
+        time.sleep(0.5)  # polling the controller's progress file, with a deadline
+    took = time.monotonic() - started
+    print(f"ours: {streaming_count(progress)} of {args.nodes} streaming after {took:.1f} s")
+    time.sleep(args.warmup)  # warm-up before the window, not synchronisation
+    rss_warm = rss_mib(serve.pid)
+    window = measure(serve.pid, args.window, f"http://127.0.0.1:{port}/metrics")
+    time.sleep(3)  # samples sent at the window's end still reach a snapshot
+    serve.send_signal(signal.SIGTERM)
+    try:
+        serve.wait(120)
+    except subprocess.TimeoutExpired:
+        raise SystemExit("serve did not stop within 120 s of SIGTERM (overloaded?)") from None
+    result = json.loads(stats.read_text())
+    result["window"] = window
+    result["rss_warm"] = rss_warm
+    result["streaming"] = streaming_count(progress)
+    return result
+
+
+def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> Window:
+    progress = work / "naive.progress"
+    argv = [sys.executable, str(HERE / "fleet_naive.py"), "--port", str(announce["port"]),
+            "--key", announce["client_key"], "--nodes", str(args.nodes),
+            "--progress", str(progress)]  # fmt: skip
+    naive = subprocess.Popen(argv, stdin=subprocess.PIPE, text=True)
+    assert naive.stdin is not None
+
+    def seen() -> int:
+        try:
+            return int(json.loads(progress.read_text())["seen"])
+        except (OSError, ValueError, KeyError):
+            return 0
+
+    deadline = time.monotonic() + args.connect_timeout
+    while seen() < args.nodes and time.monotonic() < deadline:
+        time.sleep(0.5)  # polling the naive stack's progress file, with a deadline
+    print(f"naive: {seen()} of {args.nodes} nodes sent a sample", flush=True)
+    time.sleep(args.warmup)  # warm-up before the window, not synchronisation
+    window = measure(naive.pid, args.window, None)
+    naive.stdin.close()
+    try:
+        naive.wait(60)
+    except subprocess.TimeoutExpired:
+        naive.kill()
+        naive.wait()
+    return window
+
+
+def summarise(
+    args: argparse.Namespace, ours: dict[str, Any], sent: dict[str, int]
+) -> dict[str, Any]:
+    w: Window = ours["window"]
+    t0, t1 = int(w.t0), int(w.t1)
+    sent_n = sum(v for k, v in sent.items() if t0 <= int(k) < t1)
+    pairs = [
+        (t, lat) for t, lat in zip(ours["sample_t"], ours["latency"], strict=False) if t0 <= t < t1
+    ]
+    seen_n = len(pairs)
+    lat = sorted(lat for _, lat in pairs)
+    ticks = [t for t in ours["ticks"] if w.t0 <= t <= w.t1]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    in_window = [(g, s, c) for at, g, s, c in ours["gc"] if w.t0 <= at <= w.t1]
+    return {
+        "nodes": args.nodes,
+        "nodes_streaming": ours["streaming"],
+        "window_s": round(w.wall_s, 1),
+        "cpu_pct": round(w.core_pct, 1),
+        # Per sample sent in the window (a starved controller ingests them late, still).
+        "cpu_s_per_1000_msgs": round(1000 * w.cpu_s / max(1, sent_n), 3),
+        "rss_mib_warm": round(ours["rss_warm"], 1),
+        "rss_mib_window": [round(r, 1) for r in (min(w.rss), max(w.rss))],
+        "gc_max_ms_wall": round(1000 * max((s for _, s, _ in in_window), default=0.0), 1),
+        "gc_max_ms_cpu": round(1000 * max((c for _, _, c in in_window), default=0.0), 1),
+        "gc2_max_ms_cpu": round(1000 * max((c for g, _, c in in_window if g == 2), default=0.0), 1),
+        "gc2_count": sum(1 for g, _, _ in in_window if g == 2),
+        "gc_max_ms_cpu_whole_run": round(
+            1000 * max((c for _, _, _, c in ours["gc"]), default=0.0), 1
+        ),
+        "latency_p50_s": round(statistics.median(lat), 3) if lat else None,
+        "latency_p99_s": round(lat[int(0.99 * (len(lat) - 1))], 3) if lat else None,
+        "samples_sent": sent_n,
+        "samples_in_snapshots": seen_n,
+        "samples_lost_pct": round(100 * (sent_n - seen_n) / max(1, sent_n), 2),
+        "tick_gap_max_s": round(max(gaps), 3) if gaps else None,
+        "scrape_s": [round(s, 3) for s in w.scrapes],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--warmup", type=float, default=20.0)
+    parser.add_argument("--window", type=float, default=60.0)
+    parser.add_argument("--connect-timeout", type=float, default=180.0)
+    parser.add_argument("--no-naive", action="store_true", help="skip the naive stack")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=ROOT,
+        help="source tree whose gpufleet serve runs (an older checkout, for before/after)",
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-fleet-") as scratch:
+        work = Path(scratch)
+        nodes_argv = [sys.executable, str(HERE / "fleet_nodes.py"), "--workdir", str(work)]
+        sim = subprocess.Popen(nodes_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert sim.stdout is not None and sim.stdin is not None
+        announce = json.loads(sim.stdout.readline())
+        try:
+            sim_cpu0 = cpu_seconds(sim.pid)
+            ours = run_ours(args, work, announce)
+            sim_cpu = cpu_seconds(sim.pid) - sim_cpu0
+            naive = None if args.no_naive else run_naive(args, work, announce)
+        finally:
+            sim.stdin.close()
+            tail = sim.stdout.read().strip().splitlines()
+            sim.wait(60)
+        sent = json.loads(tail[-1])["sent"] if tail else {}
+    figures = summarise(args, ours, sent)
+    figures["simulator_cpu_s_during_ours"] = round(sim_cpu, 1)
+    if naive is not None:
+        figures["naive_cpu_pct"] = round(naive.core_pct, 1)
+        figures["naive_rss_mib"] = round(max(naive.rss), 1)
+        figures["naive_ratio"] = round(naive.core_pct / max(1e-9, figures["cpu_pct"]), 2)
+    figures["loadavg"] = os.getloadavg()
+    for key, value in figures.items():
+        print(f"{key:28s} {value}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

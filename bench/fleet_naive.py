@@ -1,0 +1,136 @@
+"""The naive controller of bench/bench_fleet.py, in its own process.
+
+What a first version of a fleet monitor does with the same nodes: asyncssh with its
+default cipher preference (chacha20-poly1305 first), ``json.loads`` per line, one
+``pl.concat`` of an 8-row frame per message onto the minute's history, labelled
+``prometheus_client`` Gauges set per GPU field and port counter on every message, and
+``generate_latest`` every 15 s as a scrape would.
+
+    python bench/fleet_naive.py --port P --key KEY --nodes N --progress FILE
+
+Rewrites FILE with ``{"seen": n}`` (nodes that sent a sample) every half second from
+a thread, so a saturated event loop still reports; runs until stdin closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import sys
+import threading
+from pathlib import Path
+
+import asyncssh
+import polars as pl
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from collectors.agent.fields import GPU_FIELDS, PORT_FIELDS
+
+SCRAPE_S = 15.0
+HISTORY_S = 10.0  # the in-memory frame is dropped (as if rolled up) this often
+
+
+class NaiveController:
+    """Per-message work, as the naive stack does it."""
+
+    def __init__(self) -> None:
+        registry = CollectorRegistry()
+        self.registry = registry
+        self.gpu = {
+            f: Gauge(f"naive_gpu_{f}", f, ["node", "gpu"], registry=registry) for f in GPU_FIELDS
+        }
+        self.port = {
+            f: Gauge(f"naive_port_{f}", f, ["node", "port"], registry=registry) for f in PORT_FIELDS
+        }
+        self.history: pl.DataFrame | None = None
+        self.history_from = 0.0
+        self.nodes_seen: set[str] = set()
+
+    def on_line(self, node: str, line: bytes) -> None:
+        message = json.loads(line)
+        if message.get("type") != "sample":
+            return
+        self.nodes_seen.add(node)
+        t = message["t"]
+        if t - self.history_from >= HISTORY_S:
+            self.history, self.history_from = None, t
+        rows = message["gpus"]
+        frame = pl.DataFrame(
+            {
+                "t": [t] * len(rows),
+                "node": [node] * len(rows),
+                "gpu": list(range(len(rows))),
+                **{f: [r[i] for r in rows] for i, f in enumerate(GPU_FIELDS)},
+            }
+        )
+        self.history = frame if self.history is None else pl.concat([self.history, frame])
+        for g, row in enumerate(rows):
+            for i, f in enumerate(GPU_FIELDS):
+                if row[i] is not None:
+                    self.gpu[f].labels(node, str(g)).set(row[i])
+        for p, row in enumerate(message["ports"]):
+            for i, f in enumerate(PORT_FIELDS):
+                if row[i] is not None:
+                    self.port[f].labels(node, str(p)).set(row[i])
+
+    async def scrapes(self) -> None:
+        while True:
+            await asyncio.sleep(SCRAPE_S)
+            generate_latest(self.registry)
+
+
+async def follow(
+    controller: NaiveController, name: str, port: int, key: str, gate: asyncio.Semaphore
+) -> None:
+    async with gate:
+        conn = await asyncssh.connect(
+            "127.0.0.1", port, username="bench", client_keys=[key], known_hosts=None,
+            encoding=None,
+        )  # fmt: skip
+    async with conn:
+        process = await conn.create_process("python3 agent.pyz --interval 1.0", encoding=None)
+        async for line in process.stdout:
+            controller.on_line(name, line)
+
+
+def report(controller: NaiveController, progress: Path, stop: threading.Event) -> None:
+    while not stop.wait(0.5):
+        progress.write_text(json.dumps({"seen": len(controller.nodes_seen)}))
+
+
+async def run(port: int, key: str, nodes: int, progress: Path) -> None:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    controller = NaiveController()
+    gate = asyncio.Semaphore(64)
+    tasks = [
+        asyncio.create_task(follow(controller, f"node-{i:05d}", port, key, gate))
+        for i in range(1, nodes + 1)
+    ]
+    house = asyncio.create_task(controller.scrapes())
+    stop = threading.Event()
+    reporter = threading.Thread(target=report, args=(controller, progress, stop), daemon=True)
+    reporter.start()
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    stop.set()
+    for task in [*tasks, house]:
+        task.cancel()
+    await asyncio.gather(*tasks, house, return_exceptions=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--nodes", type=int, required=True)
+    parser.add_argument("--progress", type=Path, required=True)
+    args = parser.parse_args()
+    asyncio.run(run(args.port, args.key, args.nodes, args.progress))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The controller's own work per tick, in one process: the robust half of bench_fleet.
+
+bench/bench_fleet.py measures the whole ``gpufleet serve`` process, which on a shared
+2-core machine mostly measures the neighbours when they are busy. This runs the same
+per-tick work without SSH and without waiting: N canned nodes' samples (the shape of
+bench/fleet_nodes.py) are decoded and ingested into a ``FleetRuntime``'s state, then
+``FleetRuntime.tick`` snapshots, records history and calls the listeners; the /metrics
+text is rendered every 15th tick. CPU is ``time.process_time`` (this process only), and
+every garbage collection is timed (``gc.callbacks``). The runtime's GC policy is applied
+as ``FleetRuntime.start`` applies it in the tree under test.
+
+Run it against two trees, interleaved, for before/after on the same machine state:
+
+    PYTHONPATH=OLD .venv/bin/python bench/fleet_tick.py --nodes 1000 --ticks 30
+    PYTHONPATH=.   .venv/bin/python bench/fleet_tick.py --nodes 1000 --ticks 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after PYTHONPATH's tree
+
+from fleet_nodes import CannedNode
+
+import fleet.runtime
+from collectors.protocol import decode_line
+from collectors.ssh.target import NodeTarget
+from collectors.updates import NodeMessage
+from fleet.config import Config
+from fleet.metrics.text import ExpositionRenderer
+from fleet.runtime import FleetRuntime
+
+T0 = 1.8e9
+SCRAPE_EVERY = 15
+
+
+class BenchRuntime(FleetRuntime):
+    """The real runtime, told that every node was tried (no SSH fleet is started)."""
+
+    @property
+    def ready(self) -> bool:
+        return True
+
+
+class Pauses:
+    """Every collection's generation and CPU time (thread CPU: a shared machine may
+    deschedule the process mid-collection, which wall time would count)."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.seen: list[tuple[int, float]] = []
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.thread_time()
+        else:
+            self.seen.append((info["generation"], time.thread_time() - self.started))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--ticks", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=8)
+    args = parser.parse_args()
+    names = [f"node-{i:05d}" for i in range(1, args.nodes + 1)]
+    runtime = BenchRuntime(
+        Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time
+    )
+    state = runtime._state  # the bench feeds the state as the SSH fleet would
+    renderer = ExpositionRenderer()
+    runtime.subscribe(lambda snapshot: None)  # a listener, as serve's logger
+    nodes = [CannedNode(i, 8, 8, 1.0) for i in range(args.nodes)]
+    total = args.warmup + args.ticks
+    lines = [[node.sample(T0 + k) for node in nodes] for k in range(1, total + 1)]
+    gc.freeze()  # what start() does first in every tree
+    young = getattr(fleet.runtime, "GC_YOUNG_THRESHOLD", None)
+    if young is not None:
+        gc.set_threshold(young, *gc.get_threshold()[1:])
+    for name, node in zip(names, nodes, strict=True):
+        state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
+    pauses = Pauses()
+    costs, scrapes = [], []
+    for k in range(1, total + 1):
+        if k == args.warmup + 1:
+            gc.callbacks.append(pauses)
+        started = time.process_time()
+        t = T0 + k
+        for name, line in zip(names, lines[k - 1], strict=True):
+            state.ingest(NodeMessage(name, decode_line(line), t + 0.01))
+        snapshot = runtime.tick(t + 0.5)
+        if k % SCRAPE_EVERY == 0:
+            began = time.process_time()
+            renderer.render(snapshot)
+            scrapes.append(time.process_time() - began)
+        if k > args.warmup:
+            costs.append(time.process_time() - started)
+    gc.callbacks.remove(pauses)
+    full = [s for g, s in pauses.seen if g == 2]
+    print(f"nodes {args.nodes}, ticks measured {len(costs)} (after {args.warmup} warm-up)")
+    median, mean = 1000 * statistics.median(costs), 1000 * statistics.mean(costs)
+    print(f"CPU per tick (ingest, tick, 1/15 scrape): median {median:.0f} ms, mean {mean:.0f} ms")
+    print(f"CPU per 1,000 messages: {1000 * sum(costs) / (len(costs) * args.nodes):.3f} s")
+    print(f"scrape render CPU: {[round(1000 * s) for s in scrapes]} ms")
+    print(f"GC: {len(pauses.seen)} collections, {len(full)} full; largest pause (CPU) "
+          f"{1000 * max((s for _, s in pauses.seen), default=0):.0f} ms, largest full "
+          f"{1000 * max(full, default=0):.0f} ms")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""The runtime freezes the heap once the fleet has settled (fleet.runtime.HeapFreezer)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from fleet.model import FleetSnapshot, NodeSnapshot
+from fleet.runtime import FULL_COLLECT_S, SETTLED_TICKS, HeapFreezer
+
+
+@pytest.fixture(autouse=True)
+def unfreeze() -> Iterator[None]:
+    yield
+    gc.unfreeze()  # give the test process its collector back
+
+
+def _fleet(t: float, streaming: int) -> FleetSnapshot:
+    nodes = tuple(NodeSnapshot(f"n{i}", status="streaming") for i in range(streaming))
+    return FleetSnapshot(taken_at=t, nodes=nodes)
+
+
+def test_freezes_after_the_streaming_count_held_still() -> None:
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    for t, streaming in enumerate([1, 2, 3, *[3] * SETTLED_TICKS]):
+        assert freezer.frozen_at is None and gc.get_freeze_count() == 0
+        freezer.observe(_fleet(float(t), streaming), every_node_tried=True)
+    assert freezer.frozen_at == float(2 + SETTLED_TICKS)
+    assert gc.get_freeze_count() > 0
+
+
+def test_waits_until_every_node_was_tried() -> None:
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    for t in range(3 * SETTLED_TICKS):
+        freezer.observe(_fleet(float(t), 4), every_node_tried=False)
+    assert freezer.frozen_at is None and gc.get_freeze_count() == 0
+    for t in range(3 * SETTLED_TICKS, 3 * SETTLED_TICKS + 2):
+        freezer.observe(_fleet(float(t), 4), every_node_tried=True)
+    assert freezer.frozen_at == float(3 * SETTLED_TICKS)
+
+
+def test_collects_what_is_not_frozen_every_period_once_frozen() -> None:
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    for t in range(SETTLED_TICKS + 2):
+        freezer.observe(_fleet(float(t), 2), every_node_tried=True)
+    frozen_at = freezer.frozen_at
+    assert frozen_at is not None and freezer.collected_at is None
+    full = gc.get_stats()[2]["collections"]
+    freezer.observe(_fleet(frozen_at + FULL_COLLECT_S - 1, 2), every_node_tried=True)
+    assert freezer.collected_at is None and gc.get_stats()[2]["collections"] == full
+    freezer.observe(_fleet(frozen_at + FULL_COLLECT_S, 2), every_node_tried=True)
+    assert freezer.collected_at == frozen_at + FULL_COLLECT_S
+    assert gc.get_stats()[2]["collections"] == full + 1
