@@ -96,7 +96,8 @@ class MainScreen(Screen[None]):
 
     # -- data --------------------------------------------------------------------------
     def watch_snapshot(self) -> None:
-        if self.is_mounted:
+        # Mounted is not enough: during start-up and teardown the children may be absent.
+        if self.is_mounted and self.query(FleetGrid):
             self.call_after_refresh(self._title_grid)  # after the grid has its new rows
             self._show_events()
 
@@ -110,7 +111,10 @@ class MainScreen(Screen[None]):
         panel.show(newest, self.snapshot.taken_at, len(session.entries))
 
     def _title_grid(self) -> None:
-        grid = self.query_one(FleetGrid)
+        grids = self.query(FleetGrid)
+        if not grids:  # the app closed between the snapshot and this refresh
+            return
+        grid = grids.first()
         total = len(self.snapshot.nodes) if self.snapshot is not None else 0
         order = "▲" if (grid.sort_key == "name") != grid.sort_reverse else "▼"
         parts = [f"Fleet · {len(grid.rows)}/{total} nodes", f"sort: {grid.sort_key} {order}"]

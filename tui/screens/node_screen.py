@@ -101,7 +101,8 @@ class NodeScreen(Screen[None]):
     def watch_node(self) -> None:
         # Not ``is_mounted``: a snapshot can land after the screen mounts but before its
         # children exist; the tables are ready once on_mount has set them up.
-        if self._ready:
+        # A screen being popped has lost its children while a snapshot is still applied.
+        if self._ready and self.query("#node-summary"):
             self._show_node()
 
     def _text(self, cell: Cell) -> Text:
