@@ -15,7 +15,7 @@ demo: $(BIN)/gpufleet
 
 # The test command sets up everything the tests start (sshd, Prometheus, VictoriaMetrics,
 # NATS, tmux) before running them, so it works as is on a fresh Debian machine.
-test: system-deps $(BIN)/gpufleet check pytest
+test: system-deps $(BIN)/gpufleet check pytest wheel-check
 
 system-deps:
 	bash scripts/install-system-deps.sh
@@ -33,7 +33,7 @@ layers:
 	$(BIN)/lint-imports
 
 pytest:
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n auto
 
 # Builds the wheel, installs it into a fresh venv (and pipx) and runs the demo from it.
 wheel-check:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests start for real, when missing: OpenSSH (sshd and
-# ssh -G as an oracle), Prometheus and promtool, VictoriaMetrics, NATS, tmux.
+# ssh -G as an oracle), Prometheus and promtool, VictoriaMetrics, NATS, tmux, and pipx
+# (the wheel check installs gpufleet with it as a user would).
 # Runs as root, or through sudo; does nothing when everything is present.
 set -euo pipefail
 
@@ -13,6 +14,7 @@ have promtool || need+=(prometheus)
 have victoria-metrics || need+=(victoria-metrics)
 have nats-server || have /usr/sbin/nats-server || need+=(nats-server)
 have tmux || need+=(tmux)
+have pipx || need+=(pipx)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 SUDO=""
