@@ -12,6 +12,7 @@ from collections.abc import Callable
 import asyncssh
 
 from collectors.protocol import Error, Hello, ProtocolError, Sample, decode_line
+from collectors.sanitize import clean_text
 from collectors.ssh.connect import connect_node
 from collectors.ssh.errors import classify
 from collectors.ssh.options import SshOptions
@@ -23,6 +24,10 @@ from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange, Update
 log = logging.getLogger(__name__)
 
 _CLOSE_TIMEOUT = 2.0
+# Distinct protocol errors logged per node: a node repeating its garbage on every
+# reconnect costs one log line, not one per reconnect.
+_LOGGED_ERRORS_PER_NODE = 8
+_REASON_CHARS = 1000
 
 
 def agent_command(target: NodeTarget, remote_path: str) -> str:
@@ -68,6 +73,7 @@ class NodeSession:
         self.last_sample: float | None = None
         self._channel: AgentChannel | None = None
         self._sink_failed = False
+        self._logged_errors: set[str] = set()
 
     async def run(self) -> None:
         """Connect and stream until cancelled, retrying with backoff."""
@@ -140,6 +146,7 @@ class NodeSession:
         try:
             message = decode_line(line)
         except ProtocolError as exc:
+            self._log_protocol_error(exc)
             if self._channel is not None:
                 self._channel.fail(exc)
             return
@@ -155,6 +162,13 @@ class NodeSession:
             self._set("agent-error", f"agent error {message.code}: {message.message}")
         self._deliver(NodeMessage(self.target.name, message, now))
 
+    def _log_protocol_error(self, exc: ProtocolError) -> None:
+        reason = str(exc)  # already clean and bounded
+        if reason in self._logged_errors or len(self._logged_errors) >= _LOGGED_ERRORS_PER_NODE:
+            return
+        self._logged_errors.add(reason)
+        log.warning("node %s: protocol error: %s", self.target.name, reason)
+
     def check_stale(self, now: float, stale_after: float) -> None:
         """Mark the node ``stale`` when its channel is open but samples stopped."""
         if self.streaming_since is None or self.status is None:
@@ -167,6 +181,8 @@ class NodeSession:
             self._set("stale", f"no sample for {now - last:.1f} s")
 
     def _set(self, status: NodeStatus, reason: str) -> None:
+        # Reasons quote exceptions, stderr and agent strings: one more pass costs nothing.
+        reason = clean_text(reason, _REASON_CHARS)
         current = self.status
         if current is not None and current.status == status and current.reason == reason:
             return
