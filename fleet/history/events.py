@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 
 import polars as pl
@@ -27,9 +27,11 @@ _MIN_MS = -62_135_596_800_000
 _MAX_MS = 253_402_300_799_999
 _GPU_MAX = 65_535
 _CODE_MAX = (1 << 63) - 1
-_LOGGED_LIMIT = 64  # distinct problems logged per process, so a flood stays bounded
+# The (node, problem) pairs logged most recently: a node repeating its problem logs
+# once, while the memory of it stays bounded however many nodes misbehave.
+_LOGGED_KEPT = 256
 
-_logged: set[str] = set()
+_logged: OrderedDict[str, None] = OrderedDict()
 
 
 def to_frame(events: Sequence[EventRecord]) -> pl.DataFrame:
@@ -108,7 +110,10 @@ def _fits(event: EventRecord) -> bool:
 
 def _drop(event: EventRecord, problem: str) -> None:
     key = f"{event.node}\0{problem}"
-    if key in _logged or len(_logged) >= _LOGGED_LIMIT:
+    if key in _logged:
+        _logged.move_to_end(key)
         return
-    _logged.add(key)
+    _logged[key] = None
+    if len(_logged) > _LOGGED_KEPT:
+        _logged.popitem(last=False)
     log.warning("event of node %s not recorded: %s", event.node, problem[:200])
