@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -84,7 +85,7 @@ def test_raw_control_bytes_in_utf8_are_cleaned_too() -> None:
 
 def test_protocol_error_messages_are_clean_and_bounded() -> None:
     hostile_type = "\x1b]52;c;" + "A" * 1000
-    line = ('{"v":1,"type":"%s","t":1}' % hostile_type).encode()
+    line = ('{"v":1,"type":' + json.dumps(hostile_type) + ',"t":1}').encode()
     with pytest.raises(ProtocolError) as caught:
         decode_line(line)
     message = str(caught.value)
