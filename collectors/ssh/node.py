@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 import random
-import shlex
 from collections.abc import Callable
 
 import asyncssh
@@ -18,7 +17,14 @@ from collectors.ssh.errors import classify
 from collectors.ssh.options import SshOptions
 from collectors.ssh.stream import AgentChannel
 from collectors.ssh.target import NodeTarget
-from collectors.ssh.upload import agent_missing, ensure_uploaded, remote_file
+from collectors.ssh.upload import (
+    agent_mismatch,
+    agent_missing,
+    ensure_uploaded,
+    remote_file,
+    sha256_hex,
+    verified_run_command,
+)
 from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange, UpdateSink
 
 log = logging.getLogger(__name__)
@@ -30,18 +36,20 @@ _LOGGED_ERRORS_PER_NODE = 8
 _REASON_CHARS = 1000
 
 
-def agent_command(target: NodeTarget, remote_path: str) -> str:
-    """The remote command line that runs the agent, every piece shell-quoted."""
-    argv = [
-        target.python,
-        remote_path,
+def agent_command(target: NodeTarget, remote_path: str, digest: str) -> str:
+    """The remote command line that runs the agent, every piece shell-quoted.
+
+    The node runs it only when the file's SHA-256 is ``digest`` (see
+    :func:`collectors.ssh.upload.verified_run_command`).
+    """
+    args = [
         "--interval",
         repr(float(target.interval)),
         "--slow-interval",
         repr(float(target.slow_interval)),
         *target.agent_args,
     ]
-    return " ".join(shlex.quote(arg) for arg in argv)
+    return verified_run_command(target.python, remote_path, digest, args)
 
 
 class NodeSession:
@@ -64,6 +72,7 @@ class NodeSession:
         self._sink = sink
         self._options = options
         self._bundle = bundle
+        self._digest = sha256_hex(bundle[1])  # once: the node checks the file against it
         self._connects = connects
         self._clock = clock
         self._jitter = random.Random()
@@ -112,13 +121,18 @@ class NodeSession:
         """
         name, content = self._bundle
         directory = self.target.remote_cache_dir
-        command = agent_command(self.target, remote_file(directory, name))
+        command = agent_command(self.target, remote_file(directory, name), self._digest)
         failures = 0
         uploaded = False
         while True:
             ended = await self._agent_once(conn, command)
-            if not uploaded and agent_missing(ended):
-                await ensure_uploaded(conn, name, content, directory)
+            mismatch = agent_mismatch(ended)
+            if not uploaded and (mismatch or agent_missing(ended)):
+                if mismatch:
+                    log.warning("node %s: %s; uploading it again", self.target.name, ended)
+                await ensure_uploaded(
+                    conn, name, content, directory, replace=mismatch, python=self.target.python
+                )
                 uploaded = True
                 continue
             status, reason, expected = classify(ended)
