@@ -10,6 +10,7 @@ import platformdirs
 from pydantic import ValidationError
 
 from collectors.errors import FleetError
+from collectors.sanitize import clean_text
 from collectors.limits import (
     MAX_CONFIG_BYTES,
     InputLimitError,
@@ -68,7 +69,8 @@ def _describe(exc: ValidationError, source: str) -> str:
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {_bounded(repr(got))})"
             lines.append(f"{source}: key '{key}': {err['msg']}{shown}")
-    return "\n".join(lines)
+    # One line per problem, whatever a key or value holds (a key may contain a newline).
+    return "\n".join(clean_text(line, 1000) for line in lines)
 
 
 def _bounded(text: str, limit: int = 120) -> str:
