@@ -10,13 +10,13 @@ import platformdirs
 from pydantic import ValidationError
 
 from collectors.errors import FleetError
-from collectors.sanitize import clean_text
 from collectors.limits import (
     MAX_CONFIG_BYTES,
     InputLimitError,
     loads_bounded_toml,
     read_bounded_text,
 )
+from collectors.sanitize import clean_text
 from fleet.config.model import Config
 
 
