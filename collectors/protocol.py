@@ -4,40 +4,68 @@ The agent (Python 3.8, stdlib only) writes these messages with ``json``; the
 controller decodes each line straight into one of the structs below with msgspec,
 which rejects anything that is not valid protocol. ``docs/protocol.md`` is the
 user-facing description; field orders live in :mod:`collectors.agent.fields`.
+
+A node is hostile: every value is checked here, once, so no sink downstream (state,
+history, /metrics, the terminal) can be made to raise or misbehave by node data.
+Ranges and sizes are declared on the structs (``Annotated`` msgspec constraints);
+what msgspec cannot declare (integers beyond int64, invalid UTF-8, escape
+sequences in strings) is checked in :func:`decode_line`. Every violation is a
+:class:`ProtocolError`, never another exception.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
 from collectors.agent.fields import PROTOCOL_VERSION
+from collectors.sanitize import clean_text, is_clean
 
 # A line longer than this is not protocol: the node is marked protocol-error.
 MAX_LINE_BYTES = 1 << 20
+
+# 9999-12-31T23:59:59Z: the last instant a datetime (and the history's ms column) holds.
+MAX_EPOCH_S = 253_402_300_799.0
+INT64_MAX = (1 << 63) - 1
+UINT64_MAX = (1 << 64) - 1
+# Floats beyond this are no reading NVML or sysfs gives; rejecting them keeps every
+# arithmetic downstream (MiB to bytes, rates) finite and inside uint64 columns.
+MAX_FLOAT = float(1 << 53)
+
+Index = Annotated[int, msgspec.Meta(ge=0, le=65535)]  # a GPU index (history: UInt16)
+Count = Annotated[int, msgspec.Meta(ge=0, le=INT64_MAX)]
+Time = Annotated[float, msgspec.Meta(ge=0.0, le=MAX_EPOCH_S)]
+Period = Annotated[float, msgspec.Meta(gt=0.0, le=86_400.0)]
+Watts = Annotated[float, msgspec.Meta(ge=0.0, le=1e6)]
+Word = Annotated[str, msgspec.Meta(max_length=64)]  # kinds, codes, field names
+Name = Annotated[str, msgspec.Meta(max_length=256)]  # names, UUIDs, versions
+Text = Annotated[str, msgspec.Meta(max_length=4096)]  # details and messages
+Fields = Annotated[list[Word], msgspec.Meta(max_length=512)]
+MAX_GPUS = 1024
+MAX_PORTS = 4096
 
 
 class GpuInfo(msgspec.Struct, frozen=True):
     """Static facts about one GPU, sent once in ``hello``."""
 
-    index: int
-    uuid: str
-    name: str
-    serial: str | None = None
-    pci_bus_id: str | None = None
-    memory_total_bytes: int | None = None
-    power_limit_w: float | None = None
-    nvlinks: int = 0
+    index: Index
+    uuid: Name
+    name: Name
+    serial: Name | None = None
+    pci_bus_id: Name | None = None
+    memory_total_bytes: Count | None = None
+    power_limit_w: Watts | None = None
+    nvlinks: Annotated[int, msgspec.Meta(ge=0, le=255)] = 0
 
 
 class PortInfo(msgspec.Struct, frozen=True):
     """One InfiniBand / RoCE / EFA port (``kind`` ib|roce|efa) or Ethernet NIC (``eth``)."""
 
-    name: str  # "mlx5_0/1" for an HCA port, the interface name for a NIC
-    kind: str
-    link_layer: str | None = None  # "InfiniBand" or "Ethernet"
-    netdev: str | None = None
+    name: Name  # "mlx5_0/1" for an HCA port, the interface name for a NIC
+    kind: Word
+    link_layer: Word | None = None  # "InfiniBand" or "Ethernet"
+    netdev: Name | None = None
     # Width of the PMA data/packet counters: 64 (extended), 32, or None (unknown/none).
     data_bits: Annotated[int, msgspec.Meta(ge=8, le=64)] | None = None
 
@@ -46,70 +74,92 @@ class Hello(msgspec.Struct, frozen=True, tag_field="type", tag="hello"):
     """First message of every session: who the node is and the field orders used."""
 
     v: int
-    t: float
-    agent: str
-    host: str
-    interval: float
-    slow_interval: float
-    gpu_fields: list[str]
-    gpu_slow_fields: list[str]
-    port_fields: list[str]
-    nic_fields: list[str]
-    gpus: list[GpuInfo] = []
-    ports: list[PortInfo] = []  # HCA ports, in the order of ``Sample.ports``
-    nics: list[PortInfo] = []  # Ethernet NICs, in the order of ``Sample.nics``
-    driver: str | None = None
-    cuda: str | None = None
-    nvml: str | None = None
-    python: str | None = None
+    t: Time
+    agent: Name
+    host: Name
+    interval: Period
+    slow_interval: Period
+    gpu_fields: Fields
+    gpu_slow_fields: Fields
+    port_fields: Fields
+    nic_fields: Fields
+    gpus: Annotated[list[GpuInfo], msgspec.Meta(max_length=MAX_GPUS)] = []
+    # HCA ports, in the order of ``Sample.ports``
+    ports: Annotated[list[PortInfo], msgspec.Meta(max_length=MAX_PORTS)] = []
+    # Ethernet NICs, in the order of ``Sample.nics``
+    nics: Annotated[list[PortInfo], msgspec.Meta(max_length=MAX_PORTS)] = []
+    driver: Name | None = None
+    cuda: Name | None = None
+    nvml: Name | None = None
+    python: Name | None = None
     # Fields a GPU cannot report at all (e.g. GPM before Hopper), by GPU index:
     # sent as null in every sample without repeating the error.
-    unsupported: dict[str, list[str]] = {}
+    unsupported: Annotated[dict[Word, Fields], msgspec.Meta(max_length=MAX_GPUS)] = {}
 
 
-Value = int | float | None
+# Integers are checked against uint64/int64 after decoding (msgspec bounds stop at
+# int64); floats are bounded here.
+Value = int | Annotated[float, msgspec.Meta(ge=-MAX_FLOAT, le=MAX_FLOAT)] | None
+Row = Annotated[list[Value], msgspec.Meta(max_length=512)]
 
 
 class Sample(msgspec.Struct, frozen=True, tag_field="type", tag="sample"):
     """One tick. ``gpus[i]`` follows ``Hello.gpu_fields`` and is null for a lost GPU."""
 
     v: int
-    t: float
-    seq: int
-    gpus: list[list[Value] | None]
-    ports: list[list[Value]] = []
-    nics: list[list[Value]] = []
-    lost: list[int] = []  # GPU indexes that raised NVMLError_GpuIsLost
+    t: Time
+    seq: Count
+    gpus: Annotated[list[Row | None], msgspec.Meta(max_length=MAX_GPUS)]
+    ports: Annotated[list[Row], msgspec.Meta(max_length=MAX_PORTS)] = []
+    nics: Annotated[list[Row], msgspec.Meta(max_length=MAX_PORTS)] = []
+    # GPU indexes that raised NVMLError_GpuIsLost
+    lost: Annotated[list[Index], msgspec.Meta(max_length=MAX_GPUS)] = []
     # {"<gpu index>": {"<field>": "NVMLError_Xxx"}} for fields that failed this tick.
-    errs: dict[str, dict[str, str]] = {}
+    errs: Annotated[
+        dict[Word, Annotated[dict[Word, Word], msgspec.Meta(max_length=512)]],
+        msgspec.Meta(max_length=MAX_GPUS),
+    ] = {}
     # Present on slow ticks only: per GPU, values in ``Hello.gpu_slow_fields`` order.
-    slow: list[list[Value] | None] | None = None
+    slow: Annotated[list[Row | None], msgspec.Meta(max_length=MAX_GPUS)] | None = None
     # Present on slow ticks only: per GPU, per link, values in NVLINK_FIELDS order.
-    links: list[list[list[Value]] | None] | None = None
+    links: (
+        Annotated[
+            list[Annotated[list[Row], msgspec.Meta(max_length=64)] | None],
+            msgspec.Meta(max_length=MAX_GPUS),
+        ]
+        | None
+    ) = None
     # Present on slow ticks only: per port, hw_counters by name (mlx5 / EFA).
-    hw: list[dict[str, int]] | None = None
+    hw: (
+        Annotated[
+            list[Annotated[dict[Word, int], msgspec.Meta(max_length=512)]],
+            msgspec.Meta(max_length=MAX_PORTS),
+        ]
+        | None
+    ) = None
 
 
 class Event(msgspec.Struct, frozen=True, tag_field="type", tag="event"):
     """Something happened: an XID, an ECC event, a GPU lost, a recovery action."""
 
     v: int
-    t: float
-    kind: str  # "xid" | "dbe" | "sbe" | "gpu_lost" | "recovery_action" | "remap" | other NVML event
-    gpu: int | None = None
-    uuid: str | None = None
-    code: int | None = None  # the XID for kind "xid"
-    detail: str = ""
+    t: Time
+    # "xid" | "dbe" | "sbe" | "gpu_lost" | "recovery_action" | "remap" | other NVML event
+    kind: Word
+    gpu: Index | None = None
+    uuid: Name | None = None
+    code: Count | None = None  # the XID for kind "xid"
+    detail: Text = ""
 
 
 class Error(msgspec.Struct, frozen=True, tag_field="type", tag="error"):
     """A problem the agent survived (or, with ``fatal``, did not)."""
 
     v: int
-    t: float
-    code: str  # e.g. "NVMLError_LibraryNotFound"
-    message: str = ""
-    gpu: int | None = None
+    t: Time
+    code: Word  # e.g. "NVMLError_LibraryNotFound"
+    message: Text = ""
+    gpu: Index | None = None
     fatal: bool = False
 
 
@@ -117,8 +167,8 @@ class Bye(msgspec.Struct, frozen=True, tag_field="type", tag="bye"):
     """The agent is exiting on purpose."""
 
     v: int
-    t: float
-    reason: str = ""
+    t: Time
+    reason: Text = ""
 
 
 Message = Hello | Sample | Event | Error | Bye
@@ -127,14 +177,18 @@ _decoder = msgspec.json.Decoder(Message)
 
 
 class ProtocolError(ValueError):
-    """A line that is not protocol v1."""
+    """A line that is not protocol v1 (the message is clean, bounded text)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(clean_text(message, 300))
 
 
 def decode_line(line: bytes | str) -> Message:
-    """Decode one agent line into its typed message.
+    """Decode one agent line into its typed, validated and sanitised message.
 
     Raises:
-        ProtocolError: the line is too long, not JSON, of an unknown type or version.
+        ProtocolError: the line is too long, not UTF-8, not JSON, of an unknown type
+            or version, or holds a value outside its range or size.
     """
     if len(line) > MAX_LINE_BYTES:
         raise ProtocolError(f"line of {len(line)} bytes exceeds the {MAX_LINE_BYTES}-byte cap")
@@ -142,6 +196,86 @@ def decode_line(line: bytes | str) -> Message:
         message = _decoder.decode(line)
     except msgspec.DecodeError as exc:
         raise ProtocolError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     if message.v != PROTOCOL_VERSION:
         raise ProtocolError(f"protocol version {message.v}, expected {PROTOCOL_VERSION}")
+    if _may_hold_big_integers(line if isinstance(line, bytes) else line.encode()):
+        where = _out_of_range(message)
+        if where is not None:
+            raise ProtocolError(f"integer out of the 64-bit range - at `${where}`")
+    if not _plain(line):
+        message = _cleaned(message)
     return message
+
+
+# An integer outside -2^63..2^64-1 has at least twenty digits, or a minus and
+# nineteen: lines without such a run (all of them, in practice) skip the walk over
+# every value. Mapping every digit to "0" and searching for the run is a C-speed pass
+# (a regex backtracks on every digit).
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_TWENTY_DIGITS = b"0" * 20
+_MINUS_NINETEEN_DIGITS = b"-" + b"0" * 19
+INT64_MIN = -(1 << 63)
+
+
+def _may_hold_big_integers(line: bytes) -> bool:
+    digits = line.translate(_DIGITS_AS_ZERO)
+    return digits.find(_TWENTY_DIGITS) >= 0 or digits.find(_MINUS_NINETEEN_DIGITS) >= 0
+
+
+def _out_of_range(value: Any) -> str | None:
+    """The path (``[3].x``) to an integer outside int64 and uint64 in ``value``, or None."""
+    if type(value) is int:
+        return None if INT64_MIN <= value <= UINT64_MAX else ""
+    items: Any
+    if type(value) is list:
+        items = enumerate(value)
+    elif type(value) is dict:
+        items = value.items()
+    elif isinstance(value, msgspec.Struct):
+        items = ((name, getattr(value, name)) for name in value.__struct_fields__)
+    else:
+        return None
+    for key, item in items:
+        kind = type(item)
+        found: str | None = ""
+        if kind is int:  # inline: most values are ints, and a call each is what costs
+            if INT64_MIN <= item <= UINT64_MAX:
+                continue
+        elif kind is float or item is None:
+            continue
+        else:
+            found = _out_of_range(item)
+            if found is None:
+                continue
+        step = f"[{key}]" if type(key) is int else f".{key}"
+        return step + (found or "")
+    return None
+
+
+def _plain(line: bytes | str) -> bool:
+    # JSON can carry a control or bidi character only as a \u escape (or \n, \t...),
+    # as a raw DEL or as non-ASCII UTF-8: a line with none of them needs no cleaning.
+    if isinstance(line, str):
+        return line.isascii() and "\\" not in line and "\x7f" not in line
+    return line.isascii() and b"\\" not in line and b"\x7f" not in line
+
+
+def _cleaned(value: Any) -> Any:
+    """``value`` with every string passed through :func:`clean_text` (shared when clean)."""
+    if isinstance(value, str):
+        return value if is_clean(value) else clean_text(value)
+    if isinstance(value, list):
+        return [_cleaned(item) for item in value]
+    if isinstance(value, dict):
+        return {_cleaned(key): _cleaned(item) for key, item in value.items()}
+    if isinstance(value, msgspec.Struct):
+        changes = {}
+        for name in value.__struct_fields__:
+            old = getattr(value, name)
+            new = _cleaned(old)
+            if new is not old:
+                changes[name] = new
+        return msgspec.structs.replace(value, **changes) if changes else value
+    return value

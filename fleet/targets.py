@@ -19,13 +19,14 @@ def fleet_hosts(
     Raises:
         ConfigError: the hostfile cannot be read or has a bad line.
     """
-    names = expand_hosts(section.hosts)
+    names = expand_hosts(section.hosts, section.max_hosts)
     if section.hostfile is not None:
         path = Path(os.path.expanduser(section.hostfile))
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
-            names = expand_hosts([*names, *read_hostfile(path)])
+            listed = read_hostfile(path, section.max_hosts)
+            names = expand_hosts([*names, *listed], section.max_hosts)
         except InventoryError as exc:
             raise ConfigError(f"{source}: key 'fleet.hostfile': {exc}") from None
     return names
@@ -48,7 +49,10 @@ def targets_from_config(
     """
     names = fleet_hosts(section, base_dir, source)
     # Each override's hosts expanded once: matching per name would re-expand per host.
-    overrides = [(set(expand_hosts([key])), key, o) for key, o in section.overrides.items()]
+    overrides = [
+        (set(expand_hosts([key], section.max_hosts)), key, o)
+        for key, o in section.overrides.items()
+    ]
     for hosts, key, _ in overrides:
         if hosts.isdisjoint(names):
             raise ConfigError(

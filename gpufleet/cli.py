@@ -12,6 +12,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from collectors.errors import FleetError
+from collectors.sim.scenario import ScenarioError
 from gpufleet import __version__
 from gpufleet.commands import check, demo, export, init, probe, serve, sla, watch
 from gpufleet.commands import help as help_command
@@ -38,7 +40,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not first or (first.startswith("-") and first not in ("-h", "--help", "--version")):
         args_list.insert(0, "watch")  # watch is the default command
     args = parser.parse_args(args_list)
-    status: int = args.func(args)
+    try:
+        status: int = args.func(args)
+    except (FleetError, ScenarioError) as exc:
+        # Bad input (config, hostfile, scenario) is the operator's to fix: one line
+        # naming where, never a traceback. Anything else is a bug and keeps its trace.
+        print(f"gpufleet: {exc}", file=sys.stderr)
+        return 2
     return status
 
 

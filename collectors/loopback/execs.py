@@ -26,9 +26,25 @@ SAMPLE_ONCE = "gpufleet-sample-once"
 _TERMINATE_GRACE = 3.0
 
 
+def agent_script_index(argv: list[str]) -> int | None:
+    """Where the agent zipapp's path is in ``argv``, or None when it does not run the agent.
+
+    Either ``<python> .../agent-<sha>.pyz ...`` or the controller's hash-checking
+    bootstrap, ``<python> -c <code> .../agent-<sha>.pyz <sha256> ...``.
+    """
+    for index in (1, 3):
+        if (
+            len(argv) > index
+            and fnmatch.fnmatch(posixpath.basename(argv[index]), "agent-*.pyz")
+            and (index == 1 or argv[1] == "-c")
+        ):
+            return index
+    return None
+
+
 def is_agent_command(argv: list[str]) -> bool:
-    """Whether the command runs the agent zipapp (``<python> .../agent-<sha>.pyz ...``)."""
-    return len(argv) >= 2 and fnmatch.fnmatch(posixpath.basename(argv[1]), "agent-*.pyz")
+    """Whether the command runs the agent zipapp (directly or through the bootstrap)."""
+    return agent_script_index(argv) is not None
 
 
 def _option(argv: list[str], name: str, default: float) -> float:
@@ -91,7 +107,7 @@ class ExecHandler:
             process.stdout.write(SampleMaker(self._gpus).line(time.time()))
             process.exit(0)
         elif is_agent_command(argv) and self._mode == "canned":
-            script = self._localise(node, argv)[1]
+            script = self._localise(node, argv)[agent_script_index(argv) or 1]
             if (node.home / script).is_file():
                 await CannedAgent(node, process, self._gpus, argv).run()
             else:  # what Python says, so the client's upload-when-missing path is exercised
@@ -112,10 +128,11 @@ class ExecHandler:
     @staticmethod
     def _localise(node: LoopbackNode, argv: list[str]) -> list[str]:
         # SFTP is jailed in the node's home: an absolute remote path lives under it.
-        script = argv[1]
+        index = agent_script_index(argv) or 1
+        script = argv[index]
         if script.startswith("/"):
             script = str(node.home / script.lstrip("/"))
-        return [argv[0], script, *argv[2:]]
+        return [*argv[:index], script, *argv[index + 1 :]]
 
 
 async def run_local(

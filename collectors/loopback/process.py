@@ -49,6 +49,12 @@ class LoopbackProcess:
                 self._process.kill()
             await self._process.wait()
 
+    async def drop(self, names: list[str]) -> None:
+        """Cut these nodes' connections on the server side, as a dead link would."""
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write(("drop " + " ".join(names) + "\n").encode())
+        await self._process.stdin.drain()
+
     def targets(self, **overrides: Any) -> list[NodeTarget]:
         """One target per served node, trusting the server's generated host key."""
         base = NodeTarget(

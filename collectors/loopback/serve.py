@@ -2,7 +2,8 @@
 
 Benchmarks measure the client's CPU with ``getrusage``; the simulated nodes must not
 share its process. Prints one JSON line (ports, key and known_hosts paths) once every
-node listens, then serves until stdin closes.
+node listens, then serves until stdin closes. A line ``drop NAME...`` on stdin cuts
+those nodes' connections at once, as a dead link would (the soak's flapping).
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ async def serve(nodes: int, gpus: int, mode: str) -> None:
         }
         print(json.dumps(announce), flush=True)
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, sys.stdin.read)
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            command, *names = line.split()
+            if command == "drop":
+                for name in names:
+                    if name in fleet.nodes:
+                        fleet.nodes[name].drop_connections()
 
 
 def main() -> None:

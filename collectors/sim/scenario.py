@@ -45,6 +45,10 @@ _COMMON_KEYS = frozenset({"kind", "node", "gpu", "port", "at", "until"})
 PORTS_PER_NODE = 8
 
 
+# A scenario of a thousand faults is ~100 kB.
+MAX_SCENARIO_BYTES = 1 << 20
+
+
 class ScenarioError(ValueError):
     """A scenario file or table is not valid; the message names file and position."""
 
@@ -167,9 +171,17 @@ def load_scenario(path: Path | None) -> Scenario:
     if path is None:
         return Scenario()
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # Read up to the cap, never whole: the path may be /dev/zero or a huge log.
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_SCENARIO_BYTES + 1)
     except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read scenario: {exc.strerror or exc}") from exc
+        raise ScenarioError(f"{path}: cannot read scenario: {exc.strerror or exc}") from None
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"{path}: scenario larger than the {MAX_SCENARIO_BYTES}-byte cap")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: scenario is not UTF-8 (byte {exc.start})") from None
     return parse_scenario(text, source=str(path))
 
 
@@ -178,7 +190,9 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{source}: not valid TOML: {exc}") from exc
+        raise ScenarioError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{source}: tables or arrays nested too deeply") from None
     unknown = set(doc) - {"fault", "nodes", "gpus"}
     if unknown:
         raise ScenarioError(

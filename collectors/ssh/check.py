@@ -17,7 +17,7 @@ from collectors.ssh.node import agent_command
 from collectors.ssh.options import SshOptions
 from collectors.ssh.stream import AgentChannel
 from collectors.ssh.target import NodeTarget
-from collectors.ssh.upload import ensure_uploaded
+from collectors.ssh.upload import ensure_uploaded, sha256_hex
 from collectors.updates import NodeStatus
 
 log = logging.getLogger(__name__)
@@ -55,8 +55,11 @@ async def check_node(
         return _failed(target, exc)
     try:
         name, content = bundle
-        path = await ensure_uploaded(conn, name, content, target.remote_cache_dir)
-        hello = await _first_hello(conn, agent_command(target, path), hello_within)
+        path = await ensure_uploaded(
+            conn, name, content, target.remote_cache_dir, python=target.python
+        )
+        command = agent_command(target, path, sha256_hex(content))
+        hello = await _first_hello(conn, command, hello_within)
         return NodeCheck(target.name, hello, "streaming", f"agent {hello.agent} said hello")
     except Exception as exc:
         return _failed(target, exc)

@@ -6,37 +6,50 @@ import asyncio
 import contextlib
 import logging
 import random
-import shlex
 from collections.abc import Callable
 
 import asyncssh
 
 from collectors.protocol import Error, Hello, ProtocolError, Sample, decode_line
+from collectors.sanitize import clean_text
 from collectors.ssh.connect import connect_node
 from collectors.ssh.errors import classify
 from collectors.ssh.options import SshOptions
 from collectors.ssh.stream import AgentChannel
 from collectors.ssh.target import NodeTarget
-from collectors.ssh.upload import agent_missing, ensure_uploaded, remote_file
+from collectors.ssh.upload import (
+    agent_mismatch,
+    agent_missing,
+    ensure_uploaded,
+    remote_file,
+    sha256_hex,
+    verified_run_command,
+)
 from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange, UpdateSink
 
 log = logging.getLogger(__name__)
 
 _CLOSE_TIMEOUT = 2.0
+# Distinct protocol errors logged per node: a node repeating its garbage on every
+# reconnect costs one log line, not one per reconnect.
+_LOGGED_ERRORS_PER_NODE = 8
+_REASON_CHARS = 1000
 
 
-def agent_command(target: NodeTarget, remote_path: str) -> str:
-    """The remote command line that runs the agent, every piece shell-quoted."""
-    argv = [
-        target.python,
-        remote_path,
+def agent_command(target: NodeTarget, remote_path: str, digest: str) -> str:
+    """The remote command line that runs the agent, every piece shell-quoted.
+
+    The node runs it only when the file's SHA-256 is ``digest`` (see
+    :func:`collectors.ssh.upload.verified_run_command`).
+    """
+    args = [
         "--interval",
         repr(float(target.interval)),
         "--slow-interval",
         repr(float(target.slow_interval)),
         *target.agent_args,
     ]
-    return " ".join(shlex.quote(arg) for arg in argv)
+    return verified_run_command(target.python, remote_path, digest, args)
 
 
 class NodeSession:
@@ -59,6 +72,7 @@ class NodeSession:
         self._sink = sink
         self._options = options
         self._bundle = bundle
+        self._digest = sha256_hex(bundle[1])  # once: the node checks the file against it
         self._connects = connects
         self._clock = clock
         self._jitter = random.Random()
@@ -68,6 +82,7 @@ class NodeSession:
         self.last_sample: float | None = None
         self._channel: AgentChannel | None = None
         self._sink_failed = False
+        self._logged_errors: set[str] = set()
 
     async def run(self) -> None:
         """Connect and stream until cancelled, retrying with backoff."""
@@ -106,13 +121,18 @@ class NodeSession:
         """
         name, content = self._bundle
         directory = self.target.remote_cache_dir
-        command = agent_command(self.target, remote_file(directory, name))
+        command = agent_command(self.target, remote_file(directory, name), self._digest)
         failures = 0
         uploaded = False
         while True:
             ended = await self._agent_once(conn, command)
-            if not uploaded and agent_missing(ended):
-                await ensure_uploaded(conn, name, content, directory)
+            mismatch = agent_mismatch(ended)
+            if not uploaded and (mismatch or agent_missing(ended)):
+                if mismatch:
+                    log.warning("node %s: %s; uploading it again", self.target.name, ended)
+                await ensure_uploaded(
+                    conn, name, content, directory, replace=mismatch, python=self.target.python
+                )
                 uploaded = True
                 continue
             status, reason, expected = classify(ended)
@@ -140,6 +160,7 @@ class NodeSession:
         try:
             message = decode_line(line)
         except ProtocolError as exc:
+            self._log_protocol_error(exc)
             if self._channel is not None:
                 self._channel.fail(exc)
             return
@@ -155,6 +176,13 @@ class NodeSession:
             self._set("agent-error", f"agent error {message.code}: {message.message}")
         self._deliver(NodeMessage(self.target.name, message, now))
 
+    def _log_protocol_error(self, exc: ProtocolError) -> None:
+        reason = str(exc)  # already clean and bounded
+        if reason in self._logged_errors or len(self._logged_errors) >= _LOGGED_ERRORS_PER_NODE:
+            return
+        self._logged_errors.add(reason)
+        log.warning("node %s: protocol error: %s", self.target.name, reason)
+
     def check_stale(self, now: float, stale_after: float) -> None:
         """Mark the node ``stale`` when its channel is open but samples stopped."""
         if self.streaming_since is None or self.status is None:
@@ -167,6 +195,8 @@ class NodeSession:
             self._set("stale", f"no sample for {now - last:.1f} s")
 
     def _set(self, status: NodeStatus, reason: str) -> None:
+        # Reasons quote exceptions, stderr and agent strings: one more pass costs nothing.
+        reason = clean_text(reason, _REASON_CHARS)
         current = self.status
         if current is not None and current.status == status and current.reason == reason:
             return

@@ -9,9 +9,14 @@ from collections.abc import Callable
 import asyncssh
 
 from collectors.protocol import MAX_LINE_BYTES, ProtocolError
+from collectors.sanitize import clean_text
 from collectors.ssh.errors import AgentExited
 
 _STDERR_LINES_KEPT = 5
+# The agent's stderr becomes the node's status reason, shown in the dashboard and logs:
+# bounded per line and per chunk so a crashing (or hostile) agent cannot flood either.
+_STDERR_LINE_CHARS = 300
+_STDERR_CHUNK_BYTES = 8192
 
 
 class AgentChannel(asyncssh.SSHClientSession[bytes]):
@@ -37,8 +42,12 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         """Split stdout into lines; keep the last few stderr lines for the exit reason."""
         if datatype == asyncssh.EXTENDED_DATA_STDERR:
-            text = data.decode("utf-8", "replace").strip()
-            self._stderr.extend(line for line in text.splitlines() if line.strip())
+            text = data[:_STDERR_CHUNK_BYTES].decode("utf-8", "replace")
+            self._stderr.extend(
+                clean_text(line.strip(), _STDERR_LINE_CHARS)
+                for line in text.splitlines()[-_STDERR_LINES_KEPT:]
+                if line.strip()
+            )
             return
         lines = (self._pending + data).split(b"\n") if self._pending else data.split(b"\n")
         self._pending = lines.pop()

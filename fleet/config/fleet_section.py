@@ -4,18 +4,38 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
-from collectors.inventory import InventoryError, expand_hosts, validate_jump_hosts
+from collectors.inventory import (
+    DEFAULT_MAX_HOSTS,
+    InventoryError,
+    expand_hosts,
+    validate_jump_hosts,
+)
 from fleet.config.base import Section
 
+# The most [fleet] max_hosts may allow: one controller process is sized for ~5,000
+# nodes (docs/scale-out.md); beyond this a typo, not a fleet, is the likelier cause.
+MAX_HOSTS_CEILING = 200_000
 
-def _host_expression(expression: str) -> str:
+
+def _expanded(expressions: list[str], info: ValidationInfo) -> list[str]:
+    """Check that ``expressions`` expand, within the max_hosts validated before them."""
+    limit = info.data.get("max_hosts", DEFAULT_MAX_HOSTS)
     try:
-        expand_hosts([expression])
+        expand_hosts(expressions, limit)
     except InventoryError as exc:
         raise ValueError(str(exc)) from None
-    return expression
+    return expressions
+
+
+def _host_expression(expression: str, info: ValidationInfo) -> str:
+    return _expanded([expression], info)[0]
+
+
+# Each expression is checked on its own (errors name its position); the whole list
+# is then checked against max_hosts together.
+HostExpression = Annotated[str, AfterValidator(_host_expression)]
 
 
 def _jump_host(spec: str) -> str:
@@ -33,7 +53,6 @@ def _remote_dir(path: str) -> str:
     return path
 
 
-HostExpression = Annotated[str, AfterValidator(_host_expression)]
 RemoteDir = Annotated[str, AfterValidator(_remote_dir)]
 JumpHost = Annotated[str, AfterValidator(_jump_host)]
 
@@ -63,6 +82,9 @@ class HostOverride(Section):
 class FleetSection(Section):
     """[fleet] which nodes to watch and how to reach them."""
 
+    max_hosts: Annotated[int, Field(ge=1, le=MAX_HOSTS_CEILING)] = DEFAULT_MAX_HOSTS
+    """The most hosts `hosts` and `hostfile` may name together; counted before anything
+    is expanded, so a typo like "gpu-[1-10000000]" fails at once instead of eating memory."""
     hosts: list[HostExpression] = Field(default_factory=list)
     """Node names and hostlist expressions, e.g. ["gpu-[001-128]", "10.0.0.7"].
     Names must be RFC 1123 hostnames (or ~/.ssh/config aliases that are) or IP literals."""
@@ -92,7 +114,8 @@ class FleetSection(Section):
     """Seconds allowed for TCP connect, key exchange and authentication."""
     keepalive_interval: Annotated[float, Field(gt=0, le=600)] = 5.0
     """Seconds between SSH keepalives; a dead link is noticed after
-    keepalive_interval x keepalive_count_max."""
+    keepalive_interval x (keepalive_count_max + 1): the check that finds count_max
+    keepalives unanswered comes one interval after the last of them was sent."""
     keepalive_count_max: Annotated[int, Field(ge=1, le=100)] = 3
     """Unanswered keepalives before a connection counts as dead."""
     max_concurrent_connects: Annotated[int, Field(ge=1, le=1024)] = 64
@@ -110,14 +133,19 @@ class FleetSection(Section):
     overrides: dict[str, HostOverride] = Field(default_factory=dict)
     """Per-host settings, keyed by a host name or hostlist expression."""
 
+    @field_validator("hosts")
+    @classmethod
+    def _hosts_expand(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        return _expanded(value, info)
+
     @field_validator("overrides")
     @classmethod
     def _override_keys_are_hostlists(
-        cls, value: dict[str, HostOverride]
+        cls, value: dict[str, HostOverride], info: ValidationInfo
     ) -> dict[str, HostOverride]:
         for key in value:
             try:
-                expand_hosts([key])
-            except InventoryError as exc:
+                _expanded([key], info)
+            except ValueError as exc:
                 raise ValueError(f"override key {key!r}: {exc}") from None
         return value

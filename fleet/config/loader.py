@@ -9,10 +9,18 @@ from typing import Any
 import platformdirs
 from pydantic import ValidationError
 
+from collectors.errors import FleetError
+from collectors.limits import (
+    MAX_CONFIG_BYTES,
+    InputLimitError,
+    loads_bounded_toml,
+    read_bounded_text,
+)
+from collectors.sanitize import clean_text
 from fleet.config.model import Config
 
 
-class ConfigError(ValueError):
+class ConfigError(FleetError, ValueError):
     """The configuration is unusable; the message names the file, the key and what was expected."""
 
 
@@ -25,16 +33,21 @@ def load_config(path: Path) -> Config:
     """Read and validate the configuration file at ``path``.
 
     Raises:
-        ConfigError: the file is missing, not TOML, or does not match the schema.
+        ConfigError: the file is missing, over 1 MiB, not UTF-8, not TOML, nested too
+            deeply, or does not match the schema.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded_text(path, MAX_CONFIG_BYTES)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the configuration: {exc.strerror}") from None
+    except InputLimitError as exc:
+        raise ConfigError(f"{path}: the configuration is {exc}") from None
     try:
-        data = tomllib.loads(text)
+        data = loads_bounded_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except InputLimitError as exc:
+        raise ConfigError(f"{path}: the configuration is {exc}") from None
     return parse_config(data, source=str(path))
 
 
@@ -54,6 +67,12 @@ def _describe(exc: ValidationError, source: str) -> str:
             lines.append(f"{source}: unknown key '{key}'")
         else:
             got = err.get("input")
-            shown = "" if isinstance(got, dict) else f" (got {got!r})"
+            shown = "" if isinstance(got, dict) else f" (got {_bounded(repr(got))})"
             lines.append(f"{source}: key '{key}': {err['msg']}{shown}")
-    return "\n".join(lines)
+    # One line per problem, whatever a key or value holds (a key may contain a newline).
+    return "\n".join(clean_text(line, 1000) for line in lines)
+
+
+def _bounded(text: str, limit: int = 120) -> str:
+    # A 20,000-name host list or a megabyte string is not worth echoing whole.
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.loopback.demo import start_demo_fleet
+from collectors.sim.scenario import ScenarioError, load_scenario
 from fleet.config import Config, parse_config
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
@@ -67,6 +68,11 @@ def _positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Checked before anything is created: a bad scenario leaves no directory behind.
+    try:
+        load_scenario(args.scenario)
+    except ScenarioError as exc:
+        return fail(str(exc))
     return asyncio.run(_demo(args))
 
 

@@ -23,9 +23,12 @@ def test_agent_command_quotes_every_piece() -> None:
         interval=0.5,
         agent_args=("--host", "x; rm -rf ~", "$(id)"),
     )
-    command = agent_command(target, "dir with space/agent-abc.pyz")
-    assert shlex.split(command) == [
-        "/opt/my python/bin/python3", "dir with space/agent-abc.pyz",
+    digest = "ab" * 32
+    command = agent_command(target, "dir with space/agent-abc.pyz", digest)
+    python, flag, _bootstrap, *rest = shlex.split(command)
+    assert (python, flag) == ("/opt/my python/bin/python3", "-c")
+    assert rest == [
+        "dir with space/agent-abc.pyz", digest,
         "--interval", "0.5", "--slow-interval", "10.0", "--host", "x; rm -rf ~", "$(id)",
     ]  # fmt: skip
 

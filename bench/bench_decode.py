@@ -1,0 +1,91 @@
+"""What validating and sanitising every node line costs the decoder.
+
+Decodes the same lines with today's ``collectors.protocol.decode_line`` and with the
+decoder before validation (``collectors/protocol.py`` at commit 09179f1, read from
+git and loaded as its own module: the named baseline), in the same run. Lines: a
+canned 1 Hz sample of 8 GPUs and 8 IB ports (the hot path, ~840 B), a slow sample
+with NVLink and hw counters, the same with one counter at 2^64 - 1 (a twenty-digit
+number: every integer is then range-checked in Python), and a hello whose GPU names
+carry escape sequences (the path that walks and cleans every string).
+
+    PYTHONPATH=. .venv/bin/python bench/bench_decode.py --repeat 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+from collectors.loopback.canned import SampleMaker, hello_line
+from collectors.protocol import decode_line
+
+BASELINE_COMMIT = "09179f1"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def baseline_decoder() -> Callable[[bytes], object]:
+    source = subprocess.run(
+        ["git", "show", f"{BASELINE_COMMIT}:collectors/protocol.py"],
+        cwd=ROOT, capture_output=True, check=True, text=True,
+    ).stdout  # fmt: skip
+    module = types.ModuleType("protocol_before_validation")
+    sys.modules[module.__name__] = module  # msgspec resolves annotations through it
+    exec(compile(source, "protocol_before_validation.py", "exec"), module.__dict__)
+    decode: Callable[[bytes], object] = module.decode_line
+    return decode
+
+
+def lines() -> dict[str, bytes]:
+    maker = SampleMaker(8)
+    fast = maker.line(time.time()).rstrip(b"\n")
+    slow = json.loads(fast)
+    slow["slow"] = [[0] * 20 for _ in range(8)]
+    slow["links"] = [[[1, 0, 0, 0, 0]] * 18 for _ in range(8)]
+    slow["hw"] = [{"out_of_buffer": 12, "np_cnp_sent": 73_400_112_998}] * 8
+    top = json.loads(json.dumps(slow))
+    top["hw"][0]["np_cnp_sent"] = (1 << 64) - 1  # a uint64 at its top: the values are walked
+    hello = json.loads(hello_line("node-001", 8, time.time()))
+    for gpu in hello["gpus"]:
+        gpu["name"] = "\x1b]52;c;aGk=\x07NVIDIA H100 \u202e80GB"
+    return {
+        "fast sample": fast,
+        "slow sample": json.dumps(slow).encode(),
+        "uint64 at top": json.dumps(top).encode(),
+        "hostile hello": json.dumps(hello).encode(),
+    }
+
+
+def per_call_us(decode: Callable[[bytes], object], line: bytes, repeat: int) -> float:
+    # CPU time of this process, best of 5: the machine is shared, wall time is not ours.
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        for _ in range(repeat):
+            decode(line)
+        best = min(best, time.process_time() - start)
+    return best / repeat * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20000)
+    args = parser.parse_args()
+    before = baseline_decoder()
+    print(f"# python {sys.version.split()[0]}, CPU time, best of 15 x {args.repeat} decodes")
+    print("line            bytes   validated µs   before µs   ratio")
+    for name, line in lines().items():
+        ours = theirs = float("inf")
+        for _ in range(3):  # interleaved, so both see the same machine
+            ours = min(ours, per_call_us(decode_line, line, args.repeat))
+            theirs = min(theirs, per_call_us(before, line, args.repeat))
+        print(f"{name:14s} {len(line):6d}   {ours:12.2f}   {theirs:9.2f}   {ours / theirs:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
