@@ -99,9 +99,9 @@ class FleetSection(Section):
     """Private key file; unset means ~/.ssh/config's IdentityFile, the ssh-agent and the
     default keys (~/.ssh/id_ed25519, ...)."""
     jump_host: JumpHost | None = None
-    """Bastions ("user@host:port", several comma-separated, first hop first), reached with
-    the same identity file, known_hosts and host_key_policy as the nodes; unset means
-    ~/.ssh/config's ProxyJump, if any."""
+    """Bastions ("user@host:port", "ssh://user@host:port" or "user@[IPv6]:port", several
+    comma-separated, first hop first), reached with the same identity file, known_hosts
+    and host_key_policy as the nodes; unset means ~/.ssh/config's ProxyJump, if any."""
     python: str = "python3"
     """Remote Python interpreter that runs the agent (3.8 or newer, no packages needed)."""
     expected_gpus: Annotated[int, Field(ge=0, le=64)] = 8
@@ -126,8 +126,9 @@ class FleetSection(Section):
     """strict: unknown or changed host keys are refused. accept-new: a host with no
     recorded key has its key recorded in known_hosts; a changed key is still refused."""
     known_hosts: str | None = None
-    """known_hosts file; unset means ~/.ssh/config's UserKnownHostsFile, else
-    ~/.ssh/known_hosts (accept-new records into ~/.ssh/known_hosts)."""
+    """known_hosts file; unset means what ssh reads: ~/.ssh/config's UserKnownHostsFile
+    (tokens such as %h expanded), else ~/.ssh/known_hosts and ~/.ssh/known_hosts2, plus
+    GlobalKnownHostsFile; accept-new records into the first UserKnownHostsFile."""
     remote_cache_dir: RemoteDir = "~/.cache/gpufleet"
     """Directory on each node where the agent zipapp is uploaded once per version."""
     overrides: dict[str, HostOverride] = Field(default_factory=dict)

@@ -18,7 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from fleet.config.model import Config
 
-GENERATED = ("health", "history", "sla", "ui", "metrics", "probes")
+GENERATED = ("health", "history", "sla", "ui", "metrics", "probes", "alerts", "cluster")
 _BLOCK = re.compile(r"(<!-- keys:(\w+) -->\n).*?(<!-- /keys -->)", re.S)
 
 

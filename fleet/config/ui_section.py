@@ -13,5 +13,5 @@ class UiSection(Section):
     (colour-blind safe, Okabe–Ito palette). Unset: the theme last chosen with `t`,
     else `gpufleet-dark`. `--theme NAME` on the command line overrides it."""
     refresh_s: float = Field(default=1.0, gt=0.0, le=60.0)
-    """Seconds between dashboard refreshes (new snapshots arriving faster collapse to the
-    newest)."""
+    """Kept for older configs; it no longer delays anything: the dashboard applies each
+    snapshot right after the next screen refresh (a flood collapses to the newest)."""
