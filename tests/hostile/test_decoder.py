@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from collectors.protocol import Event, Hello, ProtocolError, Sample, decode_line
 from collectors.sanitize import clean_bytes, clean_text
 
-NOW = time.time()
+# A fixed, recent time: parametrised ids must be the same in every pytest-xdist worker.
+NOW = 1_795_386_600
 
 
 @pytest.mark.parametrize(
