@@ -62,10 +62,12 @@ def summary_line(snapshot: FleetSnapshot) -> str:
     unmonitored = sum(1 for n in snapshot.nodes if n.status == "unmonitored")
     broken = [n.name for n in snapshot.nodes if n.broken and n.status != "unmonitored"]
     shown = ", ".join(broken[:6]) + (" ..." if len(broken) > 6 else "")
+    lost = sum(1 for n in snapshot.nodes for g in n.gpus if g.verdict == "lost")
     return (
         f"nodes {snapshot.nodes_streaming}/{len(snapshot.nodes)} streaming, "
         f"{len(broken)} broken, {unmonitored} unmonitored; "
         f"GPUs {snapshot.gpus_healthy}/{snapshot.gpus_total} healthy"
+        + (f" ({lost} lost)" if lost else "")
         + (f"; broken: {shown}" if broken else "")
     )
 

@@ -68,6 +68,10 @@ def _positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Said first, before any other check or start-up work: the operator sees it at once.
+    overload = load_warning(args.nodes, args.gpus_per_node)
+    if overload is not None:
+        print(f"gpufleet demo: warning: {overload}", file=sys.stderr)
     # Checked before anything is created: a bad scenario leaves no directory behind.
     try:
         load_scenario(args.scenario)
@@ -116,9 +120,7 @@ async def _demo(args: argparse.Namespace) -> int:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return fail(f"cannot use --data-dir {data_dir}: {exc.strerror}")
-    overload = load_warning(args.nodes, args.gpus_per_node)
-    if overload is not None:
-        print(f"gpufleet demo: warning: {overload}", file=sys.stderr)
+    overload = load_warning(args.nodes, args.gpus_per_node)  # also shown on the dashboard
     demo = await start_demo_fleet(args.nodes, args.gpus_per_node, args.scenario, args.seed)
     try:
         contract = demo_contract(args.nodes, args.gpus_per_node)
