@@ -18,10 +18,20 @@ from fleet.metrics.families import (
     counter,
     gauge,
 )
-from fleet.metrics.gpu_catalog import GPU, GPU_XID
+from fleet.metrics.gpu_catalog import GPU, GPU_XID, LINK_EVENTS
 from fleet.model import VERDICTS, FleetSnapshot, NodeSnapshot, PortSnapshot, SlaSummary
 
-__all__ = ["FAMILIES", "FLEET", "GPU", "GPU_XID", "NODE", "PORT", "SCRAPE_DURATION", "SLA"]
+__all__ = [
+    "FAMILIES",
+    "FLEET",
+    "GPU",
+    "GPU_XID",
+    "LINK_EVENTS",
+    "NODE",
+    "PORT",
+    "SCRAPE_DURATION",
+    "SLA",
+]
 
 PORT_LABELS = ("node", "port", "kind")
 NODE_LABELS = ("node",)
@@ -195,6 +205,7 @@ def _families() -> tuple[Family, ...]:
         for spec in kind.specs:
             seen.setdefault(spec.family, None)
     seen[GPU_XID] = None
+    seen[LINK_EVENTS] = None
     seen[SCRAPE_DURATION] = None
     return tuple(seen)
 

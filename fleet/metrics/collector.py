@@ -16,7 +16,17 @@ from typing import Any
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from fleet.metrics.catalog import FAMILIES, FLEET, GPU, GPU_XID, NODE, PORT, SCRAPE_DURATION, SLA
+from fleet.metrics.catalog import (
+    FAMILIES,
+    FLEET,
+    GPU,
+    GPU_XID,
+    LINK_EVENTS,
+    NODE,
+    PORT,
+    SCRAPE_DURATION,
+    SLA,
+)
 from fleet.metrics.families import EntityKind, Family
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot
@@ -53,6 +63,8 @@ class FleetCollector(Collector):
             _add_snapshot(metrics, snapshot)
         for labels, count in self._xids.counts():
             metrics[GPU_XID].add_metric(labels, count)
+        for link, count in self._xids.link_counts():
+            metrics[LINK_EVENTS].add_metric(link, count)
         if self._previous_s is not None:
             metrics[SCRAPE_DURATION].add_metric([], self._previous_s)
         self._previous_s = time.perf_counter() - started

@@ -102,6 +102,13 @@ GPU_XID = counter(
     (*G, "xid"),
 )
 
+LINK_EVENTS = counter(
+    "gpufleet_link_events_total",
+    "Link events seen by this exporter since it started (link_down, link_up, link_downed,"
+    " link_rate_low, link_rate_ok, nvlink_down, nvlink_up), by node and kind.",
+    ("node", "kind"),
+)
+
 GPU = EntityKind(
     GPU_LABELS,
     (

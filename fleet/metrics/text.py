@@ -21,7 +21,17 @@ from operator import attrgetter
 from typing import Any
 
 from fleet.metrics.blocks import EntityBlock, EntityKey
-from fleet.metrics.catalog import FAMILIES, FLEET, GPU, GPU_XID, NODE, PORT, SCRAPE_DURATION, SLA
+from fleet.metrics.catalog import (
+    FAMILIES,
+    FLEET,
+    GPU,
+    GPU_XID,
+    LINK_EVENTS,
+    NODE,
+    PORT,
+    SCRAPE_DURATION,
+    SLA,
+)
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import format_value, label_pairs
 from fleet.metrics.xids import XidTally
@@ -92,6 +102,7 @@ class ExpositionRenderer:
                 nodes[node.name] = self._node_text(node)
         self._nodes = nodes  # nodes gone from the fleet drop out of the cache here
         self._render_xids(shared[self._slots[GPU_XID]])
+        self._render_links(shared[self._slots[LINK_EVENTS]])
         if self._previous_s is not None:
             shared[self._slots[SCRAPE_DURATION]].append(
                 f"{SCRAPE_DURATION.name} {format_value(self._previous_s)}\n"
@@ -132,6 +143,10 @@ class ExpositionRenderer:
     def _render_xids(self, out: list[str]) -> None:
         for labels, count in self._xids.counts():
             out.append(f"{GPU_XID.name}{{{label_pairs(GPU_XID.labels, labels)}}} {count}\n")
+
+    def _render_links(self, out: list[str]) -> None:
+        for labels, count in self._xids.link_counts():
+            out.append(f"{LINK_EVENTS.name}{{{label_pairs(LINK_EVENTS.labels, labels)}}} {count}\n")
 
     def _assemble(self, shared: list[list[str]], node_chunks: list[list[bytes]]) -> bytes:
         out: list[bytes] = []

@@ -1,4 +1,4 @@
-"""A running count of XID events, since snapshots carry only the recent ones.
+"""A running count of XID and link events, since snapshots carry only the recent ones.
 
 Each ``FleetSnapshot.new_events`` holds what happened since the previous snapshot,
 so the tally must see every snapshot, not just the ones a scrape happens to
@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import threading
 
+from fleet.link_events import LINK_KINDS
 from fleet.model import EventRecord, FleetSnapshot
 
 XidKey = tuple[str, str, str, str, str]
 """(node, gpu index, uuid, model, xid code) as label values; unknown parts are ""."""
+LinkKey = tuple[str, str]
+"""(node, link event kind) as label values."""
+_LINK_KINDS = frozenset(LINK_KINDS)
 
 
 class XidTally:
-    """XID counts by node, GPU and code since this exporter started."""
+    """XID counts by node, GPU and code, and link events by node and kind, since this
+    exporter started."""
 
     def __init__(self) -> None:
         self._counts: dict[XidKey, int] = {}
+        self._links: dict[LinkKey, int] = {}
         self._last_code: dict[str, dict[int, int]] = {}  # node: GPU index: newest XID code
         self._last: FleetSnapshot | None = None
         self._last_t = float("-inf")
@@ -41,11 +47,19 @@ class XidTally:
                     self._counts[key] = self._counts.get(key, 0) + 1
                     if event.gpu is not None:
                         self._last_code.setdefault(event.node, {})[event.gpu] = event.code
+                elif event.kind in _LINK_KINDS:
+                    link = (event.node, event.kind)
+                    self._links[link] = self._links.get(link, 0) + 1
 
     def counts(self) -> list[tuple[XidKey, int]]:
         """Every (labels, count) so far, in a stable order."""
         with self._lock:
             return sorted(self._counts.items())
+
+    def link_counts(self) -> list[tuple[LinkKey, int]]:
+        """Every (node, kind) link-event count so far, in a stable order."""
+        with self._lock:
+            return sorted(self._links.items())
 
     def last_codes(self, node: str) -> dict[int, int]:
         """The newest XID code per GPU index of ``node`` (dcgm-exporter's ``XID_ERRORS``)."""

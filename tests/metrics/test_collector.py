@@ -148,3 +148,27 @@ def test_scrape_duration_reports_the_previous_scrape() -> None:
     renderer = ExpositionRenderer()
     renderer.render(snapshot)
     assert values(renderer.render(snapshot), "gpufleet_scrape_duration_seconds")[0] > 0.0
+
+
+def _with_link_events(previous: FleetSnapshot, at: float, *kinds: str) -> FleetSnapshot:
+    events = tuple(EventRecord(t=at, node="n2", kind=k, detail="mlx5_3/1") for k in kinds)
+    return replace(previous, taken_at=at, new_events=events)
+
+
+def test_link_events_are_counted_by_node_and_kind_on_both_paths() -> None:
+    tally = XidTally()
+    renderer = ExpositionRenderer(xids=tally)
+    first = troubled_fleet()
+    down = _with_link_events(first, first.taken_at + 1, "link_down", "link_downed")
+    up = _with_link_events(down, down.taken_at + 1, "link_up", "link_down")
+    for snapshot in (first, down, up, up):  # the last one twice: counted once
+        tally.observe(snapshot)
+    text = renderer.render(up)
+    family = "gpufleet_link_events_total"
+    assert values(text, family, node="n2", kind="link_down") == [2.0]
+    assert values(text, family, node="n2", kind="link_up") == [1.0]
+    assert values(text, family, node="n2", kind="link_downed") == [1.0]
+    assert values(text, family, kind="nvlink_down") == []  # never seen: no series
+    registry = CollectorRegistry()
+    registry.register(FleetCollector(lambda: up, xids=tally))
+    assert registry.get_sample_value(f"{family}", {"node": "n2", "kind": "link_down"}) == 2.0
