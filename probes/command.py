@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from collectors.ssh.upload import verified_argv
+
 _GPU_SELECTION = re.compile(r"^(all|\d+(,\d+)*)$")
 
 
@@ -27,21 +29,30 @@ def validate_gpu_selection(gpus: str) -> str:
 
 
 def probe_command(
-    python: str, bundle_path: str, suite: str, timeout_s: float, gpus: str, allow_cpu: bool
+    python: str,
+    bundle_path: str,
+    digest: str,
+    suite: str,
+    timeout_s: float,
+    gpus: str,
+    allow_cpu: bool,
 ) -> str:
-    """``sh -c 'echo $$; exec PYTHON BUNDLE --suite ...'``.
+    """``sh -c 'echo $$; exec PYTHON -c BOOTSTRAP BUNDLE SHA256 --suite ...'``.
 
     The shell prints its pid and then becomes the probe (``exec`` keeps the pid), so
     the controller knows the pid before Python even starts; the probe then makes
-    that pid its process group, which ``kill_command`` ends as a whole.
+    that pid its process group, which ``kill_command`` ends as a whole. The bootstrap
+    runs the bundle only when its content hashes to ``digest``: a file planted under
+    the bundle's name on the node is refused, never run.
 
     Raises:
         ValueError: ``gpus`` is neither ``all`` nor a list of indices like ``0,3``.
     """
-    argv = [python, bundle_path, "--suite", suite, "--timeout", f"{timeout_s:g}"]
-    argv += ["--gpus", validate_gpu_selection(gpus)]
+    args = ["--suite", suite, "--timeout", f"{timeout_s:g}"]
+    args += ["--gpus", validate_gpu_selection(gpus)]
     if allow_cpu:
-        argv.append("--allow-cpu")
+        args.append("--allow-cpu")
+    argv = verified_argv(python, bundle_path, digest, args)
     inner = "echo $$; exec " + " ".join(shell_word(word) for word in argv)
     return "sh -c " + shlex.quote(inner)
 

@@ -21,7 +21,7 @@ from typing import Protocol
 import asyncssh
 
 from collectors.ssh.connect import HostKeyMismatchError
-from collectors.ssh.upload import ensure_uploaded
+from collectors.ssh.upload import ensure_uploaded, sha256_hex
 from probes.bundle import ProbeBundle, build_probe_bundle
 from probes.collect import ProgressCallback, RunCollector
 from probes.command import kill_command, probe_command
@@ -188,11 +188,18 @@ class ProbeRunner:
         active: _ActiveRun,
     ) -> None:
         assert active.conn is not None
+        # Probes are rare and operator-asked: upload every time, so a file planted under
+        # the bundle's name is replaced; the bootstrap still checks the hash before exec.
         path = await ensure_uploaded(
-            active.conn, self.bundle.name, self.bundle.content, target.remote_cache_dir
+            active.conn,
+            self.bundle.name,
+            self.bundle.content,
+            target.remote_cache_dir,
+            replace=True,
         )
         s = self.settings
-        command = probe_command(python, path, suite, s.timeout_s, s.gpus, s.allow_cpu)
+        digest = sha256_hex(self.bundle.content)
+        command = probe_command(python, path, digest, suite, s.timeout_s, s.gpus, s.allow_cpu)
         process = await active.conn.create_process(command, encoding="utf-8", errors="replace")
         stderr_tail: deque[str] = deque(maxlen=20)
         drain = asyncio.create_task(_drain(process.stderr, stderr_tail))

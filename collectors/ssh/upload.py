@@ -78,13 +78,17 @@ def sha256_hex(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
+def verified_argv(python: str, path: str, digest: str, args: list[str]) -> list[str]:
+    """The words that run ``path`` only if its content hashes to ``digest`` (unquoted)."""
+    return [python, "-c", _BOOTSTRAP, path, digest, *args]
+
+
 def verified_run_command(python: str, path: str, digest: str, args: list[str]) -> str:
     """The remote command that runs ``path`` only if its content hashes to ``digest``.
 
     Every piece is shell-quoted; ``args`` reach the program as its ``sys.argv[1:]``.
     """
-    argv = [python, "-c", _BOOTSTRAP, path, digest, *args]
-    return " ".join(shlex.quote(arg) for arg in argv)
+    return " ".join(shlex.quote(arg) for arg in verified_argv(python, path, digest, args))
 
 
 async def ensure_uploaded(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from collectors.ssh.upload import MISMATCH_STATUS, sha256_hex
 from probes.command import kill_command, probe_command, shell_word
 
 from .conftest import group_members
+
+DIGEST = "0" * 64
 
 
 def inner_argv(command: str) -> list[str]:
@@ -25,8 +30,9 @@ def inner_argv(command: str) -> list[str]:
 def test_hostile_words_stay_single_arguments() -> None:
     python = "/opt/py thon; rm -rf ~"
     bundle = ".cache/gpufleet/probes-0123456789ab.pyz"
-    argv = inner_argv(probe_command(python, bundle, "quick", 120, "all", False))
-    assert argv == [python, bundle, "--suite", "quick", "--timeout", "120", "--gpus", "all"]
+    argv = inner_argv(probe_command(python, bundle, DIGEST, "quick", 120, "all", False))
+    assert argv[:2] == [python, "-c"]  # argv[2] is the hash-checking bootstrap
+    assert argv[3:] == [bundle, DIGEST, "--suite", "quick", "--timeout", "120", "--gpus", "all"]
 
 
 def test_a_home_relative_python_expands_in_the_shell() -> None:
@@ -42,13 +48,14 @@ def test_a_home_relative_python_expands_in_the_shell() -> None:
 
 
 def test_the_gpu_selection_is_validated() -> None:
-    assert "--allow-cpu" in inner_argv(probe_command("python3", "p.pyz", "full", 5, "0,3", True))
+    command = probe_command("python3", "p.pyz", DIGEST, "full", 5, "0,3", True)
+    assert "--allow-cpu" in inner_argv(command)
     with pytest.raises(ValueError):
-        probe_command("python3", "p.pyz", "quick", 5, "0; reboot", False)
+        probe_command("python3", "p.pyz", DIGEST, "quick", 5, "0; reboot", False)
 
 
 def test_the_echoed_pid_is_the_program_pid() -> None:
-    command = probe_command("python3", "-c", "quick", 1, "all", False)
+    command = probe_command("python3", "p.pyz", DIGEST, "quick", 1, "all", False)
     # Replace the program by one that prints its own pid: exec must keep the shell's.
     inner = shlex.split(command)[2].replace(
         "exec python3 -c", "exec python3 -c 'import os; print(os.getpid())' #"
@@ -74,3 +81,16 @@ def test_kill_command_ends_a_whole_process_group() -> None:
     finally:
         if leader.poll() is None:
             leader.kill()
+
+
+def test_a_planted_bundle_is_refused_and_the_real_one_runs(tmp_path: Path) -> None:
+    real = b"print('probe ran')\n"
+    bundle = tmp_path / "probes-0123456789ab.pyz"
+    bundle.write_bytes(b"print('planted code ran')\n")  # same name, other content
+    command = probe_command(sys.executable, str(bundle), sha256_hex(real), "quick", 1, "all", False)
+    planted = subprocess.run(command, shell=True, capture_output=True, text=True, check=False)
+    assert planted.returncode == MISMATCH_STATUS
+    assert "planted code ran" not in planted.stdout and "SHA-256" in planted.stderr
+    bundle.write_bytes(real)
+    genuine = subprocess.run(command, shell=True, capture_output=True, text=True, check=False)
+    assert genuine.returncode == 0 and "probe ran" in genuine.stdout

@@ -122,7 +122,11 @@ async def test_the_runner_enforces_the_time_limit_itself(
 ) -> None:
     # A probe Python that drops --timeout: only the runner's own limit can end it.
     wrapper = tmp_path / "deaf-python"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} "$1" --suite quick --timeout 600\n')
+    # Its arguments are -c BOOTSTRAP BUNDLE SHA256 and the probe's flags: keep the first
+    # four (the hash-checked start) and swap the flags for a 600 s limit.
+    wrapper.write_text(
+        f'#!/bin/sh\nexec {sys.executable} "$1" "$2" "$3" "$4" --suite quick --timeout 600\n'
+    )
     wrapper.chmod(0o755)
     async with sim_fleet(tmp_path, gpus=1, slow={"node-001": {0: ENDLESS}}) as fleet:
         (target,) = fleet.targets()
