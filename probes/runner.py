@@ -196,6 +196,7 @@ class ProbeRunner:
             self.bundle.content,
             target.remote_cache_dir,
             replace=True,
+            python=python,  # the exec-channel upload on nodes without SFTP
         )
         s = self.settings
         digest = sha256_hex(self.bundle.content)
