@@ -45,6 +45,9 @@ class NodeStatusChange:
     status: NodeStatus
     reason: str
     at: float
+    # A connection attempt that failed: sent for every attempt, even when the status and
+    # reason repeat, so the SLA evidence can list each one with its time and error.
+    attempt_failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

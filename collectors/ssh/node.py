@@ -97,7 +97,9 @@ class NodeSession:
                 status, reason, expected = classify(exc)
                 if not expected:
                     log.exception("node %s: unexpected error", self.target.name)
-                self._set(status, reason)
+                # Only a failure to reach the node is a failed attempt (SLA evidence); a
+                # bad agent or key is the monitor's trouble, reported by the status alone.
+                self._set(status, reason, attempt_failed=status == "unreachable")
             self.tried = True
             failures = 1 if self.last_sample is not None else failures + 1
             self.last_sample = None
@@ -194,14 +196,16 @@ class NodeSession:
         if now - last > stale_after * self.target.interval:
             self._set("stale", f"no sample for {now - last:.1f} s")
 
-    def _set(self, status: NodeStatus, reason: str) -> None:
+    def _set(self, status: NodeStatus, reason: str, *, attempt_failed: bool = False) -> None:
         # Reasons quote exceptions, stderr and agent strings: one more pass costs nothing.
         reason = clean_text(reason, _REASON_CHARS)
         current = self.status
-        if current is not None and current.status == status and current.reason == reason:
+        same = current is not None and current.status == status and current.reason == reason
+        if same and not attempt_failed:
             return
-        self.status = NodeStatusChange(self.target.name, status, reason, self._clock())
-        self._deliver(self.status)
+        change = NodeStatusChange(self.target.name, status, reason, self._clock(), attempt_failed)
+        self.status = change
+        self._deliver(change)
 
     def _deliver(self, update: NodeStatusChange | NodeMessage) -> None:
         try:

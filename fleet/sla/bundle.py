@@ -110,6 +110,18 @@ def _events_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
     return _csv(("ts", "node", "gpu", "kind", "code", "detail"), rows)
 
 
+def _attempts_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
+    """Every failed connection attempt to a listed node: when, and what the error was."""
+    period = report.result.period
+    events = load_events(data_dir, period.first_day, period.last_day)
+    rows = [
+        (iso(round(r["ts"].timestamp() * 1000)), r["node"], r["detail"])
+        for r in events.iter_rows(named=True)
+        if r["kind"] == "connect_failed" and r["node"] in nodes
+    ]
+    return _csv(("ts", "node", "error"), rows)
+
+
 def _probes_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
     period = report.result.period
     probes = read_probe_history(data_dir, since=period.start_ms / 1000)
@@ -142,6 +154,7 @@ def bundle_files(report: SlaReport, data_dir: Path) -> dict[str, bytes]:
         "evidence/outages.csv": _outages_csv(data),
         "evidence/state_intervals.csv": _transitions_csv(report, data_dir, nodes),
         "evidence/events.csv": _events_csv(report, data_dir, nodes),
+        "evidence/connection_attempts.csv": _attempts_csv(report, data_dir, nodes),
         "evidence/samples_around_outages.json": _samples_around(report, data_dir, listed),
         "evidence/probes.csv": _probes_csv(report, data_dir, nodes),
         "coverage_log.csv": _coverage_csv(data),

@@ -50,7 +50,9 @@ class FleetState:
         if node is None:
             node = self._adopt(update.node)
         if not isinstance(update, NodeMessage):
-            node.on_status(update)
+            attempt = node.on_status(update)
+            if attempt is not None:
+                self._new_events.append(attempt)
             return
         message, received = update.message, update.received
         if isinstance(message, Sample):

@@ -58,11 +58,21 @@ class NodeTrack:
         self.util_sum = 0.0
         self.util_count = 0
 
-    def on_status(self, change: NodeStatusChange) -> None:
-        """The transport says how the connection is."""
+    def on_status(self, change: NodeStatusChange) -> EventRecord | None:
+        """The transport says how the connection is; a failed attempt is also an event.
+
+        Each failed connection attempt becomes a ``connect_failed`` event (time and
+        error), the evidence an SLA claim lists; it is not a sign of life, so
+        ``last_seen`` stays where it was.
+        """
         self.status = change.status
         self.status_reason = change.reason
         self.dirty = True
+        if not change.attempt_failed:
+            return None
+        record = EventRecord(change.at, self.spec.name, "connect_failed", detail=change.reason)
+        self.events.append(record)
+        return record
 
     def on_hello(self, hello: Hello, received: float) -> None:
         """A new agent session. It takes effect with its first sample or event, so a

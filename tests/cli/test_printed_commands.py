@@ -61,11 +61,14 @@ def run_readme_block(tmp_path: Path, env: dict[str, str]) -> None:
     commands = readme_demo_commands()
     assert len(commands) >= 3
     for line in commands:
+        # Placeholders first, real paths last: the checkout itself may live under /tmp/.
         line = (
-            line.replace(".venv/bin/gpufleet", str(GPUFLEET))
-            .replace("/tmp/gpufleet-demo", "\0data\0")
-            .replace("/tmp/", f"{tmp_path}/out-")
+            line.replace("/tmp/gpufleet-demo", "\0data\0")
+            .replace("/tmp/", "\0out\0")
+            .replace(".venv/bin/gpufleet", "\0bin\0")
             .replace("\0data\0", str(tmp_path / "data"))
+            .replace("\0out\0", f"{tmp_path}/out-")
+            .replace("\0bin\0", str(GPUFLEET))
         )
         done = subprocess.run(line, shell=True, capture_output=True, env=env, check=False)
         assert done.returncode == 0, (line, done.stderr.decode())

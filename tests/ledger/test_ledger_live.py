@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import polars as pl
 
 from collectors.loopback.fleet import LoopbackFleet
 from collectors.ssh.options import SshOptions
 from fleet.config import parse_config
 from fleet.config.sla_section import SlaSection
-from fleet.history.reader import load_intervals
+from fleet.history.reader import load_events, load_intervals
 from fleet.runtime import FleetRuntime
 from fleet.sla import sla_for_month
+from fleet.sla.bundle import bundle_files
 from fleet.sla.render import render_html, render_markdown
 from fleet.sla.report import build_report, to_json
 from tests.runtime.waits import wait_for_snapshot
@@ -100,6 +103,16 @@ async def test_a_node_unreachable_for_a_while_is_counted_for_that_and_nothing_el
     assert 5.0 <= outage.minutes * 60 <= 10.0
     assert result.down_node_ms == outage.end_ms - outage.start_ms
     assert not outage.ongoing and result.disputed == ()
+    # Every failed attempt is evidence, with its time and error, and lands in the bundle.
+    today = datetime.now(UTC).date()
+    events = load_events(data, today - timedelta(days=1), today)
+    attempts = events.filter(pl.col("kind") == "connect_failed")
+    assert set(attempts["node"]) == {"node-002"} and attempts.height >= 1
+    assert all(attempts["detail"].str.len_chars() > 0)
+    files = bundle_files(build_report(data, contract(3), month_now(), time.time()), data)
+    rows = files["evidence/connection_attempts.csv"].decode().splitlines()
+    assert rows[0] == "ts,node,error" and len(rows) == attempts.height + 1
+    assert all(",node-002," in row for row in rows[1:])
 
 
 async def test_mass_unreachability_is_disputed_not_down(tmp_path: Path) -> None:

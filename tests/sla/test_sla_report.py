@@ -187,6 +187,7 @@ def test_the_evidence_bundle_holds_the_claim_evidence_and_a_manifest_that_checks
         files = {name: archive.read(name) for name in archive.namelist()}
     assert {"claim.md", "claim.html", "claim.json", "contract.json", "coverage_log.csv",
             "evidence/outages.csv", "evidence/events.csv", "evidence/state_intervals.csv",
+            "evidence/connection_attempts.csv",
             "evidence/samples_around_outages.json", "evidence/probes.csv",
             "SHA256SUMS", "MANIFEST.json"} == set(files)  # fmt: skip
     for line in files["SHA256SUMS"].decode().splitlines():  # what `sha256sum -c` checks
