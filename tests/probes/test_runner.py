@@ -44,21 +44,21 @@ async def test_a_slow_gpu_is_a_straggler_among_its_fleet(
         # The kernels run on this shared CPU, where a neighbour's load can cost a healthy
         # "GPU" 15 % (the noise the straggler rule must survive on real, busy fleets); the
         # simulated GPU is 3x slow (67 % below), so a 50 % bar tells them apart.
+        # One node at a time: three probes at once on two cores would slow each other.
         runner = make_runner(straggler_fraction=0.5)
         targets = fleet.targets()
-        reports = await runner.run_fleet(targets, "quick", concurrency=3)
+        reports = await runner.run_fleet(targets, "quick", concurrency=1)
     assert [r.node for r in reports] == ["node-001", "node-002", "node-003"]
     judged = {r.node: r for r in reports}
     assert judged["node-002"].verdict_of(1) == "straggler"
     reasons = next(v.reasons for v in judged["node-002"].verdicts if v.gpu == 1)
-    assert any(r.startswith("gemm bf16") and "below the fleet median" in r for r in reasons)
-    gemm_stragglers = [
-        (r.node, m.gpu)
-        for r in judged.values()
-        for m in r.measurements
-        if m.probe == "gemm" and m.verdict == "straggler"
-    ]
-    assert set(gemm_stragglers) == {("node-002", 1)}
+    # Which throughput metric crosses the bar first (GEMM bf16/tf32, HBM) varies with the
+    # CPU's load; that the slow GPU is called out against the median, and nothing else, not.
+    assert any("below the fleet median" in r for r in reasons), reasons
+    stragglers = {
+        (r.node, v.gpu) for r in judged.values() for v in r.verdicts if v.verdict == "straggler"
+    }
+    assert stragglers == {("node-002", 1)}
 
 
 async def test_a_python_without_torch_gives_the_documented_error(
