@@ -43,7 +43,7 @@ run_demo() {  # $1: the installed gpufleet
 run_demo "$work/venv/bin/gpufleet" venv
 if command -v pipx >/dev/null 2>&1; then
   export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin"
-  pipx install -q --python "$python" "$wheel"
+  pipx install --python "$python" "$wheel" >"$work/pipx.log" 2>&1 || { cat "$work/pipx.log" >&2; exit 1; }
   run_demo "$PIPX_BIN_DIR/gpufleet" pipx
 else
   echo "check-wheel: pipx not installed; skipped its run"
