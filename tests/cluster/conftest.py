@@ -7,10 +7,8 @@ start it again; ``tests/cluster/test_demo_shards.py`` runs them as real processe
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -62,15 +60,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "e2e: end-to-end (real servers and processes); slower, fewer of them"
     )
-
-
-async def wait_until(check: Callable[[], bool], within_s: float = 40.0, what: str = "") -> None:
-    """Poll ``check`` until it holds; fail after ``within_s`` seconds."""
-    deadline = time.monotonic() + within_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {within_s} s: {what}")
-        await asyncio.sleep(0.1)  # poll interval, bounded by the deadline above
 
 
 def cluster_config(nats_url: str, nodes: int) -> Config:

@@ -12,7 +12,7 @@ from fleet.cluster.natsd import LocalNats
 from fleet.cluster.publisher import ShardPublisher
 from fleet.cluster.shards import ShardSpec
 from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, NodeTransition
-from tests.cluster.conftest import wait_until
+from tests.runtime.waits import wait_until
 from tui.demo_source import StaticFleet
 
 

@@ -32,8 +32,8 @@ from tests.cluster.conftest import (
     SHARDS,
     ShardedFleet,
     cluster_config,
-    wait_until,
 )
+from tests.runtime.waits import wait_until
 
 CONTRACT = """
 [sla]

@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 
 from fleet.metrics.endpoint import start_metrics_endpoint
-from tests.cluster.conftest import EXPECTED_STATE, ShardedFleet, wait_until
+from tests.cluster.conftest import EXPECTED_STATE, ShardedFleet
 from tests.metrics.prom import PROMETHEUS, free_port
+from tests.runtime.waits import wait_until
 
 pytestmark = pytest.mark.e2e
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,15 +12,9 @@ from fleet.history import HistoryRecorder
 from fleet.history.blindness import NETWORK_DOWN
 from fleet.history.synthetic import snapshot
 from fleet.sla import sla_for_month
+from tests.runtime.waits import wait_until_blocking
 
 T0 = datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp()
-
-
-def wait_until(condition: Callable[[], bool], within_s: float = 20.0) -> None:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 def test_a_fleet_lost_while_no_witness_answers_is_unmonitored_not_down_nor_disputed(
@@ -35,7 +27,7 @@ def test_a_fleet_lost_while_no_witness_answers_is_unmonitored_not_down_nor_dispu
         witnesses=(f"127.0.0.1:{port}",),
     )  # fmt: skip
     assert recorder.blindness.witness is not None
-    wait_until(
+    wait_until_blocking(
         lambda: recorder.blindness.witness is not None and recorder.blindness.witness.checks >= 1
     )
     assert not recorder.blindness.witness.network_down
@@ -43,7 +35,7 @@ def test_a_fleet_lost_while_no_witness_answers_is_unmonitored_not_down_nor_dispu
         recorder.record(snapshot(T0 + s, 4))
     witness.close()  # the controller's network goes: the witness refuses from now on
     checks = recorder.blindness.witness.checks
-    wait_until(
+    wait_until_blocking(
         lambda: (
             recorder.blindness.witness is not None
             and recorder.blindness.witness.checks > checks + 1

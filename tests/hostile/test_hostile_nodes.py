@@ -8,10 +8,7 @@ asyncssh server): ``good`` reports XID 48, ``bad`` sends the issue's minimal lin
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -22,18 +19,9 @@ from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
 from tests.hostile.agents import hostile_agent
 from tests.hostile.shellnode import options_with_agent, shell_fleet
+from tests.runtime.waits import wait_for_snapshot
 
 ROLES = ["good", "bad", "evil", "crash"]
-
-
-async def _wait(runtime: FleetRuntime, accept: Callable[[FleetSnapshot], bool]) -> FleetSnapshot:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        snap = runtime.latest()
-        if snap is not None and accept(snap):
-            return snap
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"condition not met in 30 s: {runtime.latest()!r:.3000}")
 
 
 def _status(snap: FleetSnapshot, name: str) -> tuple[str, str]:
@@ -72,7 +60,7 @@ async def test_hostile_nodes_cost_only_themselves(
         )
         await runtime.start()
         try:
-            snap = await _wait(runtime, _seen_everything)
+            snap = await wait_for_snapshot(runtime, _seen_everything)
         finally:
             await runtime.stop()
 

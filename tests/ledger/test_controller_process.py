@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from fleet.history.layout import day_of_ms
 from fleet.history.lock import read_heartbeat
 from fleet.history.reader import load_coverage
 from fleet.sla import sla_for_month
+from tests.runtime.waits import wait_until
 
 INTERVAL = 0.5
 STOPPED_S = 5.0  # well past the watchdog's threshold (3 intervals, at least 2 s)
@@ -52,15 +52,6 @@ async def read_line(child: subprocess.Popen[str], within_s: float = 60.0) -> str
     line = await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), within_s)
     assert line, f"controller exited with {child.poll()}"
     return line.strip()
-
-
-async def wait_until(condition: Callable[[], bool], within_s: float) -> float:
-    """Seconds it took until ``condition`` held (polling; never a bare sleep)."""
-    started = time.monotonic()
-    while not condition():
-        assert time.monotonic() - started < within_s, "condition not met in time"
-        await asyncio.sleep(0.1)
-    return time.monotonic() - started
 
 
 async def stop_controller(child: subprocess.Popen[str]) -> None:

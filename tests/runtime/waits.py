@@ -21,3 +21,24 @@ async def wait_for_snapshot(
             return snap
         await asyncio.sleep(0.1)
     raise AssertionError(f"no accepted snapshot in {within_s} s; last: {runtime.latest()}")
+
+
+async def wait_until(
+    condition: Callable[[], bool], within_s: float = 30.0, what: str = ""
+) -> float:
+    """Poll ``condition`` until it holds; the seconds it took. Fails after ``within_s``."""
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > within_s:
+            raise AssertionError(f"not within {within_s} s: {what or 'condition not met'}")
+        await asyncio.sleep(0.05)
+    return time.monotonic() - started
+
+
+def wait_until_blocking(condition: Callable[[], bool], within_s: float = 30.0) -> None:
+    """``wait_until`` for code outside an event loop (threads, subprocess checks)."""
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within_s} s: condition not met")
+        time.sleep(0.05)
