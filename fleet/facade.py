@@ -11,7 +11,10 @@ lacks them, e.g. a remote one, still works):
   records history (without one the dashboard keeps a desk of its own, fed from the
   snapshots it receives);
 - ``ssh_argv(node) -> list[str] | None``: the ``ssh`` argument list that logs into
-  ``node`` with the options gpufleet uses for it (without it, ``S`` says so).
+  ``node`` with the options gpufleet uses for it (without it, ``S`` says so);
+- ``async processes(node) -> ProcessListing``: the GPU compute processes on ``node``,
+  read on request over its connection (the node screen asks while it is open; without
+  it, the screen says the listing is not available).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from collectors.process_list import GpuProcess, ProcessListing
 from fleet.alerts import Acknowledgement, Alert
 from fleet.desk import OperatorDesk
 from fleet.event_log import LogEntry, event_entry, merge_log
@@ -57,6 +61,7 @@ __all__ = [
     "FleetFacade",
     "FleetSnapshot",
     "GpuProbeVerdict",
+    "GpuProcess",
     "GpuSeries",
     "GpuSnapshot",
     "LogEntry",
@@ -70,6 +75,7 @@ __all__ = [
     "ProbeProgress",
     "ProbeReport",
     "ProbeVerdict",
+    "ProcessListing",
     "SlaSummary",
     "Suite",
     "UtilizationPoint",

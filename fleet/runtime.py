@@ -18,8 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from collectors.process_list import ProcessListing
 from collectors.ssh import SshFleet
 from collectors.ssh.options import SshOptions
+from collectors.ssh.processes import request_processes
 from collectors.ssh.target import NodeTarget
 from fleet.config import Config
 from fleet.desk import OperatorDesk
@@ -267,3 +269,10 @@ class FleetRuntime:
 
     def probe_report(self, node: str) -> ProbeReport | None:
         return self.prober.report(node)
+
+    async def processes(self, node: str) -> ProcessListing:
+        """The compute processes on ``node``'s GPUs, read now over its own connection."""
+        session = self._ssh.session(node)
+        if session is None:
+            raise KeyError(f"{node} is not part of the fleet")
+        return await request_processes(session)

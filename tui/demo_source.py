@@ -16,10 +16,12 @@ from pathlib import Path
 from fleet.facade import (
     ExportRequest,
     FleetSnapshot,
+    GpuProcess,
     GpuSeries,
     OperatorDesk,
     ProbeListener,
     ProbeReport,
+    ProcessListing,
     Suite,
     UtilizationPoint,
 )
@@ -43,6 +45,7 @@ class StaticFleet:
         self.notices: tuple[str, ...] = ()
         self.snapshots: list[FleetSnapshot] = list(snapshots)
         self.exports: list[ExportRequest] = []
+        self.process_requests: list[str] = []
         self._listeners: list[Listener] = []
         self._export_error = export_error
         self._series_error = series_error
@@ -127,6 +130,22 @@ class StaticFleet:
 
     def ssh_argv(self, node: str) -> list[str] | None:
         return None  # a preview's nodes have no SSH target
+
+    async def processes(self, node: str) -> ProcessListing:
+        """One made-up training job on the node's busy GPUs (deterministic by name)."""
+        self.process_requests.append(node)
+        latest = self.latest()
+        snap = latest.node(node) if latest is not None else None
+        if snap is None:
+            raise KeyError(f"{node} is not part of the fleet")
+        pid = 10_000 + sum(map(ord, node)) * 37
+        busy = [g for g in snap.gpus if (g.util_gpu or 0) > 5]
+        command = f"python3 -m torch.distributed.run --nproc-per-node {len(busy)} train.py"
+        return ProcessListing(
+            node,
+            latest.taken_at if latest is not None else 0.0,
+            tuple(GpuProcess(g.index, pid, "alice", g.mem_used_bytes, command) for g in busy),
+        )
 
     # -- driving it -------------------------------------------------------------------
     @property

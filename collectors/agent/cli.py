@@ -41,6 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
             % AGENT_VERSION
         ),
     )
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=("stream", "processes"),
+        default="stream",
+        help="stream telemetry (default), or print the GPU compute processes once and exit",
+    )
     parser.add_argument("--interval", type=positive, default=1.0, help="seconds between samples")
     parser.add_argument(
         "--slow-interval",
@@ -49,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between reads of ECC, retired pages, row remap, NVLink and hw_counters",
     )
     parser.add_argument("--sysfs-root", default=None, help="sysfs mount point (default /sys)")
+    parser.add_argument(
+        "--proc-root", default=None, help="procfs mount point for 'processes' (default /proc)"
+    )
     parser.add_argument("--host", default=None, help="node name in hello (default: hostname)")
     _add_sim_arguments(parser)
     parser.add_argument(
@@ -80,9 +90,11 @@ class Options:
     """Parsed agent options, with the defaults resolved."""
 
     def __init__(self, namespace: argparse.Namespace) -> None:
+        self.command: str = namespace.command
         self.interval: float = namespace.interval
         self.slow_interval: float = max(namespace.slow_interval, namespace.interval)
         self.sysfs_root: Optional[str] = namespace.sysfs_root
+        self.proc_root: Optional[str] = namespace.proc_root
         self.host: str = namespace.host or socket.gethostname()
         self.sim: Optional[str] = namespace.sim
         self.sim_node: str = namespace.sim_node

@@ -20,6 +20,7 @@ from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, NIC_FIELDS, POR
 from collectors.agent.gpus import Gpu, open_gpus, system_versions
 from collectors.agent.loop import Agent, Clock, RealClock
 from collectors.agent.nvmlcall import error_name
+from collectors.agent.processes import list_processes
 from collectors.agent.sampler import NodeSampler
 from collectors.agent.sysfs import (
     AttributeReader,
@@ -45,6 +46,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 sim = start_sim(options)
             except SimStartError as exc:
                 return _refuse(writer, clock, "SimStartError", str(exc))
+        if options.command == "processes":
+            return print_processes(options, writer, clock)
         return run(options, writer, clock)
     finally:
         if sim is not None:
@@ -56,6 +59,24 @@ def main(argv: Optional[List[str]] = None) -> int:
             # a BrokenPipeError and exit 120. Point fd 1 at /dev/null first.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+
+
+def print_processes(options: Options, writer: wire.Writer, clock: Clock) -> int:
+    """Write one ``processes`` message (the GPU compute processes now) and return 0."""
+    initialised = False
+    try:
+        pynvml.nvmlInit()
+        initialised = True
+        body = list_processes(options.proc_root or "/proc")
+    except pynvml.NVMLError as exc:
+        body = {"processes": [], "errors": [{"gpu": None, "error": error_name(exc)}]}
+    finally:
+        if initialised:
+            with contextlib.suppress(pynvml.NVMLError):
+                pynvml.nvmlShutdown()
+    with contextlib.suppress(wire.StreamClosed):
+        writer.send(wire.processes(clock.time(), body))
+    return 0
 
 
 def _refuse(writer: wire.Writer, clock: Clock, code: str, message: str) -> int:

@@ -91,6 +91,8 @@ def start_sim(options: Options) -> Any:
     except (sim.ScenarioError, ValueError, OSError) as exc:
         raise SimStartError(str(exc)) from None
     options.sysfs_root = str(node.sysfs_root)
+    if options.proc_root is None:
+        options.proc_root = str(node.proc_root)
     return node
 
 

@@ -136,3 +136,10 @@ def bye(t: float, reason: str) -> Message:
     out = _base("bye", t)
     out["reason"] = reason
     return out
+
+
+def processes(t: float, body: Dict[str, Any]) -> Message:
+    """The answer of ``gpufleet-agent processes`` (one line; see ``agent/processes.py``)."""
+    out = _base("processes", t)
+    out.update(body)
+    return out

@@ -14,6 +14,7 @@ import pynvml
 
 from collectors.sim.library import FakeNvmlLibrary
 from collectors.sim.model import NodeModel
+from collectors.sim.procfs import ProcWriter
 from collectors.sim.scenario import Scenario, ScenarioError
 from collectors.sim.sysfs import SysfsWriter
 
@@ -42,6 +43,7 @@ class SimNode:
     Attributes:
         name: The node's name (``node-001``).
         sysfs_root: Root of the fake sysfs tree (holds ``class/infiniband``, ``class/net``).
+        proc_root: Root of the fake procfs (one entry per running simulated job).
         library: The fake library now set as ``pynvml.nvmlLib``.
     """
 
@@ -62,6 +64,9 @@ class SimNode:
         self.library = FakeNvmlLibrary(model, clock, time.time() - clock())
         self._clock = clock
         self._writer = SysfsWriter(sysfs_root, model.seed, model.faults)
+        self.proc_root = sysfs_root / ".sim-proc"
+        # The simulated jobs run as the login that runs the agent (a loopback node's user).
+        self._procs = ProcWriter(self.proc_root, model.seed, model.workload, os.getuid())
         self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._on_crash = on_crash
@@ -93,6 +98,7 @@ class SimNode:
         t = self._clock()
         with self._write_lock:
             self._writer.write(t)
+            self._procs.write(t)
             due = [code for at, code in self._crashes if at <= t]
             del self._crashes[: len(due)]
         self.library.notify_events()

@@ -72,6 +72,10 @@ class SshFleet:
             if session.status is not None
         }
 
+    def session(self, name: str) -> NodeSession | None:
+        """The supervised session of node ``name`` (None for a node not in the fleet)."""
+        return self._sessions.get(name)
+
     @property
     def tried_all(self) -> bool:
         """Whether every node has streamed or failed at least once (readiness)."""

@@ -81,6 +81,7 @@ class NodeSession:
         self.streaming_since: float | None = None
         self.last_sample: float | None = None
         self._channel: AgentChannel | None = None
+        self.conn: asyncssh.SSHClientConnection | None = None  # on-demand requests share it
         self._sink_failed = False
         self._logged_errors: set[str] = set()
 
@@ -108,12 +109,18 @@ class NodeSession:
     async def _connected_session(self) -> None:
         async with self._connects:
             conn = await connect_node(self.target, self._options)
+        self.conn = conn
         try:
             await self._agent_runs(conn)
         finally:
+            self.conn = None
             conn.close()
             with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
                 await asyncio.wait_for(conn.wait_closed(), _CLOSE_TIMEOUT)
+
+    def agent_file(self) -> tuple[str, str]:
+        """The agent's remote path and SHA-256, for one-shot agent commands."""
+        return remote_file(self.target.remote_cache_dir, self._bundle[0]), self._digest
 
     async def _agent_runs(self, conn: asyncssh.SSHClientConnection) -> None:
         """Run the agent on ``conn`` again and again while the connection holds.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 from rich.style import Style
@@ -14,7 +15,15 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from fleet.facade import FleetFacade, GpuSeries, NodeSnapshot, OperatorDesk, event_entry, merge_log
+from fleet.facade import (
+    FleetFacade,
+    GpuSeries,
+    NodeSnapshot,
+    OperatorDesk,
+    ProcessListing,
+    event_entry,
+    merge_log,
+)
 from tui.draw import Cell
 from tui.log_view import entry_markup
 from tui.node_tables import (
@@ -29,6 +38,7 @@ from tui.node_tables import (
     telemetry_row,
 )
 from tui.probe_view import report_markup
+from tui.process_view import PROCESS_COLUMNS, process_note, process_rows, process_title
 from tui.transitions import TransitionLog, broken_intervals
 
 EVENTS_SHOWN = 30
@@ -37,6 +47,8 @@ EVENTS_SHOWN = 30
 class NodeScreen(Screen[None]):
     CSS_PATH = "node_screen.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back")]
+
+    PROCESS_REFRESH_S = 5.0
 
     node: reactive[NodeSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
@@ -56,12 +68,16 @@ class NodeScreen(Screen[None]):
         self._shown: NodeSnapshot | None = None
         self._series_failed = False
         self._ready = False
+        self._processes_pending = False
+        self.processes: ProcessListing | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="node-body"):
             yield Static(id="node-summary")
             yield Static(id="intervals", classes="section")
             yield DataTable(id="telemetry", cursor_type="row", zebra_stripes=True)
+            yield DataTable(id="processes", cursor_type="row")
+            yield Static(id="process-note")
             yield DataTable(id="reliability", cursor_type="row")
             yield DataTable(id="ports", cursor_type="row")
             yield Static(id="events", classes="section")
@@ -72,6 +88,7 @@ class NodeScreen(Screen[None]):
         titles = {
             "#intervals": "Broken intervals",
             "#telemetry": "GPUs",
+            "#processes": process_title(None, 0.0),
             "#reliability": "Memory errors, NVLink, reasons",
             "#ports": "Ports",
             "#events": "Events (newest first) · l for the whole log",
@@ -82,10 +99,46 @@ class NodeScreen(Screen[None]):
         self.query_one("#telemetry", DataTable).add_columns(*TELEMETRY_COLUMNS)
         self.query_one("#reliability", DataTable).add_columns(*RELIABILITY_COLUMNS)
         self.query_one("#ports", DataTable).add_columns(*PORT_COLUMNS)
+        self.query_one("#processes", DataTable).add_columns(*PROCESS_COLUMNS)
         self.app.theme_changed_signal.subscribe(self, lambda _t: self._show_node(force=True))
         self._ready = True
         self._show_node(force=True)
         self.refresh_probe()
+        # Read when the screen opens, then every few seconds while it stays open (never
+        # at the 1 Hz of the telemetry: each read runs a command on the node).
+        self._show_processes_note(None)
+        self.read_processes()
+        self.set_interval(self.PROCESS_REFRESH_S, self.read_processes)
+
+    def read_processes(self) -> None:
+        """Ask the node for its GPU processes unless a request is still in flight."""
+        reader = getattr(self.facade, "processes", None)
+        if reader is None:
+            self._show_processes_note("The process list is not available for this fleet.")
+            return
+        if self._processes_pending:
+            return
+        self._processes_pending = True
+        self.run_worker(self._fetch_processes(reader), group="processes", exit_on_error=False)
+
+    async def _fetch_processes(self, reader: Callable[[str], Awaitable[ProcessListing]]) -> None:
+        try:
+            listing = await reader(self.node_name)
+        except Exception as exc:  # a facade's failure is shown, never a crash of the screen
+            self._show_processes_note(f"Could not read the processes: {exc}")
+            return
+        finally:
+            self._processes_pending = False
+        self.processes = listing
+        table = self.query_one("#processes", DataTable)
+        table.border_title = process_title(listing, max(self.now, listing.taken_at))
+        self._fill("#processes", process_rows(listing))
+        self._show_processes_note(process_note(listing))
+
+    def _show_processes_note(self, text: str | None) -> None:
+        note = self.query_one("#process-note", Static)
+        note.display = text is not None
+        note.update(escape(text or ""))
 
     def refresh_probe(self) -> None:
         """Show the node's latest probe report (after a probe dialog closes)."""
