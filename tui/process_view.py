@@ -29,10 +29,10 @@ def process_rows(listing: ProcessListing) -> list[list[Cell]]:
 
 
 def process_title(listing: ProcessListing | None, now: float) -> str:
-    """``Processes · 8 on 8 GPUs · read 3s ago`` (or what is going on)."""
+    """``Processes · 2 on 8 GPUs · read 3s ago`` (or what is going on)."""
     if listing is None:
         return "Processes · reading…"
-    count = len(listing.processes)
+    count = len({p.pid for p in listing.processes})
     gpus = len({p.gpu for p in listing.processes})
     when = f"read {fmt.ago(listing.taken_at, now)}" if now >= listing.taken_at else "read now"
     return f"Processes · {count} on {gpus} GPU{'s' if gpus != 1 else ''} · {when}"

@@ -23,6 +23,7 @@ from collectors.sim.workload import NodeWorkload
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 7
+AGENT = (sys.executable, "-m", "collectors.agent")
 
 
 @pytest.fixture
@@ -49,8 +50,7 @@ def test_the_agent_lists_the_simulated_job_on_each_of_its_gpus() -> None:
     pid, gpus, argv = running_job()
     assert gpus, "seed 7 starts node-001 with a job running"
     done = subprocess.run(
-        [sys.executable, "-m", "collectors.agent", "processes", "--sim", "none"]
-        + ["--sim-node", "node-001", "--sim-seed", str(SEED)],
+        [*AGENT, "processes", "--sim", "none", "--sim-node", "node-001", "--sim-seed", str(SEED)],
         cwd=ROOT,
         capture_output=True,
         timeout=60,

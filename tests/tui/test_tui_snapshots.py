@@ -68,8 +68,20 @@ def test_main_screen_contrast_filtered(snap_compare: SnapCompare, tmp_path: Path
 
 
 def test_node_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """Per-GPU telemetry, then the processes the node screen reads when it opens."""
+
+    async def open_node(pilot: Pilot[Any]) -> None:
+        await pressing("down", "down", "enter")(pilot)
+        screen = pilot.app.screen
+        for _ in range(500):
+            if getattr(screen, "processes", None) is not None:
+                break
+            await pilot.pause(0.01)
+        assert getattr(screen, "processes", None) is not None, "processes never read"
+        await pilot.pause()
+
     app = app_for(tmp_path, "gpufleet-dark")
-    assert snap_compare(app, terminal_size=SIZE, run_before=pressing("down", "down", "enter"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_node)
 
 
 def test_export_dialog(snap_compare: SnapCompare, tmp_path: Path) -> None:
