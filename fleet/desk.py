@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleet.alerts import ACKS_FILE, Acknowledgement, Acknowledgements, AlertDispatcher
 from fleet.alerts import AlertListener as AlertListener
@@ -17,25 +18,43 @@ from fleet.config.alerts_section import AlertsSection
 from fleet.event_log import LogEntry, SessionLog, merge_log, read_history_log
 from fleet.model import FleetSnapshot
 
+if TYPE_CHECKING:
+    from fleet.history.transitions import TransitionJournal
+
 
 class OperatorDesk:
-    """Event log, acknowledgements and alerts, fed one snapshot per tick."""
+    """Event log, acknowledgements and alerts, fed one snapshot per tick.
+
+    With ``record`` (the process holds the history directory's recorder lock) the GPU,
+    port and connection transitions are written to the ``transitions`` table.
+    """
 
     def __init__(
         self,
         cfg: AlertsSection | None = None,
         data_dir: Path | None = None,
         clock: Callable[[], float] = time.time,
+        *,
+        record: bool = False,
     ) -> None:
         self.data_dir = data_dir
         self._clock = clock
         self.session = SessionLog()
         self.acks = Acknowledgements(data_dir / ACKS_FILE if data_dir is not None else None)
         self.alerts = AlertDispatcher(cfg or AlertsSection(), self.acks, clock)
+        self.journal: TransitionJournal | None = None
+        if record and data_dir is not None:
+            # Deferred: fleet.history imports fleet.facade, which imports this module.
+            from fleet.history.transitions import TransitionJournal
+
+            self.journal = TransitionJournal(data_dir)
 
     def observe(self, snapshot: FleetSnapshot) -> None:
-        """Log what changed since the previous snapshot and alert on what broke."""
-        self.alerts.observe(self.session.observe(snapshot))
+        """Log what changed since the previous snapshot, record it, alert on what broke."""
+        new = self.session.observe(snapshot)
+        if self.journal is not None:
+            self.journal.add(new, snapshot.taken_at)
+        self.alerts.observe(new)
 
     def event_log(self, window_s: float) -> Sequence[LogEntry]:
         """What happened in the last ``window_s`` seconds, newest first: history (so it
@@ -63,3 +82,5 @@ class OperatorDesk:
 
     def close(self) -> None:
         self.alerts.close()
+        if self.journal is not None:
+            self.journal.close()

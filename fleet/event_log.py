@@ -1,10 +1,10 @@
 """The event log: what happened to the fleet, in one time-ordered list of entries.
 
-Two sources make it. History (``node_states`` intervals, the ``events`` table and the
-``probes`` table) survives a restart; :class:`SessionLog` adds what only a live process
-sees, derived from consecutive snapshots: GPU and port verdict transitions, connection
-changes and probe verdicts as they land. :func:`merge_log` joins both, newest first, with
-an entry that is in both shown once.
+Two sources make it. History (``node_states`` intervals, the ``events``, ``probes`` and
+``transitions`` tables) survives a restart; :class:`SessionLog` derives entries from
+consecutive snapshots of this process: GPU and port verdict transitions, connection
+changes and probe verdicts as they land (the recording process writes the first three to
+``transitions``). :func:`merge_log` joins both, newest first, an entry in both once.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ def read_history_log(data_dir: Path | None, since: float, until: float) -> list[
     ``until`` (unix seconds), newest first. Unreadable files are skipped by the readers."""
     # Deferred: fleet.history imports fleet.facade, which imports this module.
     from fleet.history.layout import EVENTS, NODE_STATES, days_between, read_table
+    from fleet.history.transitions import read_transitions, transition_entries
     from fleet.probe_history import read_probe_history
 
     if data_dir is None or not data_dir.is_dir():
@@ -85,6 +86,7 @@ def read_history_log(data_dir: Path | None, since: float, until: float) -> list[
     entries: list[LogEntry] = []
     entries.extend(_state_entries(read_table(data_dir, NODE_STATES, days), since, until))
     entries.extend(_event_entries(read_table(data_dir, EVENTS, days), since, until))
+    entries.extend(transition_entries(read_transitions(data_dir, days), since, until))
     if (data_dir / "probes").is_dir():
         entries.extend(_probe_entries(read_probe_history(data_dir, since=since), since, until))
     entries.sort(key=lambda e: e.t, reverse=True)

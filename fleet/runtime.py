@@ -128,7 +128,8 @@ class FleetRuntime:
         self._ssh_options = ssh_options
         self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
         self.prober = FleetProber(self.targets, ssh_options, config.probes.settings(), data_dir)
-        self.desk = OperatorDesk(config.alerts, data_dir, clock)  # event log, acks, alerts
+        # The event log, acknowledgements and alerts; transitions recorded with the history.
+        self.desk = OperatorDesk(config.alerts, data_dir, clock, record=recording)
         self._listeners: list[SnapshotListener] = []
         self._latest: FleetSnapshot | None = None
         self._sla: SlaSummary | None = None
