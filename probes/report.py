@@ -13,6 +13,9 @@ from typing import Literal
 # The same four words as fleet.model.ProbeVerdict (probes may not import fleet).
 ProbeVerdict = Literal["pass", "slow", "straggler", "fail"]
 VERDICT_RANK: dict[ProbeVerdict, int] = {"pass": 0, "straggler": 1, "slow": 2, "fail": 3}
+# How sure a straggler verdict is: "sure" when the GPU is far outside the fleet's scatter
+# or repeated measurements agree; "unsure" rests on one measurement near the bar.
+Confidence = Literal["sure", "unsure"]
 RunStatus = Literal["ok", "incomplete", "timeout", "cancelled", "error"]
 Suite = Literal["quick", "full"]
 
@@ -53,6 +56,7 @@ class ProbeMeasurement:
     stand_in: str | None = None  # set when a CPU stand-in measured it (no GPU)
     verdict: ProbeVerdict | None = None
     reasons: tuple[str, ...] = ()
+    confidence: Confidence | None = None  # set on straggler verdicts
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,7 @@ class GpuProbeVerdict:
     gpu: int
     verdict: ProbeVerdict
     reasons: tuple[str, ...] = ()
+    confidence: Confidence | None = None  # for a straggler: how sure (see Confidence)
 
 
 @dataclass(frozen=True, slots=True)

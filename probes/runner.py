@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -26,9 +27,9 @@ from probes.bundle import ProbeBundle, build_probe_bundle
 from probes.collect import ProgressCallback, RunCollector
 from probes.command import kill_command, probe_command
 from probes.messages import ProbeProtocolError, decode_line
-from probes.report import ProbeReport, Suite
+from probes.report import ProbeProgress, ProbeReport, Suite
 from probes.settings import ProbeSettings
-from probes.verdicts import judge
+from probes.verdicts import judge, unsure_stragglers
 
 log = logging.getLogger(__name__)
 MAX_LINE = 1 << 20  # a probe line is a few hundred bytes; anything huge is not ours
@@ -114,9 +115,44 @@ class ProbeRunner:
             self._active[target.name] = active
             try:
                 report = await self._run(target, suite, on_progress, active)
+                return await self._confirm_stragglers(target, suite, on_progress, active, report)
             finally:
                 del self._active[target.name]
-        return self.judge([report])[0]
+
+    async def _confirm_stragglers(
+        self,
+        target: ProbeTarget,
+        suite: Suite,
+        on_progress: ProgressCallback | None,
+        active: _ActiveRun,
+        report: ProbeReport,
+    ) -> ProbeReport:
+        """Judge ``report``; measure each ``unsure`` straggler GPU again, a bounded number
+        of times, until every straggler is sure or cleared (see ``probes.verdicts``).
+
+        A repeat that does not finish ``ok`` (cancelled, timed out, node lost) ends the
+        repeats; the verdict then stays as judged, with its ``unsure`` confidence.
+        """
+        judged = self.judge([report])[0]
+        for attempt in range(1, self.settings.straggler_repeats + 1):
+            unsure = unsure_stragglers(judged)
+            if not unsure or judged.status != "ok" or active.cancel_requested:
+                break
+            gpus = ",".join(str(gpu) for gpu in unsure)
+            if on_progress is not None:
+                message = f"unsure straggler: measuring GPU {gpus} again ({attempt} of "
+                message += f"{self.settings.straggler_repeats})"
+                on_progress(ProbeProgress(target.name, "repeat", unsure[0], 0, 1, message))
+            again = await self._run(target, suite, on_progress, active, gpus=gpus)
+            if again.status != "ok":
+                break
+            report = dataclasses.replace(
+                report,
+                finished=again.finished,
+                measurements=report.measurements + again.measurements,
+            )
+            judged = self.judge([report])[0]
+        return judged
 
     async def run_fleet(
         self,
@@ -155,13 +191,14 @@ class ProbeRunner:
         suite: Suite,
         on_progress: ProgressCallback | None,
         active: _ActiveRun,
+        gpus: str | None = None,
     ) -> ProbeReport:
         python = self.settings.python_for(target.name)
         collector = RunCollector(target.name, suite, python, on_progress)
         active.collector = collector
         try:
             active.conn = await self._connect(target)
-            await self._execute(target, suite, python, collector, active)
+            await self._execute(target, suite, python, collector, active, gpus)
         except asyncio.CancelledError:
             await self._stop(active)
             task = asyncio.current_task()
@@ -186,6 +223,7 @@ class ProbeRunner:
         python: str,
         collector: RunCollector,
         active: _ActiveRun,
+        gpus: str | None = None,
     ) -> None:
         assert active.conn is not None
         # Probes are rare and operator-asked: upload every time, so a file planted under
@@ -200,7 +238,8 @@ class ProbeRunner:
         )
         s = self.settings
         digest = sha256_hex(self.bundle.content)
-        command = probe_command(python, path, digest, suite, s.timeout_s, s.gpus, s.allow_cpu)
+        selection = gpus if gpus is not None else s.gpus
+        command = probe_command(python, path, digest, suite, s.timeout_s, selection, s.allow_cpu)
         process = await active.conn.create_process(command, encoding="utf-8", errors="replace")
         stderr_tail: deque[str] = deque(maxlen=20)
         drain = asyncio.create_task(_drain(process.stderr, stderr_tail))

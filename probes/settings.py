@@ -22,6 +22,8 @@ class ProbeSettings:
         allow_cpu: run on the CPU on a node without GPU (development only).
         slow_fraction: below this fraction of the expected figure is ``slow``.
         straggler_fraction: this far below the fleet median is a ``straggler``.
+        straggler_repeats: how many times an ``unsure`` straggler GPU is measured again
+            before its verdict is shown (0: never).
         expected: expected figures per GPU model.
     """
 
@@ -33,6 +35,7 @@ class ProbeSettings:
     allow_cpu: bool = False
     slow_fraction: float = DEFAULT_SLOW_FRACTION
     straggler_fraction: float = DEFAULT_STRAGGLER_FRACTION
+    straggler_repeats: int = 2
     expected: tuple[ExpectedFigure, ...] = field(default=EXPECTED_FIGURES, repr=False)
 
     def python_for(self, node: str) -> str:

@@ -12,6 +12,10 @@ Per measurement:
   grows with that scatter, so noise is not called a straggler, while one GPU 3x slower
   among steady peers is (its reason gives the robust z and the number of peers: how
   sure). A GPU measured several times (repeats) is compared by the median of its repeats.
+  A straggler is ``sure`` when it lies at least ``SURE_ROBUST_Z`` robust deviations
+  below the median, or when at least ``CONFIRMING_RUNS`` measurements of it all fall
+  below the bar; otherwise ``unsure``, and the runner measures that GPU again
+  (``probes.runner``) before the verdict is shown.
 - ``pass`` otherwise. A GPU's verdict is the worst of its measurements
   (fail > slow > straggler > pass), with every reason. A cancelled run judges its
   measurements but gives no GPU a verdict.
@@ -27,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from probes.expected import EXPECTED_FIGURES, ExpectedFigure, expected_for, model_of
 from probes.report import (
     VERDICT_RANK,
+    Confidence,
     GpuProbeVerdict,
     ProbeMeasurement,
     ProbeReport,
@@ -38,6 +43,10 @@ THROUGHPUT_UNITS = frozenset({"TFLOPS", "GB/s"})
 DEFAULT_SLOW_FRACTION = 0.8
 DEFAULT_STRAGGLER_FRACTION = 0.10
 MIN_ROBUST_Z = 3.5  # Iglewicz & Hoaglin's outlier cut-off for the modified z-score
+# Far enough outside the fleet's scatter that one measurement settles it (a GPU 3x slower
+# among steady peers is far beyond); nearer the bar, repeats must agree.
+SURE_ROBUST_Z = 10.0
+CONFIRMING_RUNS = 3
 MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution times this is its standard deviation
 FleetKey = tuple[str | None, str, str]  # (model name, probe, metric)
 GpuKey = tuple[str, int, str, str]  # (node, GPU, probe, metric)
@@ -66,6 +75,7 @@ class _Policy:
     straggler_fraction: float
     spreads: dict[FleetKey, FleetSpread]
     per_gpu: dict[GpuKey, float]  # median of a GPU's repeats
+    runs: dict[GpuKey, list[float]]  # every figure of a GPU (its repeats)
 
 
 def judge(
@@ -86,20 +96,33 @@ def judge(
     Returns:
         New reports, in the same order, with ``verdict``/``reasons`` filled in.
     """
-    per_gpu = gpu_figures(reports)
+    runs = gpu_runs(reports)
+    per_gpu = {key: statistics.median(values) for key, values in runs.items()}
     spreads = fleet_spreads(reports, per_gpu)
-    policy = _Policy(tuple(expected), slow_fraction, straggler_fraction, spreads, per_gpu)
+    policy = _Policy(tuple(expected), slow_fraction, straggler_fraction, spreads, per_gpu, runs)
     return tuple(_judge_report(report, policy) for report in reports)
 
 
-def gpu_figures(reports: Sequence[ProbeReport]) -> dict[GpuKey, float]:
-    """Each GPU's figure per probe and metric: the median of its repeats."""
+def gpu_runs(reports: Sequence[ProbeReport]) -> dict[GpuKey, list[float]]:
+    """Every throughput figure of each GPU per probe and metric, in measurement order."""
     repeats: dict[GpuKey, list[float]] = defaultdict(list)
     for report in reports:
         for m in report.measurements:
             if m.ok and m.value is not None and m.unit in THROUGHPUT_UNITS:
                 repeats[(report.node, m.gpu, m.probe, m.metric)].append(m.value)
-    return {key: statistics.median(v) for key, v in repeats.items()}
+    return dict(repeats)
+
+
+def gpu_figures(reports: Sequence[ProbeReport]) -> dict[GpuKey, float]:
+    """Each GPU's figure per probe and metric: the median of its repeats."""
+    return {key: statistics.median(v) for key, v in gpu_runs(reports).items()}
+
+
+def unsure_stragglers(report: ProbeReport) -> tuple[int, ...]:
+    """The GPUs of a judged report whose straggler verdict is ``unsure``."""
+    return tuple(
+        v.gpu for v in report.verdicts if v.verdict == "straggler" and v.confidence == "unsure"
+    )
 
 
 def fleet_spreads(
@@ -149,27 +172,42 @@ def _judge_measurement(
     if slow:
         found.append(("slow", slow))
     straggler = _straggler_reason(report, m, policy)
+    confidence: Confidence | None = None
     if straggler:
-        found.append(("straggler", straggler))
+        confidence, reason = straggler
+        found.append(("straggler", reason))
     verdict = _worst(v for v, _ in found)
-    return dataclasses.replace(m, verdict=verdict, reasons=tuple(r for _, r in found))
+    return dataclasses.replace(
+        m, verdict=verdict, reasons=tuple(r for _, r in found), confidence=confidence
+    )
 
 
-def _straggler_reason(report: ProbeReport, m: ProbeMeasurement, policy: _Policy) -> str | None:
+def _straggler_reason(
+    report: ProbeReport, m: ProbeMeasurement, policy: _Policy
+) -> tuple[Confidence, str] | None:
+    key = (report.node, m.gpu, m.probe, m.metric)
     spread = policy.spreads.get((report.model, m.probe, m.metric))
-    value = policy.per_gpu.get((report.node, m.gpu, m.probe, m.metric), m.value)
+    value = policy.per_gpu.get(key, m.value)
     if spread is None or value is None:
         return None
-    if value >= (1.0 - policy.straggler_fraction) * spread.median:
+    bar = (1.0 - policy.straggler_fraction) * spread.median
+    if value >= bar:
         return None
     z = spread.robust_z(value)
     if z < MIN_ROBUST_Z:
         return None  # as far from the median as the fleet's own scatter: noise
     below = 100.0 * (1.0 - value / spread.median)
-    sure = "all peers agree" if z == float("inf") else f"robust z {z:.1f}"
-    return (
+    far = "all peers agree" if z == float("inf") else f"robust z {z:.1f}"
+    runs = policy.runs.get(key, [value])
+    agreeing = sum(1 for v in runs if v < bar)
+    confidence: Confidence = (
+        "sure" if z >= SURE_ROBUST_Z or agreeing >= CONFIRMING_RUNS else "unsure"
+    )
+    measured = "one run" if len(runs) == 1 else f"{agreeing} of {len(runs)} runs below"
+    return confidence, (
         f"{m.probe} {m.metric} {value:.3g} {m.unit} is {below:.0f}% below the fleet "
-        f"median {spread.median:.3g} for {report.model} ({sure}, {spread.count} GPUs)"
+        f"median {spread.median:.3g} for {report.model} ({far}, {spread.count} GPUs; "
+        f"{confidence}: {measured})"
     )
 
 
@@ -194,15 +232,23 @@ def _gpu_verdict(
 ) -> GpuProbeVerdict:
     verdicts: list[ProbeVerdict] = []
     reasons: list[str] = []
+    confidences: set[Confidence] = set()
     for m in measurements:
         if m.gpu == gpu and m.verdict is not None:
             verdicts.append(m.verdict)
-            reasons.extend(m.reasons)
+            # Repeats of one figure judge alike: each reason once.
+            reasons.extend(r for r in m.reasons if r not in reasons)
+            if m.confidence is not None:
+                confidences.add(m.confidence)
     for failure in report.failures:
         if not failure.gpus or gpu in failure.gpus:
             verdicts.append("fail")
             reasons.append(failure.message)
-    return GpuProbeVerdict(gpu=gpu, verdict=_worst(verdicts), reasons=tuple(reasons))
+    verdict = _worst(verdicts)
+    confidence: Confidence | None = None
+    if verdict == "straggler":
+        confidence = "sure" if "sure" in confidences else "unsure"
+    return GpuProbeVerdict(gpu, verdict, tuple(reasons), confidence)
 
 
 def _worst(verdicts: Iterable[ProbeVerdict]) -> ProbeVerdict:
