@@ -75,6 +75,7 @@ class GpuFleetApp(OperatorActions):
         self.desk: OperatorDesk = own if isinstance(own, OperatorDesk) else OperatorDesk()
         self._feed_desk = not isinstance(own, OperatorDesk)
         self.alerts_ring = self.desk.alerts.cfg.bell
+        self.alerts_notify = self.desk.alerts.cfg.notify
 
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = threading.get_ident()

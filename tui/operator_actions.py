@@ -20,6 +20,7 @@ from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.main_screen import MainScreen
 from tui.screens.node_screen import NodeScreen
+from tui.terminal_notify import notification
 from tui.widgets.fleet_grid import FleetGrid
 
 
@@ -32,6 +33,7 @@ class OperatorActions(App[None]):
     main: MainScreen
     shown: FleetSnapshot | None
     alerts_ring: bool
+    alerts_notify: bool
     _loop_thread: int
     _event_loop: asyncio.AbstractEventLoop | None
 
@@ -123,4 +125,7 @@ class OperatorActions(App[None]):
         if self.alerts_ring:
             self.bell()
         more = f" (+{alert.suppressed_before} held back)" if alert.suppressed_before else ""
+        if self.alerts_notify and not self.is_headless and self._driver is not None:
+            # As App.bell does: the driver is the terminal; there is no public writer.
+            self._driver.write(notification(f"Alert {alert.node}", alert.text + more))
         self.notify(alert.text + more, title=f"Alert {alert.node}", severity="error", timeout=10)

@@ -20,6 +20,10 @@ class AlertsSection(Section):
     fail)."""
     bell: bool = True
     """Ring the terminal bell (and show a notification) in the dashboard on an alert."""
+    notify: bool = False
+    """Also send a desktop notification through the terminal on an alert (OSC 9 and
+    OSC 777 escape sequences; terminals that know neither ignore them; inside tmux they
+    need `set -g allow-passthrough on`)."""
     webhook: str | None = Field(default=None, pattern=r"^https?://\S+$")
     """URL to POST each alert to as JSON: node, gpu, verdict, reasons, time (ISO 8601 UTC),
     t (unix seconds), kind, text. Unset: no webhook."""
