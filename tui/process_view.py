@@ -28,14 +28,17 @@ def process_rows(listing: ProcessListing) -> list[list[Cell]]:
     ]
 
 
-def process_title(listing: ProcessListing | None, now: float) -> str:
-    """``Processes · 2 on 8 GPUs · read 3s ago`` (or what is going on)."""
+def process_title(listing: ProcessListing | None) -> str:
+    """``Processes · 2 on 8 GPUs · read 21:05:12 UTC`` (or what is going on).
+
+    The clock time, not "0s ago": the title is drawn when a listing arrives.
+    """
     if listing is None:
         return "Processes · reading…"
     count = len({p.pid for p in listing.processes})
     gpus = len({p.gpu for p in listing.processes})
-    when = f"read {fmt.ago(listing.taken_at, now)}" if now >= listing.taken_at else "read now"
-    return f"Processes · {count} on {gpus} GPU{'s' if gpus != 1 else ''} · {when}"
+    when = fmt.clock_time(listing.taken_at)
+    return f"Processes · {count} on {gpus} GPU{'s' if gpus != 1 else ''} · read {when} UTC"
 
 
 def process_note(listing: ProcessListing | None) -> str | None:

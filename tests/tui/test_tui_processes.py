@@ -86,6 +86,6 @@ def test_rows_are_by_gpu_then_memory_and_cut_long_commands() -> None:
     assert rows[0][1:] == [("?", "text"), ("0", "text"), ("N/A", "text"), ("(exited)", "text")]
     assert rows[1][3][0] == "5,120 MiB" and rows[1][4][0] == "[bold]python3[/]"
     assert len(rows[2][4][0]) == 120 and rows[2][4][0].endswith("…")
-    assert process_title(listing, 103.0) == "Processes · 3 on 2 GPUs · read 3s ago"
+    assert process_title(listing) == "Processes · 3 on 2 GPUs · read 00:01:40 UTC"
     assert process_note(listing) is None
     assert process_note(ProcessListing("n", 1.0)) == "No compute process on any GPU."

@@ -88,7 +88,7 @@ class NodeScreen(Screen[None]):
         titles = {
             "#intervals": "Broken intervals",
             "#telemetry": "GPUs",
-            "#processes": process_title(None, 0.0),
+            "#processes": process_title(None),
             "#reliability": "Memory errors, NVLink, reasons",
             "#ports": "Ports",
             "#events": "Events (newest first) · l for the whole log",
@@ -131,7 +131,7 @@ class NodeScreen(Screen[None]):
             self._processes_pending = False
         self.processes = listing
         table = self.query_one("#processes", DataTable)
-        table.border_title = process_title(listing, max(self.now, listing.taken_at))
+        table.border_title = process_title(listing)
         self._fill("#processes", process_rows(listing))
         self._show_processes_note(process_note(listing))
 
