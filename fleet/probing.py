@@ -76,7 +76,10 @@ class FleetProber:
             KeyError: ``node`` is not part of the fleet.
         """
         target = self._targets[node]
-        report = await self.runner.run(target, suite, on_progress)
+        # Judged against the other probed nodes, so an unsure fleet straggler is measured
+        # again before it is shown.
+        peers = [r for name, r in self._latest.items() if name != node]
+        report = await self.runner.run(target, suite, on_progress, peers)
         if report.status in ("error", "cancelled"):
             return report
         self._latest[node] = report

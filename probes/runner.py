@@ -102,11 +102,13 @@ class ProbeRunner:
         target: ProbeTarget,
         suite: Suite = "quick",
         on_progress: ProgressCallback | None = None,
+        peers: Sequence[ProbeReport] = (),
     ) -> ProbeReport:
         """Run ``suite`` on ``target`` and return its judged report.
 
-        The verdicts judge the node's GPUs against their datasheet and against each
-        other; ``probes.verdicts.judge`` over several reports judges the fleet.
+        The verdicts judge the node's GPUs against their datasheet, against each other
+        and against ``peers`` (other nodes' latest reports, for fleet stragglers); an
+        ``unsure`` straggler is measured again before the report is returned.
         Transport failures are a report with status ``error``, never an exception.
         """
         lock = self._locks.setdefault(target.name, asyncio.Lock())
@@ -115,7 +117,9 @@ class ProbeRunner:
             self._active[target.name] = active
             try:
                 report = await self._run(target, suite, on_progress, active)
-                return await self._confirm_stragglers(target, suite, on_progress, active, report)
+                return await self._confirm_stragglers(
+                    target, suite, on_progress, active, report, peers
+                )
             finally:
                 del self._active[target.name]
 
@@ -126,6 +130,7 @@ class ProbeRunner:
         on_progress: ProgressCallback | None,
         active: _ActiveRun,
         report: ProbeReport,
+        peers: Sequence[ProbeReport],
     ) -> ProbeReport:
         """Judge ``report``; measure each ``unsure`` straggler GPU again, a bounded number
         of times, until every straggler is sure or cleared (see ``probes.verdicts``).
@@ -133,7 +138,7 @@ class ProbeRunner:
         A repeat that does not finish ``ok`` (cancelled, timed out, node lost) ends the
         repeats; the verdict then stays as judged, with its ``unsure`` confidence.
         """
-        judged = self.judge([report])[0]
+        judged = self.judge([*peers, report])[-1]
         for attempt in range(1, self.settings.straggler_repeats + 1):
             unsure = unsure_stragglers(judged)
             if not unsure or judged.status != "ok" or active.cancel_requested:
@@ -151,7 +156,7 @@ class ProbeRunner:
                 finished=again.finished,
                 measurements=report.measurements + again.measurements,
             )
-            judged = self.judge([report])[0]
+            judged = self.judge([*peers, report])[-1]
         return judged
 
     async def run_fleet(

@@ -15,7 +15,7 @@ import pytest
 
 from collectors.ssh import NodeTarget, connect_node
 from probes.bundle import ProbeBundle
-from probes.report import ProbeEvent, ProbeProgress
+from probes.report import ProbeEvent, ProbeMeasurement, ProbeProgress, ProbeReport
 from probes.runner import ProbeRunner, ProbeTarget
 from probes.settings import ProbeSettings
 from tests.hostile.shellnode import options_with_agent, shell_fleet
@@ -50,7 +50,7 @@ emit({"type": "done", "status": "ok"})
 """
 
 
-def runner() -> ProbeRunner:
+def runner(**settings: str) -> ProbeRunner:
     bundle = ProbeBundle(PROBE, hashlib.sha256(PROBE).hexdigest())
     options = options_with_agent(b"")
 
@@ -58,7 +58,7 @@ def runner() -> ProbeRunner:
         assert isinstance(target, NodeTarget)
         return await connect_node(target, options)
 
-    return ProbeRunner(connect, ProbeSettings(straggler_repeats=2), bundle)
+    return ProbeRunner(connect, ProbeSettings(straggler_repeats=2, **settings), bundle)
 
 
 @pytest.mark.parametrize(
@@ -95,3 +95,35 @@ async def test_unsure_stragglers_are_measured_again(
     repeats = [e for e in events if isinstance(e, ProbeProgress) and e.probe == "repeat"]
     assert len(repeats) == len(runs) - 1
     assert all("measuring GPU 3 again" in e.message for e in repeats)
+
+
+def peer_report() -> ProbeReport:
+    """Another node's run: eight steady GPUs of the same model."""
+    figures = [100.0, 103.0, 97.0, 101.0, 99.0, 102.0, 98.0, 100.5]
+    return ProbeReport(
+        node="node-0",
+        suite="quick",
+        status="ok",
+        started=0.0,
+        finished=1.0,
+        model="Simulated GPU",
+        simulated=True,
+        gpus=tuple(range(8)),
+        measurements=tuple(
+            ProbeMeasurement("node-0", "gemm", "bf16", g, v, "TFLOPS")
+            for g, v in enumerate(figures)
+        ),
+    )
+
+
+@pytest.mark.parametrize(("peers", "runs"), [((), ["2,3"]), ((peer_report(),), ["2,3", "3"])])
+async def test_a_fleet_straggler_is_measured_again_too(
+    tmp_path: Path, peers: tuple[ProbeReport, ...], runs: list[str]
+) -> None:
+    """Two GPUs alone cannot tell a straggler; against a peer node's eight they can."""
+    async with shell_fleet(["node-1"], tmp_path) as shells:
+        (tmp_path / "node-1" / "mode").write_text("noise")
+        probe = runner(gpus="2,3")
+        report = await probe.run(shells.target("node-1"), "quick", None, peers)
+    assert (tmp_path / "node-1" / "runs").read_text().split() == runs
+    assert [v.verdict for v in report.verdicts] == ["pass", "pass"]
