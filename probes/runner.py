@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -27,9 +26,10 @@ from probes.bundle import ProbeBundle, build_probe_bundle
 from probes.collect import ProgressCallback, RunCollector
 from probes.command import kill_command, probe_command
 from probes.messages import ProbeProtocolError, decode_line
-from probes.report import ProbeProgress, ProbeReport, Suite
+from probes.repeats import confirm_stragglers
+from probes.report import ProbeReport, Suite
 from probes.settings import ProbeSettings
-from probes.verdicts import judge, unsure_stragglers
+from probes.verdicts import judge
 
 log = logging.getLogger(__name__)
 MAX_LINE = 1 << 20  # a probe line is a few hundred bytes; anything huge is not ours
@@ -117,47 +117,16 @@ class ProbeRunner:
             self._active[target.name] = active
             try:
                 report = await self._run(target, suite, on_progress, active)
-                return await self._confirm_stragglers(
-                    target, suite, on_progress, active, report, peers
+                return await confirm_stragglers(
+                    report,
+                    lambda r: self.judge([*peers, r])[-1],
+                    lambda gpus: self._run(target, suite, on_progress, active, gpus),
+                    self.settings.straggler_repeats,
+                    on_progress,
+                    lambda: active.cancel_requested,
                 )
             finally:
                 del self._active[target.name]
-
-    async def _confirm_stragglers(
-        self,
-        target: ProbeTarget,
-        suite: Suite,
-        on_progress: ProgressCallback | None,
-        active: _ActiveRun,
-        report: ProbeReport,
-        peers: Sequence[ProbeReport],
-    ) -> ProbeReport:
-        """Judge ``report``; measure each ``unsure`` straggler GPU again, a bounded number
-        of times, until every straggler is sure or cleared (see ``probes.verdicts``).
-
-        A repeat that does not finish ``ok`` (cancelled, timed out, node lost) ends the
-        repeats; the verdict then stays as judged, with its ``unsure`` confidence.
-        """
-        judged = self.judge([*peers, report])[-1]
-        for attempt in range(1, self.settings.straggler_repeats + 1):
-            unsure = unsure_stragglers(judged)
-            if not unsure or judged.status != "ok" or active.cancel_requested:
-                break
-            gpus = ",".join(str(gpu) for gpu in unsure)
-            if on_progress is not None:
-                message = f"unsure straggler: measuring GPU {gpus} again ({attempt} of "
-                message += f"{self.settings.straggler_repeats})"
-                on_progress(ProbeProgress(target.name, "repeat", unsure[0], 0, 1, message))
-            again = await self._run(target, suite, on_progress, active, gpus=gpus)
-            if again.status != "ok":
-                break
-            report = dataclasses.replace(
-                report,
-                finished=again.finished,
-                measurements=report.measurements + again.measurements,
-            )
-            judged = self.judge([*peers, report])[-1]
-        return judged
 
     async def run_fleet(
         self,
