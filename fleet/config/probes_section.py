@@ -51,6 +51,9 @@ class ProbesSection(Section):
     (the achievable figures in docs/probes.md)."""
     straggler_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.10
     """A GPU is a straggler this far below the fleet median of the same model and probe."""
+    straggler_repeats: Annotated[int, Field(ge=0, le=10)] = 2
+    """How many times a GPU found an unsure straggler (near the bar, one run) is measured
+    again before its verdict is shown; 0 shows the first verdict as it is."""
 
     def settings(self) -> ProbeSettings:
         """The runner's settings from this table."""
@@ -62,4 +65,5 @@ class ProbesSection(Section):
             gpus=self.gpus,
             slow_fraction=self.slow_fraction,
             straggler_fraction=self.straggler_fraction,
+            straggler_repeats=self.straggler_repeats,
         )

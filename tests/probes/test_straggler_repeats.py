@@ -14,6 +14,7 @@ import asyncssh
 import pytest
 
 from collectors.ssh import NodeTarget, connect_node
+from fleet.config import ConfigError, parse_config
 from probes.bundle import ProbeBundle
 from probes.report import ProbeEvent, ProbeMeasurement, ProbeProgress, ProbeReport
 from probes.runner import ProbeRunner, ProbeTarget
@@ -127,3 +128,11 @@ async def test_a_fleet_straggler_is_measured_again_too(
         report = await probe.run(shells.target("node-1"), "quick", None, peers)
     assert (tmp_path / "node-1" / "runs").read_text().split() == runs
     assert [v.verdict for v in report.verdicts] == ["pass", "pass"]
+
+
+def test_the_config_sets_how_often_and_names_a_bad_value() -> None:
+    assert parse_config({}).probes.settings().straggler_repeats == 2
+    none = parse_config({"probes": {"straggler_repeats": 0}}).probes.settings()
+    assert none.straggler_repeats == 0
+    with pytest.raises(ConfigError, match=r"probes\.straggler_repeats"):
+        parse_config({"probes": {"straggler_repeats": -1}}, source="fleet.toml")
