@@ -16,7 +16,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from collectors.loopback.demo import DemoFleet
+from collectors.demo import DemoFleet
 from fleet.cluster.attach import AttachedFleet
 from fleet.cluster.natsd import LocalNats, NatsServerError, start_nats_server
 from fleet.cluster.shard import write_targets_file

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from collectors.loopback.demo import start_demo_fleet
+from collectors.demo import start_demo_fleet
 from collectors.sim.scenario import ScenarioError, load_scenario
 from fleet.config import Config, parse_config
 from fleet.model import FleetSnapshot
