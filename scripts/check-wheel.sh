@@ -2,7 +2,8 @@
 # Builds the wheel, installs it into a fresh virtualenv (and with pipx when present) and
 # runs `gpufleet demo --headless --duration 15` from it, outside the source tree with no
 # PYTHONPATH: the agent zipapp, the demo scenario, the themes and the docs must all come
-# from the installed wheel. Needs network access to PyPI for the build backend and the
+# from the installed wheel, and the wheel must carry no test support
+# (scripts/check_wheel_contents.py). Needs network access to PyPI for the build backend and the
 # dependencies. Usage: scripts/check-wheel.sh [PYTHON]
 set -euo pipefail
 
@@ -15,6 +16,7 @@ unset PYTHONPATH
 echo "check-wheel: building the wheel"
 "$python" -m pip wheel -q --no-deps -w "$work/dist" "$src"
 wheel="$(ls "$work"/dist/gpufleet-*.whl)"
+"$python" "$src/scripts/check_wheel_contents.py" "$wheel"
 
 echo "check-wheel: installing $(basename "$wheel") into a fresh virtualenv"
 "$python" -m venv "$work/venv"
