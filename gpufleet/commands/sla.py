@@ -42,14 +42,15 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fleet.cluster.history import history_root
-    from fleet.config import ConfigError, default_config_path, load_config
+    from fleet.config import ConfigError, default_config_path
     from fleet.sla.render import render_html, render_markdown
     from fleet.sla.report import build_report, to_json
+    from gpufleet.config_file import read_config
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet sla: %(message)s")
     config_path = args.config or default_config_path()
     try:
-        config = load_config(config_path)
+        config = read_config(config_path, given=args.config is not None)
     except ConfigError as exc:
         return _fail(str(exc))
     if config.sla is None:
