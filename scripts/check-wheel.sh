@@ -38,6 +38,10 @@ run_demo() {  # $1: the installed gpufleet
     echo "check-wheel: gpufleet help config does not print the shipped docs ($2)" >&2
     exit 1
   }
+  "$1" help grafana/gpufleet.json | "$python" -c 'import json, sys; json.load(sys.stdin)' || {
+    echo "check-wheel: gpufleet help grafana/gpufleet.json does not print the dashboard ($2)" >&2
+    exit 1
+  }
   "$1" sla -c "$work/data-$2/demo-config.toml" --data-dir "$work/data-$2" --format json >/dev/null
   echo "check-wheel: $2 ok"
 }

@@ -10,6 +10,8 @@ from typing import Any
 
 import platformdirs
 
+from gpufleet.invocation import command_line
+
 FORMATS = ("parquet", "csv", "json")
 
 
@@ -18,7 +20,7 @@ def register(sub: Any) -> None:
         "export",
         help="utilization history to parquet / csv / json",
         description="Aggregate recorded per-GPU minute rollups to a level and resolution "
-        "(columns in docs/history.md). Safe while a recorder is running.",
+        f"(columns: `{command_line('help', 'history')}`). Safe while a recorder is running.",
     )
     parser.add_argument("--data-dir", type=Path, default=None, help="history directory")
     parser.add_argument("-c", "--config", type=Path, default=None, help="configuration (TOML)")

@@ -14,13 +14,15 @@ from typing import Any
 
 import platformdirs
 
+from gpufleet.invocation import command_line
+
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
         "sla",
         help="the month's SLA claim: availability, outages with evidence, credits",
         description="Compute a month's availability and provider credit from recorded history "
-        "(the math is in docs/sla.md).",
+        f"(the math: `{command_line('help', 'sla')}`).",
     )
     parser.add_argument("-c", "--config", type=Path, default=None, help="configuration (TOML)")
     parser.add_argument("--data-dir", type=Path, default=None, help="history directory")
@@ -35,7 +37,8 @@ def register(sub: Any) -> None:
         default=None,
         metavar="FILE.zip",
         help="also write the evidence bundle: claim (md/html/json), contract, per-outage "
-        "evidence, coverage log and a SHA-256 manifest (docs/sla.md, filing a claim)",
+        "evidence, coverage log and a SHA-256 manifest "
+        f"(`{command_line('help', 'sla')}`, filing a claim)",
     )
     parser.set_defaults(func=run)
 
