@@ -132,7 +132,7 @@ async def _demo(args: argparse.Namespace) -> int:
             status = await run_sharded_demo(args, demo, contract, data_dir)
             print(
                 f"gpufleet demo: history of every shard in {data_dir}/shard=K; the SLA claim:\n"
-                f"  gpufleet sla -c {contract_path} --data-dir {data_dir}",
+                f"  {command_line('sla', '-c', contract_path, '--data-dir', data_dir)}",
                 file=sys.stderr,
             )
             return status
