@@ -11,11 +11,14 @@ import contextlib
 import io
 import json
 import re
+import shlex
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from fleet.config import parse_config
 from gpufleet.cli import COMMANDS, build_parser, main
 from gpufleet.docs import shipped_files, topics
 from tui.panels import sla_markup
@@ -81,3 +84,35 @@ def test_every_help_reference_in_the_docs_names_a_shipped_topic_or_file() -> Non
     }
     assert {"config", "grafana/gpufleet.json", "gpufleet.service"} <= found
     assert found - {"TOPIC", "FILE"} <= known, found - known
+
+
+def readme_gpufleet_commands() -> list[list[str]]:
+    """Every ``gpufleet ...`` line of the README's sh blocks, as argv after the program."""
+    blocks = re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    commands = []
+    for line in "\n".join(blocks).splitlines():
+        words = shlex.split(line, comments=True)
+        if words and Path(words[0]).name == "gpufleet":
+            commands.append(words[1:])
+    return commands
+
+
+def test_every_readme_command_is_accepted_by_the_parser(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    commands = readme_gpufleet_commands()
+    assert len(commands) >= 10
+    assert {c[0] for c in commands} >= {"demo", "init", "check", "watch", "serve", "sla"}
+    for argv in commands:
+        try:
+            build_parser().parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"README: gpufleet {' '.join(argv)}: {capsys.readouterr().err}")
+
+
+def test_the_readme_config_example_is_a_valid_config() -> None:
+    blocks = re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert blocks
+    for block in blocks:
+        config = parse_config(tomllib.loads(block), source="README.md")
+        assert config.fleet.hosts
