@@ -57,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _fail(str(exc))
     if config.sla is None:
-        return _fail(f"{config_path}: no [sla] table: the contract is not configured")
+        return _fail(
+            f"{config_path}: no [sla] table: the contract is not configured"
+            f" (its keys: `{command_line('help', 'config')}`)"
+        )
     now = time.time()
     month = args.month or datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))

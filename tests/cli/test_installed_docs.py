@@ -116,3 +116,17 @@ def test_the_readme_config_example_is_a_valid_config() -> None:
     for block in blocks:
         config = parse_config(tomllib.loads(block), source="README.md")
         assert config.fleet.hosts
+
+
+def test_sla_without_a_contract_points_at_the_keys_runnable_as_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.toml"
+    assert main(["init", "gpu-1", "-o", str(config)]) == 0  # [sla] is commented out
+    capsys.readouterr()
+    assert main(["sla", "-c", str(config), "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no [sla] table" in err
+    (printed,) = re.findall(r"`([^`]+)`", err)
+    run = subprocess.run(printed, shell=True, capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and "## [sla]" in run.stdout, run.stderr
