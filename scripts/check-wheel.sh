@@ -13,8 +13,11 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 unset PYTHONPATH
 
+# Debian's python3 has no pip (python3-venv brings it only into virtualenvs): build with
+# the pip of a throwaway virtualenv, install into another, fresh one.
 echo "check-wheel: building the wheel"
-"$python" -m pip wheel -q --no-deps -w "$work/dist" "$src"
+"$python" -m venv "$work/build"
+"$work/build/bin/pip" wheel -q --no-deps -w "$work/dist" "$src"
 wheel="$(ls "$work"/dist/gpufleet-*.whl)"
 "$python" "$src/scripts/check_wheel_contents.py" "$wheel"
 
