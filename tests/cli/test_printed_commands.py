@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,12 +84,22 @@ async def test_the_sharded_demo_prints_commands_runnable_as_printed(tmp_path: Pa
     data = tmp_path / "data dir"  # a space: printed paths must be quoted
     proc = await asyncio.create_subprocess_exec(
         str(GPUFLEET), "demo", "--shards", "2", "--nodes", "2", "--headless",
-        "--duration", "4", "--data-dir", str(data),
+        "--data-dir", str(data),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
         cwd=tmp_path,
     )  # fmt: skip
-    printed, _ = await asyncio.wait_for(proc.communicate(), 120)
-    text = printed.decode()
+    assert proc.stdout is not None
+    seen = []
+    try:  # both nodes streamed through their shards: there is history to claim on
+        while not seen or "nodes 2/2 streaming" not in seen[-1]:
+            line = await asyncio.wait_for(proc.stdout.readline(), 90)
+            assert line, "".join(seen)
+            seen.append(line.decode())
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGINT)
+    rest, _ = await asyncio.wait_for(proc.communicate(), 60)
+    text = "".join(seen) + rest.decode()
     assert proc.returncode == 0, text
     attach = re.search(r"attach another view with: (.*)", text)
     assert attach is not None, text
