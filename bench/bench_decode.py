@@ -22,8 +22,8 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from collectors.loopback.canned import SampleMaker, hello_line
 from collectors.protocol import decode_line
+from testkit.loopback.canned import SampleMaker, hello_line
 
 BASELINE_COMMIT = "09179f1"
 ROOT = Path(__file__).resolve().parents[1]

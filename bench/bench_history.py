@@ -29,9 +29,9 @@ from fleet.facade import ExportRequest
 from fleet.history import HistoryRecorder
 from fleet.history.layout import GPU_MINUTES, SCHEMAS, partition_dir, write_atomic
 from fleet.history.states import StateInterval
-from fleet.history.synthetic import snapshot
 from fleet.model import FleetSnapshot
 from fleet.sla import sla_summary
+from testkit.synthetic_history import snapshot
 
 T0 = datetime(2026, 9, 1, tzinfo=UTC).timestamp()
 

@@ -39,14 +39,14 @@ from pathlib import Path
 
 import msgspec
 
-from collectors.loopback.process import LoopbackProcess
 from fleet.cluster.attach import AttachedFleet
 from fleet.cluster.natsd import start_nats_server
 from fleet.cluster.shard import write_targets_file
 from fleet.cluster.shards import assign
 from fleet.cluster.wire import decode_summary, summarize
-from fleet.history.synthetic import snapshot as synthetic
 from fleet.model import FleetSnapshot
+from testkit.loopback.process import LoopbackProcess
+from testkit.synthetic_history import snapshot as synthetic
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

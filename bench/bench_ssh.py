@@ -34,11 +34,11 @@ from pathlib import Path
 import asyncssh
 
 from collectors.bundle import agent_zipapp_bytes
-from collectors.loopback.execs import SAMPLE_ONCE
-from collectors.loopback.process import LoopbackProcess
-from collectors.loopback.recorder import UpdateRecorder
 from collectors.protocol import decode_line
 from collectors.ssh import PREFERRED_CIPHERS, NodeTarget, SshFleet, SshOptions, connect_node
+from testkit.loopback.execs import SAMPLE_ONCE
+from testkit.loopback.process import LoopbackProcess
+from testkit.loopback.recorder import UpdateRecorder
 
 SETTLE_S = 2.0  # let the connect burst's stragglers finish before the CPU window opens
 

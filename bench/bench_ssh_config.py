@@ -29,7 +29,7 @@ from pathlib import Path
 import asyncssh
 from asyncssh.config import SSHClientConfig
 
-from collectors.loopback.ssh_config_oracle import (
+from testkit.loopback.ssh_config_oracle import (
     FIELDS,
     REFUSED,
     ConfigCase,

@@ -28,10 +28,10 @@ from textual.strip import Strip
 from textual.widgets import DataTable
 
 from fleet.facade import FleetSnapshot, NodeSnapshot
+from testkit.snapshots import T0, demo_snapshot, retick
+from testkit.static_fleet import StaticFleet
 from tui import format as fmt
 from tui.app import build_app
-from tui.demo_fleet import T0, demo_snapshot, retick
-from tui.demo_source import StaticFleet
 from tui.draw import gpu_cells, port_cell
 from tui.grid_rows import status_cell
 from tui.node_view import summarize

@@ -26,11 +26,11 @@ import threading
 import time
 from pathlib import Path
 
-from collectors.loopback.harness import fast_options
-from collectors.loopback.process import LoopbackProcess
 from fleet.config import parse_config
 from fleet.metrics.text import render_exposition
 from fleet.runtime import FleetRuntime
+from testkit.loopback.harness import fast_options
+from testkit.loopback.process import LoopbackProcess
 
 
 def rss_mib() -> float:

@@ -16,11 +16,12 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from collectors.loopback.demo import DemoFleet
+from collectors.demo import DemoFleet
 from fleet.cluster.attach import AttachedFleet
 from fleet.cluster.natsd import LocalNats, NatsServerError, start_nats_server
 from fleet.cluster.shard import write_targets_file
 from gpufleet.attach import watch_attached
+from gpufleet.invocation import command_line
 from gpufleet.session import fail
 
 SHARD_STOP_S = 20.0
@@ -95,7 +96,7 @@ async def _with_nats(
     async with shard_processes(args.shards, config, targets, data_dir):
         print(
             f"gpufleet demo: {args.shards} shards publishing to {nats.url}; attach another view"
-            f" with: gpufleet watch --attach {nats.url}",
+            f" with: {command_line('watch', '--attach', nats.url)}",
             file=sys.stderr,
         )
         viewer = AttachedFleet(nats.url, read_only=args.read_only, history_dir=data_dir)

@@ -18,10 +18,10 @@ import platformdirs
 
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
-from fleet.config import Config, ConfigError, default_config_path, load_config
+from fleet.config import Config, ConfigError, default_config_path
 from fleet.runtime import FleetRuntime
 from fleet.targets import options_from_config, targets_from_config
-from gpufleet.invocation import command_line
+from gpufleet.config_file import read_config
 
 
 def default_data_dir() -> Path:
@@ -44,13 +44,7 @@ def load_fleet(args: argparse.Namespace) -> tuple[Config, list[NodeTarget], SshO
         ConfigError: the configuration is missing or invalid (the message says where).
     """
     path: Path = args.config or default_config_path()
-    if args.config is None and not path.exists():
-        init, reference = command_line("init", "HOST", "..."), command_line("help", "config")
-        raise ConfigError(
-            f"{path}: no configuration file; pass -c FILE, or write one with `{init}`"
-            f" (every key: `{reference}`)"
-        )
-    config = load_config(path)
+    config = read_config(path, given=args.config is not None)
     targets = targets_from_config(config.fleet, base_dir=path.parent, source=str(path))
     if not targets:
         raise ConfigError(f"{path}: key 'fleet.hosts': expected at least one host")

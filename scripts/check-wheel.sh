@@ -2,7 +2,8 @@
 # Builds the wheel, installs it into a fresh virtualenv (and with pipx when present) and
 # runs `gpufleet demo --headless --duration 15` from it, outside the source tree with no
 # PYTHONPATH: the agent zipapp, the demo scenario, the themes and the docs must all come
-# from the installed wheel. Needs network access to PyPI for the build backend and the
+# from the installed wheel, and the wheel must carry no test support
+# (scripts/check_wheel_contents.py). Needs network access to PyPI for the build backend and the
 # dependencies. Usage: scripts/check-wheel.sh [PYTHON]
 set -euo pipefail
 
@@ -12,9 +13,13 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 unset PYTHONPATH
 
+# Debian's python3 has no pip (python3-venv brings it only into virtualenvs): build with
+# the pip of a throwaway virtualenv, install into another, fresh one.
 echo "check-wheel: building the wheel"
-"$python" -m pip wheel -q --no-deps -w "$work/dist" "$src"
+"$python" -m venv "$work/build"
+"$work/build/bin/pip" wheel -q --no-deps -w "$work/dist" "$src"
 wheel="$(ls "$work"/dist/gpufleet-*.whl)"
+"$python" "$src/scripts/check_wheel_contents.py" "$wheel"
 
 echo "check-wheel: installing $(basename "$wheel") into a fresh virtualenv"
 "$python" -m venv "$work/venv"
@@ -34,6 +39,10 @@ run_demo() {  # $1: the installed gpufleet
   }
   "$1" help config | grep -q '^## \[metrics\]' || {
     echo "check-wheel: gpufleet help config does not print the shipped docs ($2)" >&2
+    exit 1
+  }
+  "$1" help grafana/gpufleet.json | "$python" -c 'import json, sys; json.load(sys.stdin)' || {
+    echo "check-wheel: gpufleet help grafana/gpufleet.json does not print the dashboard ($2)" >&2
     exit 1
   }
   "$1" sla -c "$work/data-$2/demo-config.toml" --data-dir "$work/data-$2" --format json >/dev/null

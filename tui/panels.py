@@ -154,7 +154,7 @@ def sla_markup(sla: SlaSummary | None) -> str:
             "[$muted]No provider contract configured.[/]\n"
             "Add an [b]\\[sla][/] table to the config (committed nodes,\n"
             "price, SLO, credit tiers) to see availability\n"
-            "and credits here; see docs/sla.md."
+            "and credits here; see `gpufleet help sla`."
         )
     if sla.availability_pct is None:
         role, verdict = "muted", "not measured yet"

@@ -24,6 +24,22 @@ class ConfigError(FleetError, ValueError):
     """The configuration is unusable; the message names the file, the key and what was expected."""
 
 
+class MissingConfigError(ConfigError):
+    """No file where the configuration was looked for.
+
+    The command line turns this into one line that also says how to write one
+    (``gpufleet init``) and where every key is documented (``gpufleet help config``),
+    spelled as the running executable; this room cannot know that executable.
+
+    Attributes:
+        path: where the configuration was looked for.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path}: no configuration file")
+        self.path = path
+
+
 def default_config_path() -> Path:
     """``$XDG_CONFIG_HOME/gpufleet/config.toml`` (or the platform's equivalent)."""
     return Path(platformdirs.user_config_dir("gpufleet")) / "config.toml"
@@ -33,11 +49,14 @@ def load_config(path: Path) -> Config:
     """Read and validate the configuration file at ``path``.
 
     Raises:
-        ConfigError: the file is missing, over 1 MiB, not UTF-8, not TOML, nested too
-            deeply, or does not match the schema.
+        MissingConfigError: there is no file at ``path``.
+        ConfigError: the file is unreadable, over 1 MiB, not UTF-8, not TOML, nested
+            too deeply, or does not match the schema.
     """
     try:
         text = read_bounded_text(path, MAX_CONFIG_BYTES)
+    except FileNotFoundError:
+        raise MissingConfigError(path) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the configuration: {exc.strerror}") from None
     except InputLimitError as exc:

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from collectors.loopback.demo import start_demo_fleet
+from collectors.demo import start_demo_fleet
 from collectors.sim.scenario import ScenarioError, load_scenario
 from fleet.config import Config, parse_config
 from fleet.model import FleetSnapshot
@@ -132,7 +132,7 @@ async def _demo(args: argparse.Namespace) -> int:
             status = await run_sharded_demo(args, demo, contract, data_dir)
             print(
                 f"gpufleet demo: history of every shard in {data_dir}/shard=K; the SLA claim:\n"
-                f"  gpufleet sla -c {contract_path} --data-dir {data_dir}",
+                f"  {command_line('sla', '-c', contract_path, '--data-dir', data_dir)}",
                 file=sys.stderr,
             )
             return status

@@ -10,6 +10,8 @@ from typing import Any
 
 import platformdirs
 
+from gpufleet.invocation import command_line
+
 FORMATS = ("parquet", "csv", "json")
 
 
@@ -18,7 +20,7 @@ def register(sub: Any) -> None:
         "export",
         help="utilization history to parquet / csv / json",
         description="Aggregate recorded per-GPU minute rollups to a level and resolution "
-        "(columns in docs/history.md). Safe while a recorder is running.",
+        f"(columns: `{command_line('help', 'history')}`). Safe while a recorder is running.",
     )
     parser.add_argument("--data-dir", type=Path, default=None, help="history directory")
     parser.add_argument("-c", "--config", type=Path, default=None, help="configuration (TOML)")
@@ -36,14 +38,15 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fleet.cluster.history import history_root
-    from fleet.config import ConfigError, load_config
+    from fleet.config import ConfigError
     from fleet.config.history_section import HistorySection, parse_duration
     from fleet.export import export_history
     from fleet.facade import ExportRequest
+    from gpufleet.config_file import read_config
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet export: %(message)s")
     try:
-        history = load_config(args.config).history if args.config else HistorySection()
+        history = read_config(args.config).history if args.config else HistorySection()
         window_s = parse_duration(args.window) if args.window else history.export_rolling_window_s
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc))

@@ -14,13 +14,15 @@ from typing import Any
 
 import platformdirs
 
+from gpufleet.invocation import command_line
+
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
         "sla",
         help="the month's SLA claim: availability, outages with evidence, credits",
         description="Compute a month's availability and provider credit from recorded history "
-        "(the math is in docs/sla.md).",
+        f"(the math: `{command_line('help', 'sla')}`).",
     )
     parser.add_argument("-c", "--config", type=Path, default=None, help="configuration (TOML)")
     parser.add_argument("--data-dir", type=Path, default=None, help="history directory")
@@ -35,25 +37,30 @@ def register(sub: Any) -> None:
         default=None,
         metavar="FILE.zip",
         help="also write the evidence bundle: claim (md/html/json), contract, per-outage "
-        "evidence, coverage log and a SHA-256 manifest (docs/sla.md, filing a claim)",
+        "evidence, coverage log and a SHA-256 manifest "
+        f"(`{command_line('help', 'sla')}`, filing a claim)",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from fleet.cluster.history import history_root
-    from fleet.config import ConfigError, default_config_path, load_config
+    from fleet.config import ConfigError, default_config_path
     from fleet.sla.render import render_html, render_markdown
     from fleet.sla.report import build_report, to_json
+    from gpufleet.config_file import read_config
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet sla: %(message)s")
     config_path = args.config or default_config_path()
     try:
-        config = load_config(config_path)
+        config = read_config(config_path, given=args.config is not None)
     except ConfigError as exc:
         return _fail(str(exc))
     if config.sla is None:
-        return _fail(f"{config_path}: no [sla] table: the contract is not configured")
+        return _fail(
+            f"{config_path}: no [sla] table: the contract is not configured"
+            f" (its keys: `{command_line('help', 'config')}`)"
+        )
     now = time.time()
     month = args.month or datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))

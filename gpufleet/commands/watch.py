@@ -7,8 +7,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from fleet.config import ConfigError, load_config
+from fleet.config import ConfigError
 from fleet.runtime import FleetRuntime
+from gpufleet.config_file import read_config
 from gpufleet.session import (
     add_fleet_arguments,
     default_data_dir,
@@ -77,7 +78,7 @@ def _run_attached(args: argparse.Namespace) -> int:
     refresh_s, stale = 1.0, STALE_INTERVALS
     if args.config is not None:
         try:
-            config = load_config(args.config)
+            config = read_config(args.config)
         except ConfigError as exc:
             return fail(str(exc))
         refresh_s, stale = config.ui.refresh_s, config.cluster.stale_intervals

@@ -20,7 +20,7 @@ from fleet.desk import OperatorDesk
 from fleet.event_log import LogEntry, SessionLog, merge_log, read_history_log
 from fleet.history import HistoryRecorder
 from fleet.model import EventRecord, FleetSnapshot, NodeTransition
-from tui.demo_fleet import T0, demo_snapshot, lose_gpu, probe_flag
+from testkit.snapshots import T0, demo_snapshot, lose_gpu, probe_flag
 
 
 def broken_tick(t: float = T0 + 60) -> tuple[FleetSnapshot, FleetSnapshot]:

@@ -91,3 +91,31 @@ def test_no_config_points_at_init_and_help_runnable_as_printed(
     assert run.returncode == 0, run.stderr
     assert load_config(config).fleet.hosts == ["gpu-1"]
     assert "## [metrics]" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["check"], ["watch"], ["serve"], ["sla"], ["export", "--since", "1d", "-o", "out.csv"]],
+)
+def test_a_missing_dash_c_file_points_at_init_and_help_runnable_as_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    config = tmp_path / "my fleet" / "gpufleet.toml"  # a space: the printed path is quoted
+    assert main([*command, "-c", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{config}: no configuration file; write one with `" in err
+    assert "pass -c FILE" not in err  # it was passed
+    init, help_ = re.findall(r"`([^`]+)`", err)
+    assert init.endswith(" HOST ...")
+    run = subprocess.run(  # the printed commands, pasted into a shell, hosts filled in
+        f"{init.removesuffix(' HOST ...')} gpu-[001-002] && {help_}",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert load_config(config).fleet.hosts == ["gpu-[001-002]"]  # written where -c looked
+    assert "## [metrics]" in run.stdout

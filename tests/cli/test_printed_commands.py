@@ -12,6 +12,8 @@ import asyncio
 import json
 import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +77,46 @@ def run_readme_block(tmp_path: Path, env: dict[str, str]) -> None:
     written = sorted(p.name for p in tmp_path.glob("out-*"))
     assert written == ["out-claim.html", "out-fleet.json", "out-util.csv"]
     assert "node-001" in (tmp_path / "out-util.csv").read_text()
+
+
+async def test_the_sharded_demo_prints_commands_runnable_as_printed(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": "/usr/bin:/bin:/usr/sbin"}  # nats-server, not the venv's bin
+    data = tmp_path / "data dir"  # a space: printed paths must be quoted
+    proc = await asyncio.create_subprocess_exec(
+        str(GPUFLEET), "demo", "--shards", "2", "--nodes", "2", "--headless",
+        "--data-dir", str(data),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    seen = []
+    try:  # both nodes streamed through their shards: there is history to claim on
+        while not seen or "nodes 2/2 streaming" not in seen[-1]:
+            line = await asyncio.wait_for(proc.stdout.readline(), 90)
+            assert line, "".join(seen)
+            seen.append(line.decode())
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGINT)
+    rest, _ = await asyncio.wait_for(proc.communicate(), 60)
+    text = "".join(seen) + rest.decode()
+    assert proc.returncode == 0, text
+    attach = re.search(r"attach another view with: (.*)", text)
+    assert attach is not None, text
+    words = shlex.split(attach.group(1))
+    assert words[0] == str(GPUFLEET) and words[1:3] == ["watch", "--attach"], words
+    assert words[3].startswith("nats://127.0.0.1:")
+    lines = text.splitlines()
+    command = lines[lines.index(next(x for x in lines if "the SLA claim:" in x)) + 1].strip()
+    assert command.startswith(str(GPUFLEET)), command
+    sla = await asyncio.to_thread(
+        subprocess.run,
+        command + " --format json",
+        shell=True,
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert sla.returncode == 0, sla.stderr.decode()
+    assert json.loads(sla.stdout)["contract"]["committed_nodes"] == 2

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from collectors.loopback.fleet import LoopbackFleet
 from collectors.ssh.target import NodeTarget
 from fleet.cluster.natsd import LocalNats, start_nats_server
 from fleet.cluster.publisher import ShardPublisher
@@ -21,6 +20,7 @@ from fleet.cluster.shard import shard_config, shard_data_dir, shard_targets
 from fleet.cluster.shards import ShardSpec
 from fleet.config import Config, parse_config
 from fleet.runtime import FleetRuntime
+from testkit.loopback.fleet import LoopbackFleet
 
 INTERVAL = 0.5
 SHARDS = 3

@@ -12,8 +12,8 @@ from fleet.cluster.natsd import LocalNats
 from fleet.cluster.publisher import ShardPublisher
 from fleet.cluster.shards import ShardSpec
 from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, NodeTransition
+from testkit.static_fleet import StaticFleet
 from tests.runtime.waits import wait_until
-from tui.demo_source import StaticFleet
 
 
 def fleet_at(t: float, lost: bool, **changes: object) -> FleetSnapshot:

@@ -9,7 +9,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.cluster.attach import AttachedFleet
 from fleet.cluster.history import history_root, intersect_spans, shard_dirs
 from fleet.cluster.natsd import LocalNats
@@ -20,12 +19,13 @@ from fleet.config.history_section import HistorySection
 from fleet.export import export_history
 from fleet.facade import ExportRequest
 from fleet.history import HistoryRecorder
-from fleet.history.synthetic import node_name
-from fleet.history.synthetic import snapshot as synthetic
 from fleet.model import FleetSnapshot, NodeState, NodeTransition
 from fleet.runtime import FleetRuntime
 from fleet.sla.report import build_report, to_json
 from gpufleet.cli import main
+from testkit.loopback.fleet import LoopbackFleet
+from testkit.synthetic_history import node_name
+from testkit.synthetic_history import snapshot as synthetic
 from tests.cluster.conftest import (
     EXPECTED_STATE,
     INTERVAL,

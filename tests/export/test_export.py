@@ -16,8 +16,8 @@ from fleet.config.history_section import HistorySection
 from fleet.export import export_history, parse_time
 from fleet.facade import ExportRequest
 from fleet.history import HistoryRecorder
-from fleet.history.synthetic import sample_util, snapshot
 from fleet.model import FleetSnapshot
+from testkit.synthetic_history import sample_util, snapshot
 
 T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()
 STEP = 20  # seconds between ticks: 3 h of history in 540 ticks

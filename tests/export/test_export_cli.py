@@ -10,8 +10,8 @@ import pytest
 
 from fleet.config.history_section import HistorySection
 from fleet.history import HistoryRecorder
-from fleet.history.synthetic import snapshot
 from gpufleet.cli import main
+from testkit.synthetic_history import snapshot
 
 T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()
 

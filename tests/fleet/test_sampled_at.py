@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collectors.loopback.canned import SampleMaker, hello_line
 from collectors.protocol import decode_line
 from collectors.updates import NodeMessage
 from fleet.config.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
+from testkit.loopback.canned import SampleMaker, hello_line
 
 
 def test_sampled_at_is_the_sample_time_not_the_receive_time() -> None:

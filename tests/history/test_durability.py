@@ -19,8 +19,8 @@ from fleet.config.history_section import HistorySection
 from fleet.history import HistoryRecorder
 from fleet.history.layout import COVERAGE, GPU_MINUTES, NODE_STATES, read_table, write_atomic
 from fleet.history.states import StateInterval, to_frame
-from fleet.history.synthetic import snapshot
 from fleet.model import EventRecord
+from testkit.synthetic_history import snapshot
 
 T0 = datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp()
 CONFIG = HistorySection(flush_interval_s=5)
@@ -31,7 +31,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from fleet.config.history_section import HistorySection
     from fleet.history import HistoryRecorder
-    from fleet.history.synthetic import snapshot
+    from testkit.synthetic_history import snapshot
     from fleet.model import EventRecord
 
     t0 = float(sys.argv[2])

@@ -15,8 +15,8 @@ from fleet.history import HistoryRecorder
 from fleet.history.layout import COVERAGE, NODE_STATES, SCHEMAS, layout_version, write_atomic
 from fleet.history.ledger import load_ledger
 from fleet.history.states import StateInterval, to_frame
-from fleet.history.synthetic import snapshot
 from fleet.sla import sla_for_month
+from testkit.synthetic_history import snapshot
 
 T0 = datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp()
 MS = round(T0 * 1000)

@@ -13,7 +13,7 @@ import polars as pl
 from fleet.config.history_section import HistorySection
 from fleet.history import HistoryRecorder
 from fleet.history.layout import GPU_MINUTES, read_table
-from fleet.history.synthetic import (
+from testkit.synthetic_history import (
     node_name,
     sample_mem,
     sample_power,

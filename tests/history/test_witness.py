@@ -10,8 +10,8 @@ from fleet.config.history_section import HistorySection
 from fleet.config.sla_section import SlaSection
 from fleet.history import HistoryRecorder
 from fleet.history.blindness import NETWORK_DOWN
-from fleet.history.synthetic import snapshot
 from fleet.sla import sla_for_month
+from testkit.synthetic_history import snapshot
 from tests.runtime.waits import wait_until_blocking
 
 T0 = datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp()

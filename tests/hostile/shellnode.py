@@ -20,9 +20,9 @@ from typing import Any
 
 import asyncssh
 
-from collectors.loopback.harness import fast_options
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
+from testkit.loopback.harness import fast_options
 
 
 class _Server(asyncssh.SSHServer):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors.loopback.recorder import UpdateRecorder
 from collectors.ssh.fleet import SshFleet
+from testkit.loopback.recorder import UpdateRecorder
 from tests.hostile.agents import hostile_agent
 from tests.hostile.shellnode import ShellFleet, options_with_agent, shell_fleet
 

@@ -17,13 +17,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.config.sla_section import SlaSection
 from fleet.history.gaps import load_gaps
 from fleet.history.layout import day_of_ms
 from fleet.history.lock import read_heartbeat
 from fleet.history.reader import load_coverage
 from fleet.sla import sla_for_month
+from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_until
 
 INTERVAL = 0.5

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import polars as pl
 
-from collectors.loopback.fleet import LoopbackFleet
 from collectors.ssh.options import SshOptions
 from fleet.config import parse_config
 from fleet.config.sla_section import SlaSection
@@ -23,6 +22,7 @@ from fleet.sla import sla_for_month
 from fleet.sla.bundle import bundle_files
 from fleet.sla.render import render_html, render_markdown
 from fleet.sla.report import build_report, to_json
+from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 
 INTERVAL = 0.5

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.config import parse_config
 from fleet.metrics.endpoint import start_metrics_endpoint
 from fleet.runtime import FleetRuntime
+from testkit.loopback.fleet import LoopbackFleet
 from tests.metrics.prom import Prometheus, running_prometheus
 from tests.metrics.test_promtool import DCGM_NAMING, promtool_findings
 

@@ -1,8 +1,9 @@
 """``gpufleet serve`` end to end: a simulated node over loopback SSH, scraped by Prometheus.
 
-The node runs the real agent on the simulator (collectors/loopback); GPU 3 falls
-off the bus (XID 79) a second in. ``gpufleet serve`` runs as its own process, as
-under systemd, and must exit 0 on SIGTERM with its history flushed.
+The node runs the real agent on the simulator (collectors/demo, through
+testkit.loopback); GPU 3 falls off the bus (XID 79) a second in. ``gpufleet serve``
+runs as its own process, as under systemd, and must exit 0 on SIGTERM with its history
+flushed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from collectors.loopback.fleet import LoopbackFleet
+from testkit.loopback.fleet import LoopbackFleet
 from tests.metrics.prom import running_prometheus
 
 NODE = "127.0.0.1"  # the config's host: the name the controller gives the node

@@ -18,11 +18,11 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from collectors.loopback import LoopbackFleet
 from collectors.ssh import NodeTarget, SshOptions, connect_node
 from probes.bundle import ProbeBundle, build_probe_bundle
 from probes.runner import ProbeRunner, ProbeTarget
 from probes.settings import ProbeSettings
+from testkit.loopback import LoopbackFleet
 
 OPTIONS = SshOptions(connect_timeout=5.0, ssh_config=None)
 # A slowdown no CPU finishes within a test: the probe is still measuring when stopped.

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.config import parse_config
 from fleet.runtime import FleetRuntime
+from testkit.loopback.fleet import LoopbackFleet
 
 # The fault comes once every agent streams: NVML (and so the simulator) does not report
 # an XID that happened before the agent registered for events, and on a loaded machine

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import polars as pl
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.config import parse_config
 from fleet.runtime import FleetRuntime
+from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 
 # The port goes down once the agent streams (the runtime's baseline is the port up),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import polars as pl
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.runtime import FleetRuntime
+from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 
 

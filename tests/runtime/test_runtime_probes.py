@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.config import parse_config
 from fleet.probe_history import read_probe_history
 from fleet.runtime import FleetRuntime
+from testkit.loopback.fleet import LoopbackFleet
 
 SLOW_GPU = """
 gpus = 2

@@ -1,11 +1,11 @@
-"""Fixtures of the SSH transport tests (the harness itself is collectors.loopback.harness)."""
+"""Fixtures of the SSH transport tests (the harness itself is testkit.loopback.harness)."""
 
 from __future__ import annotations
 
 import pytest
 
-from collectors.loopback.harness import fast_options as make_fast_options
 from collectors.ssh import SshOptions
+from testkit.loopback.harness import fast_options as make_fast_options
 
 
 @pytest.fixture

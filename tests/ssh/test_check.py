@@ -6,9 +6,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from collectors.loopback import LoopbackFleet, NodeBehaviour
 from collectors.ssh import SshOptions
 from gpufleet.commands.check import check_fleet, format_table
+from testkit.loopback import LoopbackFleet, NodeBehaviour
 
 
 async def test_check_fleet_reports_hello_facts_and_failures(fast_options: SshOptions) -> None:

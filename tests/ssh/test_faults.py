@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.loopback import FAST_INTERVAL, LoopbackFleet, NodeBehaviour
-from collectors.loopback.harness import streaming_fleet as canned_fleet
-from collectors.loopback.recorder import UpdateRecorder
 from collectors.ssh import SshFleet, SshOptions
 from collectors.updates import NodeMessage, NodeUpdate
+from testkit.loopback import FAST_INTERVAL, LoopbackFleet, NodeBehaviour
+from testkit.loopback.harness import streaming_fleet as canned_fleet
+from testkit.loopback.recorder import UpdateRecorder
 
 
 async def _good_nodes_keep_flowing(rec: UpdateRecorder, good: list[str]) -> None:

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import asyncssh
 
-from collectors.loopback import LoopbackFleet, NodeBehaviour
-from collectors.loopback.harness import FAST_INTERVAL as INTERVAL
-from collectors.loopback.harness import streaming_fleet as canned_fleet
-from collectors.loopback.recorder import UpdateRecorder
 from collectors.ssh import SshFleet, SshOptions
 from collectors.ssh.connect import connect_node
+from testkit.loopback import LoopbackFleet, NodeBehaviour
+from testkit.loopback.harness import FAST_INTERVAL as INTERVAL
+from testkit.loopback.harness import streaming_fleet as canned_fleet
+from testkit.loopback.recorder import UpdateRecorder
 
 
 def _read(path: str) -> str:

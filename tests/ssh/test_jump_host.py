@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import getpass
 
-from collectors.loopback import LoopbackFleet, NodeBehaviour, UpdateRecorder, eventually
-from collectors.loopback.harness import FAST_INTERVAL
 from collectors.ssh import SshFleet, SshOptions
+from testkit.loopback import LoopbackFleet, NodeBehaviour, UpdateRecorder, eventually
+from testkit.loopback.harness import FAST_INTERVAL
 
 
 async def test_node_streams_through_a_jump_host(fast_options: SshOptions) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from collectors.loopback import LoopbackFleet
-from collectors.loopback.demo import start_demo_fleet
-from collectors.loopback.harness import FAST_INTERVAL as INTERVAL
-from collectors.loopback.recorder import UpdateRecorder, eventually
+from collectors.demo import start_demo_fleet
 from collectors.sim import PROBE_ENV_VAR
 from collectors.ssh import SshFleet, SshOptions, connect_node
+from testkit.loopback import LoopbackFleet
+from testkit.loopback.harness import FAST_INTERVAL as INTERVAL
+from testkit.loopback.recorder import UpdateRecorder, eventually
 
 
 def _scenario(path: Path, text: str) -> Path:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from collectors.bundle import agent_zipapp_bytes
-from collectors.loopback.openssh import OpenSshServer
-from collectors.loopback.recorder import UpdateRecorder, eventually
 from collectors.sim import default_scenario_path
 from collectors.ssh import NodeTarget, SshFleet, SshOptions
 from collectors.ssh.check import check_node
+from testkit.loopback.openssh import OpenSshServer
+from testkit.loopback.recorder import UpdateRecorder, eventually
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.loopback.ssh_config_oracle import (
+from testkit.loopback.ssh_config_oracle import (
     FIELDS,
     ConfigCase,
     compare,

@@ -8,12 +8,12 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from collectors.loopback import LoopbackFleet, UpdateRecorder
-from collectors.loopback.harness import FAST_INTERVAL, fast_options
 from collectors.ssh import NodeTarget, SshFleet, SshOptions
 from collectors.ssh.config_syntax import SshConfigError
 from collectors.ssh.connect import jump_chain
 from collectors.ssh.errors import classify
+from testkit.loopback import LoopbackFleet, UpdateRecorder
+from testkit.loopback.harness import FAST_INTERVAL, fast_options
 
 
 def _write(path: Path, text: str) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from collectors.loopback import NodeBehaviour
-from collectors.loopback.harness import streaming_fleet as canned_fleet
-from collectors.loopback.recorder import eventually
 from collectors.protocol import Hello
 from collectors.ssh import SshOptions
+from testkit.loopback import NodeBehaviour
+from testkit.loopback.harness import streaming_fleet as canned_fleet
+from testkit.loopback.recorder import eventually
 
 
 async def test_every_node_streams_hello_then_samples(fast_options: SshOptions) -> None:

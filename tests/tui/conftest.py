@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from testkit.snapshots import demo_snapshot
+from testkit.static_fleet import StaticFleet
 from tui.app import GpuFleetApp, build_app
-from tui.demo_fleet import demo_snapshot
-from tui.demo_source import StaticFleet
 
 
 @pytest.fixture

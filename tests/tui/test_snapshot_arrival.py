@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from testkit.snapshots import T0, demo_snapshot, retick
+from testkit.static_fleet import StaticFleet
 from tests.tui.pilot_helpers import SIZE, wait_for
 from tui.app import GpuFleetApp
-from tui.demo_fleet import T0, demo_snapshot, retick
-from tui.demo_source import StaticFleet
 
 MakeApp = Callable[..., GpuFleetApp]
 

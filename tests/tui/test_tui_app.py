@@ -11,10 +11,10 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Select, Static
 
 from fleet.model import NodeTransition
+from testkit.snapshots import T0, demo_snapshot, lose_gpu, retick
+from testkit.static_fleet import StaticFleet
 from tests.tui.pilot_helpers import SIZE, read_text, toasts, wait_for
 from tui.app import GpuFleetApp
-from tui.demo_fleet import T0, demo_snapshot, lose_gpu, retick
-from tui.demo_source import StaticFleet
 from tui.screens.export_screen import ExportScreen
 from tui.screens.help_screen import HelpScreen
 from tui.screens.node_screen import NodeScreen

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fleet.facade import GpuSnapshot, PortSnapshot
+from testkit.snapshots import T0, demo_snapshot
 from tui import format as fmt
-from tui.demo_fleet import T0, demo_snapshot
 from tui.draw import gpu_cell, gpu_cells, port_cell, progress_bar, sparkline, util_bar
 from tui.grid_rows import header_cells, layout_for, merge, node_cells
 from tui.header_view import header_tiles

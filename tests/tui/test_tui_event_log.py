@@ -8,10 +8,10 @@ from dataclasses import replace
 from textual.widgets import Input, OptionList, Static
 
 from fleet.model import EventRecord, FleetSnapshot, NodeTransition
+from testkit.snapshots import T0, demo_snapshot, lose_gpu
+from testkit.static_fleet import StaticFleet
 from tests.tui.pilot_helpers import toasts, wait_for
 from tui.app import GpuFleetApp
-from tui.demo_fleet import T0, demo_snapshot, lose_gpu
-from tui.demo_source import StaticFleet
 from tui.screens.ack_screen import AckScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.node_screen import NodeScreen

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from tui.demo_fleet import T0, demo_snapshot
+from testkit.snapshots import T0, demo_snapshot
 from tui.hostlist import HostlistError, expand
 from tui.node_view import SummaryCache, parse_filter, sort_nodes, summarize
 from tui.screens.export_screen import export_range

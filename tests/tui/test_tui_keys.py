@@ -10,10 +10,10 @@ from pathlib import Path
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Select, Static
 
+from testkit.snapshots import demo_snapshot, probe_flag
+from testkit.static_fleet import StaticFleet
 from tests.tui.pilot_helpers import read_text, toasts, wait_for
 from tui.app import GpuFleetApp
-from tui.demo_fleet import demo_snapshot, probe_flag
-from tui.demo_source import StaticFleet
 from tui.grid_rows import header_cells
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.export_screen import ExportScreen

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 
 from fleet.facade import NodeSnapshot
-from tui.demo_fleet import T0, connecting, demo_snapshot, probe_flag
-from tui.demo_source import StaticFleet
+from testkit.snapshots import T0, connecting, demo_snapshot, probe_flag
+from testkit.static_fleet import StaticFleet
 from tui.draw import GLYPH_FAIL, GLYPH_WARN
 from tui.grid_rows import WHY_MIN, column_at, ellipsize, header_cells, layout_for, node_cells
 from tui.header_view import header_tiles

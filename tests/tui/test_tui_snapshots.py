@@ -11,9 +11,9 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from testkit.snapshots import connecting, demo_snapshot
+from testkit.static_fleet import StaticFleet
 from tui.app import GpuFleetApp, build_app
-from tui.demo_fleet import connecting, demo_snapshot
-from tui.demo_source import StaticFleet
 from tui.widgets.util_plot import UtilPlot
 
 SIZE = (140, 45)

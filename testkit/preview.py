@@ -1,4 +1,4 @@
-"""``python -m tui.preview [NODES]``: the dashboard over a deterministic demo fleet.
+"""``python -m testkit.preview [NODES]``: the dashboard over a deterministic demo fleet.
 
 A new tick every two seconds changes utilization everywhere, as a live fleet would.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sys
 
+from testkit.snapshots import demo_snapshot, retick
+from testkit.static_fleet import StaticFleet
 from tui.app import build_app
-from tui.demo_fleet import demo_snapshot, retick
-from tui.demo_source import StaticFleet
 
 
 def main(argv: list[str]) -> int:

@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import getpass
 import json
+import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from collectors.ssh.target import NodeTarget
@@ -18,7 +20,7 @@ class LoopbackProcess:
 
     def __init__(self, nodes: int, gpus: int = 8, mode: str = "canned") -> None:
         self._argv = [
-            sys.executable, "-m", "collectors.loopback.serve",
+            sys.executable, "-m", "testkit.loopback.serve",
             "--nodes", str(nodes), "--gpus", str(gpus), "--mode", mode,
         ]  # fmt: skip
         self._process: asyncio.subprocess.Process | None = None
@@ -27,7 +29,10 @@ class LoopbackProcess:
 
     async def __aenter__(self) -> LoopbackProcess:
         self._process = await asyncio.create_subprocess_exec(
-            *self._argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            *self._argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=_with_repository_on_path(),
         )
         self.pid = self._process.pid
         assert self._process.stdout is not None
@@ -66,3 +71,11 @@ class LoopbackProcess:
         )
         base = replace(base, **overrides)
         return [replace(base, name=name, port=port) for name, port in self._announce["nodes"]]
+
+
+def _with_repository_on_path() -> dict[str, str]:
+    # testkit is not installed: the child finds it (and the tree it tests) from here,
+    # ahead of anything else on PYTHONPATH, whatever its working directory.
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}

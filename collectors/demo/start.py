@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.loopback.fleet import LoopbackFleet
+from collectors.demo.fleet import SimulatedFleet
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
 
@@ -18,7 +18,7 @@ class DemoFleet:
     known_hosts file): host keys are verified as for any fleet.
     """
 
-    loopback: LoopbackFleet
+    loopback: SimulatedFleet
     targets: list[NodeTarget]
     options: SshOptions
 
@@ -38,7 +38,7 @@ async def start_demo_fleet(
         scenario: the fault scenario TOML; ``None`` is the simulator's demo scenario.
         seed: seed of the simulated workloads.
     """
-    loopback = LoopbackFleet(nodes, gpus, mode="agent", scenario=scenario, seed=seed)
+    loopback = SimulatedFleet(nodes, gpus, scenario=scenario, seed=seed)
     await loopback.start()
     # The user's ~/.ssh/config must not redirect 127.0.0.1 ports; retries stay short so
     # a scenario's node_unreachable window ends visibly on time.

@@ -1,4 +1,4 @@
-"""Run a loopback fleet in its own process: ``python -m collectors.loopback.serve``.
+"""Run a loopback fleet in its own process: ``python -m testkit.loopback.serve``.
 
 Benchmarks measure the client's CPU with ``getrusage``; the simulated nodes must not
 share its process. Prints one JSON line (ports, key and known_hosts paths) once every
@@ -14,7 +14,7 @@ import json
 import resource
 import sys
 
-from collectors.loopback.fleet import LoopbackFleet
+from testkit.loopback.fleet import LoopbackFleet
 
 
 def _raise_fd_limit() -> None:

@@ -9,18 +9,17 @@ import getpass
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import asyncssh
 
-from collectors.loopback.behaviour import NORMAL, NodeBehaviour
-from collectors.loopback.execs import ExecHandler, NodeMode
-from collectors.loopback.node import LoopbackNode
-from collectors.loopback.server import NodeServer, NodeSftp
-from collectors.loopback.simulation import Simulation
+from collectors.demo.execs import ExecHandler
+from collectors.demo.node import SimulatedNode
+from collectors.demo.server import NodeServer, NodeSftp
+from collectors.demo.simulation import Simulation
 from collectors.ssh.target import NodeTarget
 
 _OUTAGE_CHECK = 0.25  # seconds between checks of the scenario's node_unreachable faults
@@ -31,15 +30,15 @@ def node_names(count: int) -> list[str]:
     return [f"node-{i:03d}" for i in range(1, count + 1)]
 
 
-class LoopbackFleet:
+class SimulatedFleet:
     """N simulated nodes, each an SSH server on its own loopback port.
 
     The servers use a host key generated here (``known_hosts`` lists it per node)
-    and accept only ``client_key``. ``mode="agent"`` runs the real agent with the
-    simulator behind it; ``mode="canned"`` streams made-up lines from this process
-    (cheap, for 1,000-node benchmarks and transport tests).
+    and accept only ``client_key``. Each node runs the real agent with the simulator
+    behind it. Test support subclasses this for misbehaving nodes; the ``_new_node``,
+    ``_wants_simulation``, ``_exec_handler`` and ``_listen`` methods are its hooks.
 
-    Use as ``async with LoopbackFleet(nodes=16) as lf: lf.targets()``.
+    Use as ``async with SimulatedFleet(nodes=16) as sf: sf.targets()``.
     """
 
     def __init__(
@@ -47,34 +46,28 @@ class LoopbackFleet:
         nodes: int | Sequence[str] = 16,
         gpus: int = 8,
         *,
-        mode: NodeMode = "agent",
         scenario: Path | None = None,
         seed: int = 0,
-        behaviours: Mapping[str, NodeBehaviour] | None = None,
         client_key: asyncssh.SSHKey | None = None,
     ) -> None:
         names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
         self._workdir = Path(tempfile.mkdtemp(prefix="gpufleet-loopback-"))
-        behaviours = behaviours or {}
-        self.nodes: dict[str, LoopbackNode] = {
-            name: LoopbackNode(name, self._workdir / name, behaviours.get(name, NORMAL))
-            for name in names
+        self.nodes: dict[str, SimulatedNode] = {
+            name: self._new_node(name, self._workdir / name) for name in names
         }
         self.gpus = gpus
-        self.mode = mode
         self._scenario = scenario
         self._seed = seed
         self.host_key = asyncssh.generate_private_key("ssh-ed25519")
-        self.impostor_host_key = asyncssh.generate_private_key("ssh-ed25519")
         self.client_key = client_key or asyncssh.generate_private_key("ssh-ed25519")
         self.client_key_path = str(self._workdir / "client_key")
         self.known_hosts = str(self._workdir / "known_hosts")
         self.simulation: Simulation | None = None
         self._execs: ExecHandler | None = None
-        self._server_options: dict[bool, asyncssh.SSHServerConnectionOptions] = {}
+        self._server_options: asyncssh.SSHServerConnectionOptions | None = None
         self._watch: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> LoopbackFleet:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
@@ -84,15 +77,11 @@ class LoopbackFleet:
     async def start(self) -> None:
         """Write keys and known_hosts, and start every node's listener."""
         self._write_client_key()
-        if self.mode == "agent" or self._scenario is not None:
+        if self._wants_simulation():
             self.simulation = Simulation(self._scenario, self._seed, self.gpus)
-        self._execs = ExecHandler(self.mode, self.gpus, self.simulation)
-        for impostor in (False, True):
-            key = self.impostor_host_key if impostor else self.host_key
-            # Built once: per-node listeners share them (1,000 nodes stay cheap).
-            self._server_options[impostor] = asyncssh.SSHServerConnectionOptions(
-                server_host_keys=[key], encoding=None, keepalive_interval=30
-            )
+        self._execs = self._exec_handler()
+        # Built once: per-node listeners share them (1,000 nodes stay cheap).
+        self._server_options = server_options(self.host_key)
         for node in self.nodes.values():
             node.home.mkdir(parents=True, exist_ok=True)
             await self.start_node(node.name)
@@ -115,27 +104,8 @@ class LoopbackFleet:
     async def start_node(self, name: str) -> None:
         """(Re)start ``name``'s listener, on its old port when it had one."""
         node = self.nodes[name]
-        if node.listener is not None:
-            return
-        if node.behaviour.kind == "hang":
-            server = await asyncio.start_server(
-                functools.partial(_hang, node), "127.0.0.1", node.port, reuse_address=True
-            )
-            node.port = server.sockets[0].getsockname()[1]
-            node.listener = server
-            return
-        assert self._execs is not None
-        acceptor = await asyncssh.listen(
-            "127.0.0.1",
-            node.port,
-            reuse_address=True,
-            options=self._server_options[node.behaviour.kind == "wrong-host-key"],
-            server_factory=functools.partial(NodeServer, node, self.client_key, self._reachable),
-            process_factory=self._execs.factory(node),
-            sftp_factory=functools.partial(NodeSftp, node=node),
-        )
-        node.port = acceptor.get_port()
-        node.listener = acceptor
+        if node.listener is None:
+            await self._listen(node)
 
     async def stop_node(self, name: str) -> None:
         """Stop ``name``'s listener and cut its connections (a crashed sshd or host)."""
@@ -166,6 +136,35 @@ class LoopbackFleet:
         base = replace(base, **overrides)
         return [replace(base, name=n.name, port=n.port) for n in self.nodes.values()]
 
+    def _new_node(self, name: str, home: Path) -> SimulatedNode:
+        return SimulatedNode(name, home)
+
+    def _wants_simulation(self) -> bool:
+        return True
+
+    def _exec_handler(self) -> ExecHandler:
+        return ExecHandler(self.gpus, self.simulation)
+
+    async def _listen(
+        self,
+        node: SimulatedNode,
+        options: asyncssh.SSHServerConnectionOptions | None = None,
+        server: type[NodeServer] = NodeServer,
+    ) -> None:
+        """Start ``node``'s SSH listener (its old port when it had one)."""
+        assert self._execs is not None
+        acceptor = await asyncssh.listen(
+            "127.0.0.1",
+            node.port,
+            reuse_address=True,
+            options=options or self._server_options,
+            server_factory=functools.partial(server, node, self.client_key, self._reachable),
+            process_factory=self._execs.factory(node),
+            sftp_factory=functools.partial(NodeSftp, node=node),
+        )
+        node.port = acceptor.get_port()
+        node.listener = acceptor
+
     def _write_client_key(self) -> None:
         self.client_key.write_private_key(self.client_key_path)
         Path(self.client_key_path).chmod(0o600)
@@ -175,7 +174,7 @@ class LoopbackFleet:
         lines = [f"[127.0.0.1]:{n.port} {public[0]} {public[1]}\n" for n in self.nodes.values()]
         Path(self.known_hosts).write_text("".join(lines), encoding="ascii")
 
-    def _reachable(self, node: LoopbackNode) -> bool:
+    def _reachable(self, node: SimulatedNode) -> bool:
         return self.simulation is None or not self.simulation.unreachable(node.name)
 
     async def _apply_outages(self) -> None:
@@ -186,12 +185,8 @@ class LoopbackFleet:
                     node.drop_connections()
 
 
-async def _hang(
-    node: LoopbackNode, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    # Never answer: the client's connect timeout is what ends this.
-    node.hung_sockets.add(writer)
-    with contextlib.suppress(OSError):
-        await reader.read()
-    node.hung_sockets.discard(writer)
-    writer.close()
+def server_options(host_key: asyncssh.SSHKey) -> asyncssh.SSHServerConnectionOptions:
+    """What every node's listener shares: the host key, bytes channels, keepalives."""
+    return asyncssh.SSHServerConnectionOptions(
+        server_host_keys=[host_key], encoding=None, keepalive_interval=30
+    )

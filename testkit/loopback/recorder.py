@@ -1,4 +1,4 @@
-"""An update sink that remembers what it got and can be waited on (tests, demo, check)."""
+"""An update sink that remembers what it got and can be waited on (tests, benchmarks)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The asyncssh server side of a loopback node: authentication and a chrooted SFTP."""
+"""The asyncssh server side of a simulated node: authentication and a chrooted SFTP."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ from collections.abc import Callable
 
 import asyncssh
 
-from collectors.loopback.node import LoopbackNode
+from collectors.demo.node import SimulatedNode
 
 
 class NodeServer(asyncssh.SSHServer):
-    """Accepts exactly one client key (none for ``auth-fail`` nodes), any user name."""
+    """Accepts exactly one client key, any user name."""
 
     def __init__(
         self,
-        node: LoopbackNode,
+        node: SimulatedNode,
         client_key: asyncssh.SSHKey,
-        reachable: Callable[[LoopbackNode], bool],
+        reachable: Callable[[SimulatedNode], bool],
     ) -> None:
         self._node = node
         self._client_key = client_key
@@ -51,16 +51,14 @@ class NodeServer(asyncssh.SSHServer):
         return True
 
     def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
-        """The fleet's client key, unless this node is set to refuse everyone."""
-        if self._node.behaviour.kind == "auth-fail":
-            return False
+        """Only the fleet's client key."""
         return key.public_data == self._client_key.public_data
 
 
 class NodeSftp(asyncssh.SFTPServer):
     """SFTP jailed in the node's home directory; counts files opened for writing."""
 
-    def __init__(self, chan: asyncssh.SSHServerChannel[bytes], node: LoopbackNode) -> None:
+    def __init__(self, chan: asyncssh.SSHServerChannel[bytes], node: SimulatedNode) -> None:
         super().__init__(chan, chroot=str(node.home).encode())
         self._node = node
 

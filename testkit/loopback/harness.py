@@ -6,12 +6,12 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from collectors.loopback.behaviour import NodeBehaviour
-from collectors.loopback.execs import NodeMode
-from collectors.loopback.fleet import LoopbackFleet
-from collectors.loopback.recorder import UpdateRecorder
 from collectors.ssh.fleet import SshFleet
 from collectors.ssh.options import SshOptions
+from testkit.loopback.behaviour import NodeBehaviour
+from testkit.loopback.execs import NodeMode
+from testkit.loopback.fleet import LoopbackFleet
+from testkit.loopback.recorder import UpdateRecorder
 
 # Short sample intervals keep tests waiting for a second or two, not ten.
 FAST_INTERVAL = 0.2

@@ -1,4 +1,4 @@
-"""What a loopback node does with an exec request: canned lines or a local process."""
+"""What a simulated node does with an exec request: the agent or a probe, as a local process."""
 
 from __future__ import annotations
 
@@ -8,21 +8,14 @@ import fnmatch
 import os
 import posixpath
 import shlex
-import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
 import asyncssh
 
-from collectors.loopback.canned import SampleMaker, hello_line
-from collectors.loopback.node import LoopbackNode
-from collectors.loopback.simulation import Simulation
-from collectors.protocol import MAX_LINE_BYTES
+from collectors.demo.node import SimulatedNode
+from collectors.demo.simulation import Simulation
 
-NodeMode = Literal["agent", "canned"]
-# Canned nodes answer this command with one sample and exit: the per-poll baseline
-# (one exec per sample, as gpustat-web does) of bench/bench_ssh.py.
-SAMPLE_ONCE = "gpufleet-sample-once"
 _TERMINATE_GRACE = 3.0
 
 
@@ -47,25 +40,25 @@ def is_agent_command(argv: list[str]) -> bool:
     return agent_script_index(argv) is not None
 
 
-def _option(argv: list[str], name: str, default: float) -> float:
-    try:
-        return float(argv[argv.index(name) + 1])
-    except (ValueError, IndexError):
-        return default
+def localise(node: SimulatedNode, argv: list[str]) -> list[str]:
+    """``argv`` with the agent's remote path turned into its place under the node's home."""
+    # SFTP is jailed in the node's home: an absolute remote path lives under it.
+    index = agent_script_index(argv) or 1
+    script = argv[index]
+    if script.startswith("/"):
+        script = str(node.home / script.lstrip("/"))
+    return [*argv[:index], script, *argv[index + 1 :]]
 
 
 class ExecHandler:
-    """Answers exec requests for every node of a loopback fleet.
+    """Answers exec requests for every node of a simulated fleet.
 
-    In ``canned`` mode the agent is not started: lines are made in this process at
-    the requested interval (cheap enough for 1,000 nodes). In ``agent`` mode the
-    command runs as a local process in the node's home directory, the agent with the
-    simulator flags appended and any other command (a probe) with the scenario's
+    The command runs as a local process in the node's home directory: the agent with
+    the simulator flags appended, any other command (a probe) with the scenario's
     probe faults in its environment.
     """
 
-    def __init__(self, mode: NodeMode, gpus: int, simulation: Simulation | None) -> None:
-        self._mode = mode
+    def __init__(self, gpus: int, simulation: Simulation | None) -> None:
         self._gpus = gpus
         self._simulation = simulation
         self._running: set[asyncio.Task[Any]] = set()
@@ -80,7 +73,7 @@ class ExecHandler:
         await asyncio.gather(*self._cleanups, return_exceptions=True)
 
     def factory(
-        self, node: LoopbackNode
+        self, node: SimulatedNode
     ) -> Callable[[asyncssh.SSHServerProcess[bytes]], Awaitable[None]]:
         """The ``process_factory`` of ``node``'s listener."""
 
@@ -98,45 +91,22 @@ class ExecHandler:
 
         return handle
 
-    async def _handle(self, node: LoopbackNode, process: asyncssh.SSHServerProcess[bytes]) -> None:
+    async def _handle(self, node: SimulatedNode, process: asyncssh.SSHServerProcess[bytes]) -> None:
         argv = shlex.split(process.command or "")
         if not argv:
-            process.stderr.write(b"loopback nodes have no interactive shell\n")
+            process.stderr.write(b"simulated nodes have no interactive shell\n")
             process.exit(1)
-        elif argv[0] == SAMPLE_ONCE and self._mode == "canned":
-            process.stdout.write(SampleMaker(self._gpus).line(time.time()))
-            process.exit(0)
-        elif is_agent_command(argv) and self._mode == "canned":
-            script = self._localise(node, argv)[agent_script_index(argv) or 1]
-            if (node.home / script).is_file():
-                await CannedAgent(node, process, self._gpus, argv).run()
-            else:  # what Python says, so the client's upload-when-missing path is exercised
-                message = f"{argv[0]}: can't open file {script!r}: [Errno 2] No such file"
-                process.stderr.write(message.encode() + b"\n")
-                process.exit(2)
         elif is_agent_command(argv):
-            argv = self._localise(node, argv)
+            argv = localise(node, argv)
             extra = self._simulation.agent_args(node.name) if self._simulation else []
             await run_local(node, process, [*argv, *extra], {}, self._cleanups)
-        elif self._mode == "agent":
+        else:
             env = self._simulation.probe_env(node.name) if self._simulation else {}
             await run_local(node, process, argv, env, self._cleanups)
-        else:
-            process.stderr.write(b"canned loopback nodes run only the agent\n")
-            process.exit(127)
-
-    @staticmethod
-    def _localise(node: LoopbackNode, argv: list[str]) -> list[str]:
-        # SFTP is jailed in the node's home: an absolute remote path lives under it.
-        index = agent_script_index(argv) or 1
-        script = argv[index]
-        if script.startswith("/"):
-            script = str(node.home / script.lstrip("/"))
-        return [*argv[:index], script, *argv[index + 1 :]]
 
 
 async def run_local(
-    node: LoopbackNode,
+    node: SimulatedNode,
     process: asyncssh.SSHServerProcess[bytes],
     argv: list[str],
     env: dict[str, str],
@@ -213,56 +183,3 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
-
-
-class CannedAgent:
-    """A stand-in agent that writes made-up lines, misbehaving as the node is told to."""
-
-    def __init__(
-        self,
-        node: LoopbackNode,
-        process: asyncssh.SSHServerProcess[bytes],
-        gpus: int,
-        argv: list[str],
-    ) -> None:
-        self._node = node
-        self._process = process
-        self._gpus = gpus
-        self._interval = _option(argv, "--interval", 1.0)
-
-    async def run(self) -> None:
-        """Write hello and samples until the channel closes or the behaviour ends it."""
-        behaviour = self._node.behaviour
-        out = self._process.stdout
-        if behaviour.kind == "slow":
-            await asyncio.sleep(behaviour.delay)
-        if behaviour.kind == "silent":
-            await self._process.wait_closed()
-            return
-        out.write(hello_line(self._node.name, self._gpus, time.time(), self._interval))
-        maker = SampleMaker(self._gpus)
-        loop = asyncio.get_running_loop()
-        next_at = loop.time()
-        while True:
-            if maker.seq >= behaviour.after_lines and self._misbehave():
-                return
-            if self._process.is_closing():
-                return
-            out.write(maker.line(time.time()))
-            next_at += self._interval
-            await asyncio.sleep(max(0.0, next_at - loop.time()))
-
-    def _misbehave(self) -> bool:
-        kind = self._node.behaviour.kind
-        if kind == "drop":
-            self._node.drop_connections()
-        elif kind == "garbage":
-            self._process.stdout.write(b"Traceback (most recent call last): not protocol\n")
-        elif kind == "long-line":
-            self._process.stdout.write(b"x" * (MAX_LINE_BYTES + 1024))
-        elif kind == "exit":
-            self._process.stderr.write(b"simulated agent crash\n")
-            self._process.exit(3)
-        else:
-            return False
-        return kind != "garbage" and kind != "long-line"
