@@ -11,8 +11,8 @@ from fleet.desk import OperatorDesk
 from fleet.event_log import LogEntry
 from fleet.history.transitions import TRANSITIONS, TransitionJournal, read_transitions
 from fleet.model import FleetSnapshot
+from testkit.snapshots import T0, demo_snapshot, lose_gpu, port_down, unreachable
 from tests.runtime.waits import wait_until_blocking
-from tui.demo_fleet import T0, demo_snapshot, lose_gpu, port_down, unreachable
 
 
 def ticks() -> list[FleetSnapshot]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from collectors.loopback.fleet import LoopbackFleet
 from fleet.runtime import FleetRuntime
+from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 from tests.tui.pilot_helpers import SIZE, wait_for
 from tui.app import build_app

@@ -7,15 +7,15 @@ import pwd
 import shlex
 from pathlib import Path
 
-from collectors.loopback import LoopbackFleet
-from collectors.loopback.harness import fast_options
-from collectors.loopback.recorder import UpdateRecorder
 from collectors.sim.procfs import job_command
 from collectors.sim.workload import NodeWorkload
 from collectors.ssh import SshFleet
 from collectors.ssh.node import NodeSession
 from collectors.ssh.processes import processes_command, request_processes
 from collectors.ssh.upload import verified_argv
+from testkit.loopback import LoopbackFleet
+from testkit.loopback.harness import fast_options
+from testkit.loopback.recorder import UpdateRecorder
 from tests.hostile.shellnode import options_with_agent, shell_fleet
 from tests.runtime.waits import wait_until
 

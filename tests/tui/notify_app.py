@@ -13,9 +13,9 @@ from textual.widgets._toast import Toast
 from fleet.config.alerts_section import AlertsSection
 from fleet.desk import OperatorDesk
 from fleet.model import NodeTransition
+from testkit.snapshots import T0, demo_snapshot, lose_gpu
+from testkit.static_fleet import StaticFleet
 from tui.app import build_app
-from tui.demo_fleet import T0, demo_snapshot, lose_gpu
-from tui.demo_source import StaticFleet
 
 # A node name a hostile inventory could hold: BEL and ESC must not end the sequence early.
 HOSTILE = "node-0003\x07\x1b]0;pwned"

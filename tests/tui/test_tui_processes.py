@@ -8,9 +8,9 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from fleet.facade import GpuProcess, ProcessListing
+from testkit.static_fleet import StaticFleet
 from tests.tui.pilot_helpers import SIZE, wait_for
 from tui.app import GpuFleetApp
-from tui.demo_source import StaticFleet
 from tui.process_view import process_note, process_rows, process_title
 from tui.screens.node_screen import NodeScreen
 
@@ -59,7 +59,7 @@ class SlowFleet(StaticFleet):
 async def test_a_failing_request_is_shown_under_the_table(
     make_app: Callable[..., GpuFleetApp],
 ) -> None:
-    from tui.demo_fleet import demo_snapshot
+    from testkit.snapshots import demo_snapshot
 
     fleet = SlowFleet([demo_snapshot(4)])
     app = make_app(fleet)
