@@ -12,14 +12,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
+from datetime import date
 
 import msgspec
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from fleet.cluster.bus import connect, ensure_event_stream
+from fleet.cluster.chunked import ChunkStore
+from fleet.cluster.fleet_sla import LedgerRequest, shard_ledger
 from fleet.cluster.shards import ShardSpec
 from fleet.cluster.wire import (
     GpuVerdictChange,
@@ -31,12 +35,17 @@ from fleet.cluster.wire import (
     summarize,
     summary_subject,
 )
+from fleet.config.sla_section import SlaSection
 from fleet.facade import FleetFacade, GpuSeries
+from fleet.history.layout import day_of_ms
+from fleet.history.ledger import LedgerInputs
 from fleet.model import FleetSnapshot, Verdict
 from probes.report import ProbeReport, Suite
 
 log = logging.getLogger(__name__)
 
+# The shard's history as the SLA ledger reads it (``HistoryRecorder.sla_inputs``).
+LedgerReader = Callable[[date, date, float], LedgerInputs]
 MAX_QUEUED_BATCHES = 1000  # about a quarter hour of busy ticks while NATS is away
 PROBE_TIMEOUT_S = 900.0
 
@@ -71,10 +80,24 @@ class ShardPublisher:
         spec: which shard this is.
         url: the NATS server.
         interval: the fleet's tick interval in seconds (viewers judge silence by it).
+        ledger: the shard's history for ``ledger`` requests (the attached SLA header).
+        contract: the fleet's [sla] contract, sent with the ledger (a shard judges none).
     """
 
-    def __init__(self, fleet: FleetFacade, spec: ShardSpec, url: str, interval: float) -> None:
+    def __init__(
+        self,
+        fleet: FleetFacade,
+        spec: ShardSpec,
+        url: str,
+        interval: float,
+        *,
+        ledger: LedgerReader | None = None,
+        contract: SlaSection | None = None,
+    ) -> None:
         self._fleet = fleet
+        self._ledger = ledger
+        self._contract = contract
+        self._chunks = ChunkStore()
         self.spec = spec
         self._url = url
         self._interval = interval
@@ -101,6 +124,8 @@ class ShardPublisher:
         await nc.subscribe(request_subject(k, "detail"), cb=self._on_detail)
         await nc.subscribe(request_subject(k, "series"), cb=self._on_series)
         await nc.subscribe(request_subject(k, "probe"), cb=self._on_probe)
+        await nc.subscribe(request_subject(k, "ledger"), cb=self._on_ledger)
+        await nc.subscribe(request_subject(k, "chunk"), cb=self._on_chunk)
         self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
         self._unsubscribe = self._fleet.subscribe(self.on_snapshot)
 
@@ -191,6 +216,26 @@ class ShardPublisher:
         except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
             series = GpuSeries((), (), ())
         await msg.respond(encode(series))
+
+    async def _on_ledger(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=LedgerRequest)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            await msg.respond(b"")  # the asker reports a malformed reply
+            return
+        if self._ledger is not None:
+            first, last = (
+                day_of_ms(asked.start_ms),
+                day_of_ms(max(asked.start_ms, asked.end_ms - 1)),
+            )
+            inputs = self._ledger(first, last, time.time())
+        else:
+            inputs = LedgerInputs([], [], live=False)
+        ledger = shard_ledger(self.spec.index, inputs, self._contract, asked)
+        await msg.respond(self._chunks.first(encode(ledger)))
+
+    async def _on_chunk(self, msg: Msg) -> None:
+        await msg.respond(self._chunks.take(msg.data))
 
     async def _on_probe(self, msg: Msg) -> None:
         # A probe takes minutes: run it beside the subscription so detail requests flow.

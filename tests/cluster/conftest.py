@@ -100,7 +100,14 @@ class ShardedFleet:
         )
         url = self.config.cluster.nats_url
         assert url is not None
-        publisher = ShardPublisher(runtime, spec, url, self.config.fleet.interval)
+        publisher = ShardPublisher(
+            runtime,
+            spec,
+            url,
+            self.config.fleet.interval,
+            ledger=runtime.history.sla_inputs,
+            contract=self.config.sla,
+        )
         await publisher.start()
         await runtime.start()
         self.running[index] = (runtime, publisher)
