@@ -26,7 +26,8 @@ from nats.js.api import DeliverPolicy
 from fleet.cluster.board import ShardBoard
 from fleet.cluster.bus import connect
 from fleet.cluster.fleet_sla import FleetSla
-from fleet.cluster.publisher import ProbeReply, ProbeRequest, SeriesRequest
+from fleet.cluster.publisher import SeriesRequest
+from fleet.cluster.remote_probes import RemoteProbes
 from fleet.cluster.shards import STALE_INTERVALS
 from fleet.cluster.wire import (
     EVENTS_WILDCARD,
@@ -52,10 +53,8 @@ log = logging.getLogger(__name__)
 
 FOCUS_S = 5.0  # a node the node screen asked about recently gets its detail fetched
 REQUEST_TIMEOUT_S = 2.0
-PROBE_TIMEOUT_S = 900.0
 SLA_REFRESH_S = 30.0  # as often as a local fleet's header (fleet.runtime)
 _SERIES = msgspec.msgpack.Decoder(GpuSeries)
-_PROBE = msgspec.msgpack.Decoder(ProbeReply)
 
 
 class AttachedFleet:
@@ -100,7 +99,7 @@ class AttachedFleet:
         self._latest: FleetSnapshot | None = None
         self._focus: dict[str, float] = {}
         self._series: dict[tuple[str, int], GpuSeries] = {}
-        self._reports: dict[str, ProbeReport] = {}
+        self.probes = RemoteProbes(lambda: self._nc, self.board.owner_of, read_only)
         self._util: list[UtilizationPoint] = []
         self._ticker: asyncio.Task[None] | None = None
         self._replayed = False
@@ -295,20 +294,13 @@ class AttachedFleet:
     async def probe(
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
     ) -> ProbeReport:
-        if self.read_only:
-            raise PermissionError("gpufleet runs read-only: probes are disabled")
-        payload = encode(ProbeRequest(node, suite))
-        reply = _PROBE.decode(await self._request(node, "probe", payload, PROBE_TIMEOUT_S))
-        if reply.report is None:
-            raise RuntimeError(reply.error or f"the shard of {node} returned no report")
-        self._reports[node] = reply.report
-        return reply.report
+        return await self.probes.run(node, suite, on_progress)
 
     def cancel_probe(self, node: str) -> bool:
-        return False  # a run on a shard ends by its own timeout
+        return self.probes.cancel(node)
 
     def probe_report(self, node: str) -> ProbeReport | None:
-        return self._reports.get(node)
+        return self.probes.report(node)
 
 
 def _export_shards(history_dir: Path, request: ExportRequest) -> Path:

@@ -24,6 +24,7 @@ from nats.aio.msg import Msg
 from fleet.cluster.bus import connect, ensure_event_stream
 from fleet.cluster.chunked import ChunkStore
 from fleet.cluster.fleet_sla import LedgerRequest, shard_ledger
+from fleet.cluster.probe_wire import ProbeCancel, ProbeReply, ProbeRequest, ProgressForwarder
 from fleet.cluster.shards import ShardSpec
 from fleet.cluster.wire import (
     GpuVerdictChange,
@@ -40,7 +41,7 @@ from fleet.facade import FleetFacade, GpuSeries
 from fleet.history.layout import day_of_ms
 from fleet.history.ledger import LedgerInputs
 from fleet.model import FleetSnapshot, Verdict
-from probes.report import ProbeReport, Suite
+from probes.report import ProbeReport
 
 log = logging.getLogger(__name__)
 
@@ -56,20 +57,6 @@ class SeriesRequest(msgspec.Struct, array_like=True, frozen=True):
     node: str
     gpu: int
     points: int = 120
-
-
-class ProbeRequest(msgspec.Struct, array_like=True, frozen=True):
-    """A probe run asked of the owning shard."""
-
-    node: str
-    suite: Suite = "quick"
-
-
-class ProbeReply(msgspec.Struct, frozen=True):
-    """The report, or why there is none."""
-
-    report: ProbeReport | None = None
-    error: str | None = None
 
 
 class ShardPublisher:
@@ -124,6 +111,7 @@ class ShardPublisher:
         await nc.subscribe(request_subject(k, "detail"), cb=self._on_detail)
         await nc.subscribe(request_subject(k, "series"), cb=self._on_series)
         await nc.subscribe(request_subject(k, "probe"), cb=self._on_probe)
+        await nc.subscribe(request_subject(k, "cancel"), cb=self._on_cancel)
         await nc.subscribe(request_subject(k, "ledger"), cb=self._on_ledger)
         await nc.subscribe(request_subject(k, "chunk"), cb=self._on_chunk)
         self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
@@ -244,9 +232,12 @@ class ShardPublisher:
         task.add_done_callback(self._probes.discard)
 
     async def _answer_probe(self, msg: Msg) -> None:
+        forwarder = None
         try:
             asked = msgspec.msgpack.decode(msg.data, type=ProbeRequest)
-            report = await self._fleet.probe(asked.node, asked.suite)
+            if asked.progress is not None and self._nc is not None:
+                forwarder = ProgressForwarder(self._nc.publish, asked.progress)
+            report = await self._fleet.probe(asked.node, asked.suite, forwarder)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             reply = ProbeReply(error=f"malformed probe request: {exc}")
         except (PermissionError, KeyError, RuntimeError, OSError) as exc:
@@ -254,7 +245,20 @@ class ShardPublisher:
         else:
             reply = ProbeReply(report=report)
             self._queue_probe_outcome(report)
+        finally:
+            if forwarder is not None:
+                await forwarder.close()  # every event is sent before the report
+        if forwarder is not None:
+            reply = msgspec.structs.replace(reply, events=forwarder.sent)
         await msg.respond(encode(reply))
+
+    async def _on_cancel(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=ProbeCancel)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            await msg.respond(b"")
+            return
+        await msg.respond(b"1" if self._fleet.cancel_probe(asked.node) else b"0")
 
     def _queue_probe_outcome(self, report: ProbeReport) -> None:
         verdicts = tuple((v.gpu, v.verdict) for v in report.verdicts)
