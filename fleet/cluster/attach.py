@@ -27,6 +27,7 @@ from fleet.cluster.board import ShardBoard
 from fleet.cluster.bus import connect
 from fleet.cluster.fleet_sla import FleetSla
 from fleet.cluster.publisher import SeriesRequest
+from fleet.cluster.remote_export import fetch_export_parts, merge_export
 from fleet.cluster.remote_probes import RemoteProbes
 from fleet.cluster.shards import STALE_INTERVALS
 from fleet.cluster.wire import (
@@ -53,6 +54,7 @@ log = logging.getLogger(__name__)
 
 FOCUS_S = 5.0  # a node the node screen asked about recently gets its detail fetched
 REQUEST_TIMEOUT_S = 2.0
+EXPORT_TIMEOUT_S = 300.0  # a shard reads a month of parquet before its first chunk
 SLA_REFRESH_S = 30.0  # as often as a local fleet's header (fleet.runtime)
 _SERIES = msgspec.msgpack.Decoder(GpuSeries)
 
@@ -68,7 +70,7 @@ class AttachedFleet:
         clock: unix time.
         history_dir: the shards' history root (``DATA`` holding ``shard=K``), when this
             viewer can read it (same host or shared filesystem): the export dialog
-            exports from it.
+            exports from it; without it, every shard exports its part over NATS.
         sla_refresh_s: seconds between asking the shards for their SLA ledgers.
     """
 
@@ -283,13 +285,22 @@ class AttachedFleet:
         return GpuSeries(series.util[-points:], series.power_w[-points:], series.temp_c[-points:])
 
     async def export(self, request: ExportRequest) -> Path:
-        if self.history_dir is None:
-            raise RuntimeError(
-                "an attached dashboard reads no history unless given the shards' data "
-                "directory: `gpufleet watch --attach URL --data-dir DATA`, or run "
-                "`gpufleet export --data-dir DATA` where the shards record"
-            )
-        return await asyncio.to_thread(_export_shards, self.history_dir, request)
+        """From the shards' data directory when this viewer can read it, else over NATS."""
+        if self.history_dir is not None:
+            return await asyncio.to_thread(_export_shards, self.history_dir, request)
+        shards = {k for k, _ in self.board.shards}
+        if not shards:
+            raise RuntimeError("no shard heard yet: nothing to export")
+        now = self._clock()
+
+        async def ask(subject: str, payload: bytes) -> bytes:
+            if self._nc is None:
+                raise ConnectionError("not attached")
+            reply = await self._nc.request(subject, payload, timeout=EXPORT_TIMEOUT_S)
+            return bytes(reply.data)
+
+        parts = await fetch_export_parts(ask, shards, request, now)
+        return await asyncio.to_thread(merge_export, parts, request, now)
 
     async def probe(
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None

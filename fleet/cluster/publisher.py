@@ -22,9 +22,10 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from fleet.cluster.bus import connect, ensure_event_stream
-from fleet.cluster.chunked import ChunkStore
+from fleet.cluster.chunked import CHUNK_BYTES, ChunkStore
 from fleet.cluster.fleet_sla import LedgerRequest, shard_ledger
 from fleet.cluster.probe_wire import ProbeCancel, ProbeReply, ProbeRequest, ProgressForwarder
+from fleet.cluster.remote_export import ExportAsk, ExportPart, ShardHistoryFiles, shard_export_part
 from fleet.cluster.shards import ShardSpec
 from fleet.cluster.wire import (
     GpuVerdictChange,
@@ -69,6 +70,8 @@ class ShardPublisher:
         interval: the fleet's tick interval in seconds (viewers judge silence by it).
         ledger: the shard's history for ``ledger`` requests (the attached SLA header).
         contract: the fleet's [sla] contract, sent with the ledger (a shard judges none).
+        files: the shard's history directory, for ``export`` requests.
+        chunk_bytes: the most payload bytes in one chunk of a large reply.
     """
 
     def __init__(
@@ -80,11 +83,14 @@ class ShardPublisher:
         *,
         ledger: LedgerReader | None = None,
         contract: SlaSection | None = None,
+        files: ShardHistoryFiles | None = None,
+        chunk_bytes: int = CHUNK_BYTES,
     ) -> None:
         self._fleet = fleet
         self._ledger = ledger
         self._contract = contract
-        self._chunks = ChunkStore()
+        self._files = files
+        self._chunks = ChunkStore(chunk_bytes)
         self.spec = spec
         self._url = url
         self._interval = interval
@@ -114,6 +120,7 @@ class ShardPublisher:
         await nc.subscribe(request_subject(k, "cancel"), cb=self._on_cancel)
         await nc.subscribe(request_subject(k, "ledger"), cb=self._on_ledger)
         await nc.subscribe(request_subject(k, "chunk"), cb=self._on_chunk)
+        await nc.subscribe(request_subject(k, "export"), cb=self._on_export)
         self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
         self._unsubscribe = self._fleet.subscribe(self.on_snapshot)
 
@@ -221,6 +228,19 @@ class ShardPublisher:
             inputs = LedgerInputs([], [], live=False)
         ledger = shard_ledger(self.spec.index, inputs, self._contract, asked)
         await msg.respond(self._chunks.first(encode(ledger)))
+
+    async def _on_export(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=ExportAsk)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            part = ExportPart(error=f"malformed export request: {exc}")
+        else:
+            if self._files is None:
+                part = ExportPart(error="this shard records no history")
+            else:  # the recorder flushes on the loop; reading parquet goes to a thread
+                self._files.flush()
+                part = await asyncio.to_thread(shard_export_part, self._files.data_dir, asked)
+        await msg.respond(self._chunks.first(encode(part)))
 
     async def _on_chunk(self, msg: Msg) -> None:
         await msg.respond(self._chunks.take(msg.data))

@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     nats_url = args.nats_url or config.cluster.nats_url
     if nats_url:
         from fleet.cluster.publisher import ShardPublisher
+        from fleet.cluster.remote_export import ShardHistoryFiles
 
         publisher = ShardPublisher(
             runtime,
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
             config.fleet.interval,
             ledger=runtime.history.sla_inputs,
             contract=contract,
+            files=ShardHistoryFiles(data_dir, runtime.history.flush),
         )
     return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, publisher=publisher, web=web))
 

@@ -17,6 +17,7 @@ from collectors.loopback.fleet import LoopbackFleet
 from collectors.ssh.target import NodeTarget
 from fleet.cluster.natsd import LocalNats, start_nats_server
 from fleet.cluster.publisher import ShardPublisher
+from fleet.cluster.remote_export import ShardHistoryFiles
 from fleet.cluster.shard import shard_config, shard_data_dir, shard_targets
 from fleet.cluster.shards import ShardSpec
 from fleet.config import Config, parse_config
@@ -107,6 +108,7 @@ class ShardedFleet:
             self.config.fleet.interval,
             ledger=runtime.history.sla_inputs,
             contract=self.config.sla,
+            files=ShardHistoryFiles(shard_data_dir(self.data_dir, spec), runtime.history.flush),
         )
         await publisher.start()
         await runtime.start()
