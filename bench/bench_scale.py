@@ -11,7 +11,8 @@ Runs, in one go on this machine:
     its CPU, the bytes it takes from NATS, and the age of each shard's summary when it
     first reaches a viewer snapshot (a node's verdict reaching the dashboard).
 Also, in-process: bytes and encode/decode time of one 1,000-node summary against the
-obvious baseline, every NodeSnapshot as a JSON object.
+obvious baseline, every NodeSnapshot as a JSON object; and the viewer's tick against
+the previous board that converted every node every tick (``bench/scale_viewer.py``).
 
 Per shard CPU per 1,000 node-messages counts messages as nodes x window / interval
 (canned nodes send exactly one sample per interval).
@@ -38,6 +39,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import msgspec
+
+sys.path.append(str(Path(__file__).resolve().parent))  # scale_viewer, after PYTHONPATH's tree
+
+import scale_viewer
 
 from collectors.loopback.process import LoopbackProcess
 from fleet.cluster.attach import AttachedFleet
@@ -179,6 +184,11 @@ async def main(nodes: int, count: int, window: float, interval: float) -> None:
         " B/node, encode {json_encode_ms:.1f} ms, decode {json_decode_ms:.1f} ms".format(**wire),
         flush=True,
     )
+    for changed in (0.01, 1.0):
+        naive, ours = scale_viewer.run(nodes, count, 6, changed)
+        print(f"viewer tick at {nodes} nodes, {100 * changed:g} % changed per tick: previous"
+              f" board {naive:.1f} ms, ShardBoard {ours:.1f} ms, {naive / ours:.1f}x",
+              flush=True)  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     nats = await start_nats_server(tmp / "nats")
     try:
