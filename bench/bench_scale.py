@@ -226,9 +226,11 @@ async def attach_viewer(
 ) -> tuple[dict[str, float], list[float]]:
     viewer = AttachedFleet(url, tick_s=interval)
     ages: list[float] = []
+    ticks: list[float] = []
     last_seq: dict[tuple[int, int], int] = {}
 
     def on_snapshot(snapshot: FleetSnapshot) -> None:
+        ticks.append(snapshot.taken_at)
         for k, seen in viewer.board.shards.items():  # per (shard, part)
             if last_seq.get(k) != seen.summary.seq:
                 last_seq[k] = seen.summary.seq
@@ -244,15 +246,18 @@ async def attach_viewer(
     attach_s = time.monotonic() - t0
     viewer.subscribe(on_snapshot)
     bytes0, cpu0, wall0 = viewer.received_bytes, self_cpu(), time.monotonic()
+    converted0 = viewer.board.conversions
     shard_cpu = await measure_shards(pids, window)
     cpu1, wall1 = self_cpu(), time.monotonic()
     received = viewer.received_bytes - bytes0
+    converted = viewer.board.conversions - converted0
     await viewer.stop()
     ages.sort()
     return {
         "attach_s": attach_s,
         "viewer_core_pct": 100 * (cpu1 - cpu0) / (wall1 - wall0),
         "bytes_per_node_s": received / nodes / (wall1 - wall0),
+        "converted_per_tick": converted / max(1, len(ticks)),
         "p50_s": statistics.median(ages) if ages else float("nan"),
         "p99_s": ages[min(len(ages) - 1, int(0.99 * len(ages)))] if ages else float("nan"),
     }, shard_cpu
@@ -281,6 +286,8 @@ def report(  # type: ignore[no-untyped-def]
     print(
         f"| viewer CPU attached to all shards | {attach['viewer_core_pct']:.1f} % of a core | | |"
     )
+    print(f"| nodes converted per viewer tick | {attach['converted_per_tick']:.1f} of"
+          f" {sum(per_shard[:count])} | | |")  # fmt: skip
     print(f"| viewer attach → every node shown | {attach['attach_s']:.2f} s | | |")
     print(f"| shard tick → viewer snapshot, p50 / p99 | {attach['p50_s']:.2f} / "
           f"{attach['p99_s']:.2f} s | | |")  # fmt: skip

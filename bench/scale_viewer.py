@@ -45,7 +45,8 @@ def naive_snapshot(board: ShardBoard, now: float) -> FleetSnapshot:
 def ticks_of_summaries(
     nodes: int, shards: int, ticks: int, changed: float, seed: int = 1
 ) -> list[list[ShardSummary]]:
-    """Decoded summaries per tick; ``changed`` of the nodes report a new utilization."""
+    """Decoded summaries per tick: every node seen anew (as streaming nodes are), and
+    ``changed`` of them with a new utilization on every GPU."""
     rng = random.Random(seed)
     fleet = list(synthetic(1_800_000_000.0, nodes, 8).nodes)
     out = []
@@ -53,12 +54,14 @@ def ticks_of_summaries(
         for i in rng.sample(range(nodes), round(changed * nodes)) if tick else ():
             gpus = tuple(replace(g, util_gpu=float(rng.randrange(101))) for g in fleet[i].gpus)
             fleet[i] = replace(fleet[i], gpus=gpus)
+        t = 1_800_000_000.0 + tick
+        fleet = [replace(n, last_seen=t) for n in fleet]
         per_shard = [fleet[k::shards] for k in range(shards)]
         out.append(
             [
                 decode_summary(part)
                 for k, mine in enumerate(per_shard, start=1)
-                for part in summarize(k, shards, tick + 1, 1.0, mine, 1_800_000_000.0 + tick)
+                for part in summarize(k, shards, tick + 1, 1.0, mine, t)
             ]
         )
     return out

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 
+import msgspec
+
 from fleet.cluster.shards import STALE_INTERVALS
 from fleet.cluster.wire import NodeSummary, ShardEvents, ShardSummary, node_from_summary
 from fleet.model import (
@@ -36,9 +38,9 @@ class ShardSeen:
 
 @dataclass(frozen=True, slots=True)
 class Converted:
-    """A node as converted from ``summary`` (with its events at ``events``)."""
+    """A node as converted from a summary (``same``: the summary less ``last_seen``)."""
 
-    summary: NodeSummary
+    same: NodeSummary
     events: int  # the node's event-list version it was converted with
     node: NodeSnapshot
     util_sum: float
@@ -141,12 +143,19 @@ class ShardBoard:
             return self._with_events(node)
         version = self._event_versions.get(summary.name, 0)
         converted = self._converted.get(summary.name)
-        if converted is None or converted.events != version or converted.summary != summary:
+        # last_seen moves with every sample of a streaming node: it alone is replaced.
+        same = _seen_aside(summary)
+        if converted is None or converted.events != version or converted.same != same:
             node = self._with_events(node_from_summary(summary))
             utils = [g.util for g in summary.gpus if g.util is not None]
-            converted = Converted(summary, version, node, sum(utils), len(utils))
-            self._converted[summary.name] = converted
+            converted = Converted(same, version, node, sum(utils), len(utils))
             self.conversions += 1
+        elif converted.node.last_seen != summary.last_seen:
+            node = replace(converted.node, last_seen=summary.last_seen)
+            converted = Converted(same, version, node, converted.util_sum, converted.util_gpus)
+        else:
+            return converted.node
+        self._converted[summary.name] = converted
         return converted.node
 
     def _with_events(self, node: NodeSnapshot) -> NodeSnapshot:
@@ -164,6 +173,10 @@ class ShardBoard:
                 values = [g.util_gpu for g in node.gpus if g.util_gpu is not None]
                 total, gpus = total + sum(values), gpus + len(values)
         return total / gpus if gpus else None
+
+
+def _seen_aside(summary: NodeSummary) -> NodeSummary:
+    return msgspec.structs.replace(summary, last_seen=None)
 
 
 def _unmonitored(node: NodeSnapshot, shard: int, seen: ShardSeen, now: float) -> NodeSnapshot:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgspec
 import pytest
 
@@ -160,3 +162,17 @@ def test_only_nodes_whose_summary_changed_are_converted_again() -> None:
     silent = board.snapshot(30.0)
     assert all(n.status == "unmonitored" for n in silent.nodes)
     assert silent.utilization.now is None
+
+
+def test_a_new_last_seen_alone_is_not_a_conversion_but_is_shown() -> None:
+    board = ShardBoard()
+    fleet = [replace(node(f"n{i}"), last_seen=10.0) for i in range(4)]
+    board.apply_summary(decode_summary(summary(1, fleet, 10.0)), now=10.0)
+    first = board.snapshot(10.1)
+    fleet = [replace(n, last_seen=11.0) for n in fleet]  # every sample moves it
+    board.apply_summary(decode_summary(summary(1, fleet, 11.0, seq=2)), now=11.0)
+    second = board.snapshot(11.1)
+    assert board.conversions == 4
+    assert [n.last_seen for n in second.nodes] == [11.0] * 4
+    assert [n.gpus for n in second.nodes] == [n.gpus for n in first.nodes]
+    assert second.nodes[0].gpus[0] is first.nodes[0].gpus[0]  # not rebuilt
