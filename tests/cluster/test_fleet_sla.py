@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import msgspec
+import nats.errors
 import pytest
 
 from fleet.cluster.chunked import ChunkError, ChunkStore, fetch_chunked
@@ -137,3 +138,35 @@ def test_a_ledger_with_a_bad_contract_or_state_is_refused_or_ignored() -> None:
     viewer = FleetSla()
     viewer.take(msgspec.structs.replace(ledger, contract='{"committed_nodes": -4}'))
     assert viewer.contract() is None
+
+
+async def test_a_shard_that_stops_answering_keeps_its_last_ledger_not_live(
+    tmp_path: Path,
+) -> None:
+    ticks = fleet_ticks(nodes=6, seconds=200)
+    for k in (1, 2, 3):
+        record(shard_data_dir(tmp_path, ShardSpec(k, 3)), ticks, ShardSpec(k, 3))
+    now = T0 + 200
+    period = month_period("2026-10")
+    stores = {k: ChunkStore() for k in (1, 2, 3)}
+    gone: set[int] = set()
+
+    async def ask(subject: str, payload: bytes) -> bytes:
+        k = int(subject.split(".")[2])
+        if k in gone:
+            raise nats.errors.NoRespondersError
+        if subject.endswith(".chunk"):
+            return stores[k].take(payload)
+        asked = msgspec.msgpack.decode(payload, type=LedgerRequest)
+        inputs = load_ledger(shard_data_dir(tmp_path, ShardSpec(k, 3)), period.first_day,
+                             period.last_day, now)  # fmt: skip
+        inputs = LedgerInputs(inputs.coverage, inputs.intervals, live=True)
+        return stores[k].first(encode(shard_ledger(k, inputs, contract(), asked)))
+
+    viewer = FleetSla()
+    first = await viewer.refresh(ask, [1, 2, 3], now)
+    assert first is not None and viewer.inputs().live
+    gone.add(2)
+    second = await viewer.refresh(ask, [1, 3], now)  # shard 2 no longer summarizes either
+    assert set(viewer.ledgers) == {1, 2, 3}  # asked all the same, its last ledger kept
+    assert second is not None and not viewer.inputs().live
