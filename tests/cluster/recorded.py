@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -59,3 +63,31 @@ def record(data_dir: Path, ticks: list[FleetSnapshot], spec: ShardSpec | None) -
         now[0] = tick.taken_at
         recorder.record(tick if spec is None else only(tick, spec))
     recorder.close()
+
+
+def record_then_die(data_dir: Path, ticks: int, spec: ShardSpec) -> None:
+    """A shard process records the first ``ticks`` seconds of the scenario, flushes as a
+    recorder does every few seconds, and is killed (SIGKILL: nothing closed)."""
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "import os, signal, sys; from pathlib import Path\n"
+        "from tests.cluster.recorded import T0, fleet_ticks, only\n"
+        "from fleet.cluster.shards import ShardSpec\n"
+        "from fleet.config.history_section import HistorySection\n"
+        "from fleet.history import HistoryRecorder\n"
+        "spec = ShardSpec(int(sys.argv[2]), int(sys.argv[3]))\n"
+        "now = [T0]\n"
+        "recorder = HistoryRecorder(Path(sys.argv[1]), HistorySection(), clock=lambda: now[0])\n"
+        "for tick in fleet_ticks(6, int(sys.argv[4])):\n"
+        "    now[0] = tick.taken_at\n"
+        "    recorder.record(only(tick, spec))\n"
+        "recorder.flush()\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    argv = [sys.executable, "-c", code, str(data_dir), str(spec.index), str(spec.count), str(ticks)]
+    done = subprocess.run(argv, env=env, cwd=root, capture_output=True, timeout=120, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]

@@ -15,7 +15,7 @@ from fleet.config import parse_config
 from fleet.history.states import StateInterval
 from fleet.history.synthetic import node_name
 from fleet.sla.report import build_report, to_json
-from tests.cluster.recorded import T0, fleet_ticks, record
+from tests.cluster.recorded import T0, fleet_ticks, record, record_then_die
 
 NODES = 6
 SECONDS = 660
@@ -36,9 +36,13 @@ def outages_of(report: dict[str, Any], nodes: set[str]) -> list[tuple[str, str, 
     return [(o["node"], o["start"], o["end"]) for o in report["outages"] if o["node"] in nodes]
 
 
-@pytest.mark.parametrize("restarted", [True, False], ids=["restarted", "still-dead"])
+@pytest.mark.parametrize(
+    ("killed", "restarted"),
+    [(False, True), (True, True), (False, False)],
+    ids=["stopped-restarted", "killed-restarted", "stopped-still-dead"],
+)
 def test_a_stopped_shard_leaves_only_its_own_nodes_unmonitored(
-    tmp_path: Path, restarted: bool
+    tmp_path: Path, killed: bool, restarted: bool
 ) -> None:
     ticks = fleet_ticks(NODES, SECONDS)
     record(tmp_path / "one", ticks, None)
@@ -48,7 +52,10 @@ def test_a_stopped_shard_leaves_only_its_own_nodes_unmonitored(
         if spec != DEAD:
             record(shard_dir, ticks, spec)
             continue
-        record(shard_dir, ticks[:STOPPED_AT], spec)
+        if killed:  # a real process, SIGKILLed: its intervals are left open on disk
+            record_then_die(shard_dir, STOPPED_AT, spec)
+        else:
+            record(shard_dir, ticks[:STOPPED_AT], spec)
         if restarted:  # the same directory again: the recorder resumes its intervals
             record(shard_dir, ticks[RESTARTED_AT:], spec)
     one, three = claim(tmp_path / "one"), claim(tmp_path / "three")
