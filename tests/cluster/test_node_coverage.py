@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from fleet.config import parse_config
 from fleet.history.states import StateInterval
 from fleet.history.synthetic import node_name
 from fleet.sla.report import build_report, to_json
+from gpufleet.cli import main
 from tests.cluster.recorded import T0, fleet_ticks, record, record_then_die
 
 NODES = 6
@@ -115,3 +117,21 @@ def test_a_node_that_moved_shards_is_covered_by_either() -> None:
     gaps = node_gaps([a, b, c])
     assert gaps["n1"] == ([(100, 120)], ("shard=1", "shard=2"))
     assert gaps["n3"] == ([], ("shard=3",))
+
+
+def test_the_evidence_bundle_of_a_sharded_history_holds_every_shards_records(
+    tmp_path: Path,
+) -> None:
+    ticks = fleet_ticks(NODES, SECONDS)
+    for k in (1, 2, 3):
+        record(shard_data_dir(tmp_path / "three", ShardSpec(k, 3)), ticks, ShardSpec(k, 3))
+    config = tmp_path / "contract.toml"
+    config.write_text("[sla]\ncommitted_nodes = 6\ngpu_hour_price = 2\ngrace_minutes = 1\n")
+    bundle = tmp_path / "claim.zip"
+    args = ["sla", "-c", str(config), "--data-dir", str(tmp_path / "three"), "--month", "2026-10"]
+    assert main([*args, "--bundle", str(bundle)]) == 0
+    with zipfile.ZipFile(bundle) as z:
+        intervals = z.read("evidence/state_intervals.csv").decode().splitlines()
+    # The outage nodes' transitions, read from their shards' folders (not from DATA).
+    assert any(node_name(1) in line and "broken" in line for line in intervals[1:])
+    assert any(node_name(4) in line and "unreachable" in line for line in intervals[1:])
