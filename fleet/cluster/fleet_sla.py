@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from typing import Annotated
 
 import msgspec
 import nats.errors
@@ -31,11 +32,15 @@ from fleet.sla.period import month_of, month_period
 log = logging.getLogger(__name__)
 
 
+# Unix milliseconds up to the last day a date can hold (9999-12-31).
+UnixMs = Annotated[int, msgspec.Meta(ge=0, le=253_402_300_799_999)]
+
+
 class LedgerRequest(msgspec.Struct, array_like=True, frozen=True):
     """A shard's ledger for the time from ``start_ms`` to ``end_ms``."""
 
-    start_ms: int
-    end_ms: int
+    start_ms: UnixMs
+    end_ms: UnixMs
 
 
 class IntervalRow(msgspec.Struct, array_like=True, frozen=True):

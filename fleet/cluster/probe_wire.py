@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Annotated
 
 import msgspec
 import nats.errors
@@ -30,12 +31,16 @@ log = logging.getLogger(__name__)
 EVENTS_GRACE_S = 5.0  # how long a viewer waits for events the reply says were sent
 
 
+# Progress goes to a reply inbox only: never onto a subject other viewers read.
+Inbox = Annotated[str, msgspec.Meta(pattern=r"^_INBOX\.[A-Za-z0-9_.-]{1,200}$")]
+
+
 class ProbeRequest(msgspec.Struct, array_like=True, frozen=True):
     """A probe run asked of the owning shard; ``progress``: where to send its events."""
 
     node: str
     suite: Suite = "quick"
-    progress: str | None = None
+    progress: Inbox | None = None
 
 
 class ProbeReply(msgspec.Struct, frozen=True):

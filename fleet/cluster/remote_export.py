@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 import polars as pl
@@ -49,8 +49,10 @@ class ExportAsk(msgspec.Struct, array_like=True, frozen=True):
     until: str | None
     level: Literal["gpu", "node", "fleet"]
     resolution: Literal["1m", "1h", "1d"]
-    now: float
-    rolling_window_s: float = DEFAULT_ROLLING_WINDOW_S
+    now: Annotated[float, msgspec.Meta(ge=0, le=253_402_300_799)]  # up to year 9999
+    rolling_window_s: Annotated[float, msgspec.Meta(ge=0, le=366 * 86400)] = (
+        DEFAULT_ROLLING_WINDOW_S
+    )
 
 
 class ExportPart(msgspec.Struct, array_like=True, frozen=True):
@@ -74,7 +76,7 @@ def shard_export_part(data_dir: Path, ask: ExportAsk) -> ExportPart:
                 scratch / "part.parquet", ask.since, ask.until, ask.level, ask.resolution, "parquet"
             )
             frame = pl.read_parquet(export_history(data_dir, asked, now=ask.now))
-    except (ValueError, OSError, pl.exceptions.PolarsError) as exc:
+    except (ValueError, OverflowError, OSError, pl.exceptions.PolarsError) as exc:
         return ExportPart(error=f"{type(exc).__name__}: {exc}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

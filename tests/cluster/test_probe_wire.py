@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 
 import msgspec
+import pytest
 
+from fleet.cluster.fleet_sla import LedgerRequest
 from fleet.cluster.probe_wire import (
+    ProbeRequest,
     ProgressForwarder,
     decode_probe_event,
     encode_probe_event,
 )
+from fleet.cluster.remote_export import ExportAsk
 from probes.report import ProbeEvent, ProbeFailure, ProbeMeasurement, ProbeProgress
 
 EVENTS: list[ProbeEvent] = [
@@ -46,3 +50,16 @@ async def test_the_forwarder_sends_in_order_and_counts_what_went_out() -> None:
     assert forward.sent == 3
     assert [decode_probe_event(d, "node-001") for _, d in sent] == EVENTS
     assert {s for s, _ in sent} == {"_INBOX.x"}
+
+
+def test_progress_goes_only_to_an_inbox_and_asks_stay_in_range() -> None:
+    asked = msgspec.msgpack.encode(["node-001", "quick", "_INBOX.aBc12.7"])
+    assert msgspec.msgpack.decode(asked, type=ProbeRequest).progress == "_INBOX.aBc12.7"
+    spoof = msgspec.msgpack.encode(["node-001", "quick", "gpufleet.summary.1"])
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.msgpack.decode(spoof, type=ProbeRequest)  # other viewers read that subject
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.msgpack.decode(msgspec.msgpack.encode([0, 10**18]), type=LedgerRequest)
+    with pytest.raises(msgspec.ValidationError):
+        ask = ["7d", None, "node", "1h", 1.8e9, 1e12]  # a rolling window of 30,000 years
+        msgspec.msgpack.decode(msgspec.msgpack.encode(ask), type=ExportAsk)
