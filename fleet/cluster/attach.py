@@ -27,7 +27,7 @@ from fleet.cluster.board import ShardBoard
 from fleet.cluster.bus import connect
 from fleet.cluster.fleet_sla import FleetSla
 from fleet.cluster.publisher import SeriesRequest
-from fleet.cluster.remote_export import fetch_export_parts, merge_export
+from fleet.cluster.remote_export import export_from_folders, export_through_shards
 from fleet.cluster.remote_probes import RemoteProbes
 from fleet.cluster.shards import STALE_INTERVALS
 from fleet.cluster.wire import (
@@ -287,20 +287,16 @@ class AttachedFleet:
     async def export(self, request: ExportRequest) -> Path:
         """From the shards' data directory when this viewer can read it, else over NATS."""
         if self.history_dir is not None:
-            return await asyncio.to_thread(_export_shards, self.history_dir, request)
-        shards = {k for k, _ in self.board.shards}
-        if not shards:
-            raise RuntimeError("no shard heard yet: nothing to export")
-        now = self._clock()
+            return await asyncio.to_thread(export_from_folders, self.history_dir, request)
+        return await export_through_shards(
+            self._ask_slowly, {k for k, _ in self.board.shards}, request, self._clock()
+        )
 
-        async def ask(subject: str, payload: bytes) -> bytes:
-            if self._nc is None:
-                raise ConnectionError("not attached")
-            reply = await self._nc.request(subject, payload, timeout=EXPORT_TIMEOUT_S)
-            return bytes(reply.data)
-
-        parts = await fetch_export_parts(ask, shards, request, now)
-        return await asyncio.to_thread(merge_export, parts, request, now)
+    async def _ask_slowly(self, subject: str, payload: bytes) -> bytes:
+        if self._nc is None:
+            raise ConnectionError("not attached")
+        reply = await self._nc.request(subject, payload, timeout=EXPORT_TIMEOUT_S)
+        return bytes(reply.data)
 
     async def probe(
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
@@ -312,11 +308,3 @@ class AttachedFleet:
 
     def probe_report(self, node: str) -> ProbeReport | None:
         return self.probes.report(node)
-
-
-def _export_shards(history_dir: Path, request: ExportRequest) -> Path:
-    from fleet.cluster.history import history_root
-    from fleet.export import export_history
-
-    with history_root(history_dir) as root:
-        return export_history(root, request)

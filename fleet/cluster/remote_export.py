@@ -14,6 +14,7 @@ Either way the file equals an export over ``DATA/shard=K`` read as one fleet.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import shutil
 import tempfile
@@ -27,6 +28,7 @@ import msgspec
 import polars as pl
 
 from fleet.cluster.chunked import Ask, fetch_chunked
+from fleet.cluster.history import history_root
 from fleet.cluster.wire import encode, request_subject
 from fleet.export import DEFAULT_ROLLING_WINDOW_S, export_history, parse_time, write_frame
 from fleet.facade import ExportRequest
@@ -136,3 +138,23 @@ def merge_export(parts: list[bytes], request: ExportRequest, now: float) -> Path
         return export_history(scratch, request, now=now)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def export_through_shards(
+    ask: Ask, shards: set[int], request: ExportRequest, now: float
+) -> Path:
+    """``request`` exported by every shard and merged here.
+
+    Raises:
+        RuntimeError: no shard heard yet, or one could not export.
+    """
+    if not shards:
+        raise RuntimeError("no shard heard yet: nothing to export")
+    parts = await fetch_export_parts(ask, shards, request, now)
+    return await asyncio.to_thread(merge_export, parts, request, now)
+
+
+def export_from_folders(history_dir: Path, request: ExportRequest) -> Path:
+    """``request`` exported from the shards' folders read as one fleet (blocking)."""
+    with history_root(history_dir) as root:
+        return export_history(root, request)
