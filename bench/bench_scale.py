@@ -11,7 +11,8 @@ Runs, in one go on this machine:
     its CPU, the bytes it takes from NATS, and the age of each shard's summary when it
     first reaches a viewer snapshot (a node's verdict reaching the dashboard).
 Also, in-process: bytes and encode/decode time of one 1,000-node summary against the
-obvious baseline, every NodeSnapshot as a JSON object.
+obvious baseline, every NodeSnapshot as a JSON object; and the viewer's tick against
+the previous board that converted every node every tick (``bench/scale_viewer.py``).
 
 Per shard CPU per 1,000 node-messages counts messages as nodes x window / interval
 (canned nodes send exactly one sample per interval).
@@ -38,6 +39,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import msgspec
+
+sys.path.append(str(Path(__file__).resolve().parent))  # scale_viewer, after PYTHONPATH's tree
+
+import scale_viewer
 
 from fleet.cluster.attach import AttachedFleet
 from fleet.cluster.natsd import start_nats_server
@@ -179,6 +184,11 @@ async def main(nodes: int, count: int, window: float, interval: float) -> None:
         " B/node, encode {json_encode_ms:.1f} ms, decode {json_decode_ms:.1f} ms".format(**wire),
         flush=True,
     )
+    for changed in (0.01, 1.0):
+        naive, ours = scale_viewer.run(nodes, count, 6, changed)
+        print(f"viewer tick at {nodes} nodes, {100 * changed:g} % changed per tick: previous"
+              f" board {naive:.1f} ms, ShardBoard {ours:.1f} ms, {naive / ours:.1f}x",
+              flush=True)  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     nats = await start_nats_server(tmp / "nats")
     try:
@@ -216,9 +226,11 @@ async def attach_viewer(
 ) -> tuple[dict[str, float], list[float]]:
     viewer = AttachedFleet(url, tick_s=interval)
     ages: list[float] = []
+    ticks: list[float] = []
     last_seq: dict[tuple[int, int], int] = {}
 
     def on_snapshot(snapshot: FleetSnapshot) -> None:
+        ticks.append(snapshot.taken_at)
         for k, seen in viewer.board.shards.items():  # per (shard, part)
             if last_seq.get(k) != seen.summary.seq:
                 last_seq[k] = seen.summary.seq
@@ -234,15 +246,18 @@ async def attach_viewer(
     attach_s = time.monotonic() - t0
     viewer.subscribe(on_snapshot)
     bytes0, cpu0, wall0 = viewer.received_bytes, self_cpu(), time.monotonic()
+    converted0 = viewer.board.conversions
     shard_cpu = await measure_shards(pids, window)
     cpu1, wall1 = self_cpu(), time.monotonic()
     received = viewer.received_bytes - bytes0
+    converted = viewer.board.conversions - converted0
     await viewer.stop()
     ages.sort()
     return {
         "attach_s": attach_s,
         "viewer_core_pct": 100 * (cpu1 - cpu0) / (wall1 - wall0),
         "bytes_per_node_s": received / nodes / (wall1 - wall0),
+        "converted_per_tick": converted / max(1, len(ticks)),
         "p50_s": statistics.median(ages) if ages else float("nan"),
         "p99_s": ages[min(len(ages) - 1, int(0.99 * len(ages)))] if ages else float("nan"),
     }, shard_cpu
@@ -271,6 +286,8 @@ def report(  # type: ignore[no-untyped-def]
     print(
         f"| viewer CPU attached to all shards | {attach['viewer_core_pct']:.1f} % of a core | | |"
     )
+    print(f"| nodes converted per viewer tick | {attach['converted_per_tick']:.1f} of"
+          f" {sum(per_shard[:count])} | | |")  # fmt: skip
     print(f"| viewer attach → every node shown | {attach['attach_s']:.2f} s | | |")
     print(f"| shard tick → viewer snapshot, p50 / p99 | {attach['p50_s']:.2f} / "
           f"{attach['p99_s']:.2f} s | | |")  # fmt: skip

@@ -133,6 +133,18 @@ def _combine(
     return frame.filter(pl.col("ts") >= start).drop(UTIL_WEIGHT)
 
 
+def write_frame(frame: pl.DataFrame, request: ExportRequest) -> Path:
+    """Write rows that are already an export's (merged elsewhere) as ``request`` asks,
+    renamed into place only when complete."""
+    request.path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".tmp-export-", dir=request.path.parent))
+    try:
+        _write(frame.lazy(), request, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return request.path
+
+
 def _write(result: pl.LazyFrame, request: ExportRequest, scratch: Path) -> None:
     tmp = scratch / f"out.{request.format}"
     if request.format == "parquet":

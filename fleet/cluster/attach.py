@@ -14,6 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import msgspec
@@ -24,7 +25,10 @@ from nats.js.api import DeliverPolicy
 
 from fleet.cluster.board import ShardBoard
 from fleet.cluster.bus import connect
-from fleet.cluster.publisher import ProbeReply, ProbeRequest, SeriesRequest
+from fleet.cluster.fleet_sla import FleetSla
+from fleet.cluster.publisher import SeriesRequest
+from fleet.cluster.remote_export import export_from_folders, export_through_shards
+from fleet.cluster.remote_probes import RemoteProbes
 from fleet.cluster.shards import STALE_INTERVALS
 from fleet.cluster.wire import (
     EVENTS_WILDCARD,
@@ -50,9 +54,9 @@ log = logging.getLogger(__name__)
 
 FOCUS_S = 5.0  # a node the node screen asked about recently gets its detail fetched
 REQUEST_TIMEOUT_S = 2.0
-PROBE_TIMEOUT_S = 900.0
+EXPORT_TIMEOUT_S = 300.0  # a shard reads a month of parquet before its first chunk
+SLA_REFRESH_S = 30.0  # as often as a local fleet's header (fleet.runtime)
 _SERIES = msgspec.msgpack.Decoder(GpuSeries)
-_PROBE = msgspec.msgpack.Decoder(ProbeReply)
 
 
 class AttachedFleet:
@@ -66,7 +70,8 @@ class AttachedFleet:
         clock: unix time.
         history_dir: the shards' history root (``DATA`` holding ``shard=K``), when this
             viewer can read it (same host or shared filesystem): the export dialog
-            exports from it.
+            exports from it; without it, every shard exports its part over NATS.
+        sla_refresh_s: seconds between asking the shards for their SLA ledgers.
     """
 
     def __init__(
@@ -78,11 +83,16 @@ class AttachedFleet:
         stale_intervals: float = STALE_INTERVALS,
         clock: Callable[[], float] = time.time,
         history_dir: Path | None = None,
+        sla_refresh_s: float = SLA_REFRESH_S,
     ) -> None:
         self.url = url
         self.history_dir = history_dir
         self.read_only = read_only
         self.board = ShardBoard(stale_intervals)
+        self.sla = FleetSla()
+        self._sla_refresh_s = sla_refresh_s
+        self._sla_due = float("-inf")
+        self._sla_task: asyncio.Task[object] | None = None
         self._tick_s = tick_s
         self._clock = clock
         self._nc: Client | None = None
@@ -91,7 +101,7 @@ class AttachedFleet:
         self._latest: FleetSnapshot | None = None
         self._focus: dict[str, float] = {}
         self._series: dict[tuple[str, int], GpuSeries] = {}
-        self._reports: dict[str, ProbeReport] = {}
+        self.probes = RemoteProbes(lambda: self._nc, self.board.owner_of, read_only)
         self._util: list[UtilizationPoint] = []
         self._ticker: asyncio.Task[None] | None = None
         self._replayed = False
@@ -117,11 +127,12 @@ class AttachedFleet:
 
     async def stop(self) -> None:
         """Stop ticking and close the connection."""
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
-            self._ticker = None
+        for task in (self._ticker, self._sla_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._ticker = self._sla_task = None
         if self._nc is not None:
             with contextlib.suppress(Exception):  # closing a broken connection
                 await self._nc.close()
@@ -170,6 +181,7 @@ class AttachedFleet:
             try:
                 await self._follow_events()
                 await self._fetch_focused()
+                self._refresh_sla()
                 self.tick()
             except Exception:  # one failed tick must not freeze every viewer
                 log.exception("attached tick failed")
@@ -177,7 +189,7 @@ class AttachedFleet:
     def tick(self, now: float | None = None) -> FleetSnapshot:
         """Assemble the fleet from what the shards said and hand it to every listener."""
         now = self._clock() if now is None else now
-        snapshot = self.board.snapshot(now)
+        snapshot = replace(self.board.snapshot(now), sla=self.sla.latest)
         self._record_utilization(snapshot)
         self._latest = snapshot
         for listener in tuple(self._listeners):
@@ -186,6 +198,16 @@ class AttachedFleet:
             except Exception:
                 log.exception("snapshot listener %r failed", listener)
         return snapshot
+
+    def _refresh_sla(self) -> None:
+        """Ask the shards for their ledgers now and then, beside the ticks."""
+        now = self._clock()
+        busy = self._sla_task is not None and not self._sla_task.done()
+        if busy or now < self._sla_due or not self.board.shards:
+            return
+        self._sla_due = now + self._sla_refresh_s
+        shards = {k for k, _ in self.board.shards}
+        self._sla_task = asyncio.create_task(self.sla.refresh(self._ask, shards, now))
 
     def _record_utilization(self, snapshot: FleetSnapshot) -> None:
         util = snapshot.utilization.now
@@ -205,6 +227,12 @@ class AttachedFleet:
         if shard is None or self._nc is None:
             raise KeyError(f"{node} is not part of the fleet")
         reply = await self._nc.request(request_subject(shard, what), payload, timeout=wait_s)
+        return bytes(reply.data)
+
+    async def _ask(self, subject: str, payload: bytes) -> bytes:
+        if self._nc is None:
+            raise ConnectionError("not attached")
+        reply = await self._nc.request(subject, payload, timeout=REQUEST_TIMEOUT_S)
         return bytes(reply.data)
 
     async def node_detail(self, node: str) -> None:
@@ -257,36 +285,26 @@ class AttachedFleet:
         return GpuSeries(series.util[-points:], series.power_w[-points:], series.temp_c[-points:])
 
     async def export(self, request: ExportRequest) -> Path:
-        if self.history_dir is None:
-            raise RuntimeError(
-                "an attached dashboard reads no history unless given the shards' data "
-                "directory: `gpufleet watch --attach URL --data-dir DATA`, or run "
-                "`gpufleet export --data-dir DATA` where the shards record"
-            )
-        return await asyncio.to_thread(_export_shards, self.history_dir, request)
+        """From the shards' data directory when this viewer can read it, else over NATS."""
+        if self.history_dir is not None:
+            return await asyncio.to_thread(export_from_folders, self.history_dir, request)
+        return await export_through_shards(
+            self._ask_slowly, {k for k, _ in self.board.shards}, request, self._clock()
+        )
+
+    async def _ask_slowly(self, subject: str, payload: bytes) -> bytes:
+        if self._nc is None:
+            raise ConnectionError("not attached")
+        reply = await self._nc.request(subject, payload, timeout=EXPORT_TIMEOUT_S)
+        return bytes(reply.data)
 
     async def probe(
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
     ) -> ProbeReport:
-        if self.read_only:
-            raise PermissionError("gpufleet runs read-only: probes are disabled")
-        payload = encode(ProbeRequest(node, suite))
-        reply = _PROBE.decode(await self._request(node, "probe", payload, PROBE_TIMEOUT_S))
-        if reply.report is None:
-            raise RuntimeError(reply.error or f"the shard of {node} returned no report")
-        self._reports[node] = reply.report
-        return reply.report
+        return await self.probes.run(node, suite, on_progress)
 
     def cancel_probe(self, node: str) -> bool:
-        return False  # a run on a shard ends by its own timeout
+        return self.probes.cancel(node)
 
     def probe_report(self, node: str) -> ProbeReport | None:
-        return self._reports.get(node)
-
-
-def _export_shards(history_dir: Path, request: ExportRequest) -> Path:
-    from fleet.cluster.history import history_root
-    from fleet.export import export_history
-
-    with history_root(history_dir) as root:
-        return export_history(root, request)
+        return self.probes.report(node)

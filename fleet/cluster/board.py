@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 
+import msgspec
+
 from fleet.cluster.shards import STALE_INTERVALS
-from fleet.cluster.wire import ShardEvents, ShardSummary, node_from_summary
+from fleet.cluster.wire import NodeSummary, ShardEvents, ShardSummary, node_from_summary
 from fleet.model import (
     EventRecord,
     FleetSnapshot,
@@ -34,6 +36,17 @@ class ShardSeen:
     received_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A node as converted from a summary (``same``: the summary less ``last_seen``)."""
+
+    same: NodeSummary
+    events: int  # the node's event-list version it was converted with
+    node: NodeSnapshot
+    util_sum: float
+    util_gpus: int
+
+
 class ShardBoard:
     """What every shard said last, assembled into one fleet.
 
@@ -52,6 +65,9 @@ class ShardBoard:
         self._transitions: list[NodeTransition] = []
         self._details: dict[str, tuple[NodeSnapshot, float]] = {}
         self._owner: dict[str, int] = {}
+        self._event_versions: defaultdict[str, int] = defaultdict(int)
+        self._converted: dict[str, Converted] = {}
+        self.conversions = 0  # nodes converted since the start (the viewer's main cost)
 
     def apply_summary(self, summary: ShardSummary, now: float) -> None:
         """Take a shard's newest summary part (NATS keeps one publisher's messages in order)."""
@@ -65,6 +81,7 @@ class ShardBoard:
         """Take a batch from the event log; ``live`` ones also go to the next snapshot."""
         for event in batch.events:
             self._events[event.node].append(event)
+            self._event_versions[event.node] += 1
         if live:
             self._new_events.extend(batch.events)
             self._transitions.extend(batch.transitions)
@@ -93,15 +110,17 @@ class ShardBoard:
                 taken = seen.summary.taken_at
                 if summary.name in chosen and chosen[summary.name][0] >= taken:
                     continue
-                node = self._node(node_from_summary(summary), now)
+                node = self._node(summary, now)
                 if silent:
                     node = _unmonitored(node, k, seen, now)
                 chosen[summary.name] = (taken, node)
-        nodes = tuple(node for _, node in sorted(chosen.values(), key=lambda v: v[1].name))
+        nodes = tuple(chosen[name][1] for name in sorted(chosen))
+        if len(self._converted) > len(chosen):  # nodes left the fleet
+            self._converted = {n: c for n, c in self._converted.items() if n in chosen}
         snapshot = FleetSnapshot(
             taken_at=now,
             nodes=nodes,
-            utilization=UtilizationSummary(now=fleet_utilization(nodes)),
+            utilization=UtilizationSummary(now=self._utilization(nodes)),
             transitions=tuple(self._transitions),
             new_events=tuple(self._new_events),
         )
@@ -109,20 +128,55 @@ class ShardBoard:
         self._new_events.clear()
         return snapshot
 
-    def _node(self, node: NodeSnapshot, now: float) -> NodeSnapshot:
-        detail = self._details.get(node.name)
+    def _node(self, summary: NodeSummary, now: float) -> NodeSnapshot:
+        detail = self._details.get(summary.name)
         if detail is not None and now - detail[1] <= DETAIL_FRESH_S:
             # The summary is newer for status and verdicts; detail adds the telemetry.
             node = replace(
                 detail[0],
-                status=node.status,
-                status_reason=node.status_reason,
-                state=node.state,
-                broken_reasons=node.broken_reasons,
-                state_since=node.state_since,
+                status=summary.status,
+                status_reason=summary.status_reason,
+                state=summary.state,
+                broken_reasons=summary.broken_reasons,
+                state_since=summary.state_since,
             )
+            return self._with_events(node)
+        version = self._event_versions.get(summary.name, 0)
+        converted = self._converted.get(summary.name)
+        # last_seen moves with every sample of a streaming node: it alone is replaced.
+        same = _seen_aside(summary)
+        if converted is None or converted.events != version or converted.same != same:
+            node = self._with_events(node_from_summary(summary))
+            utils = [g.util for g in summary.gpus if g.util is not None]
+            converted = Converted(same, version, node, sum(utils), len(utils))
+            self.conversions += 1
+        elif converted.node.last_seen != summary.last_seen:
+            node = replace(converted.node, last_seen=summary.last_seen)
+            converted = Converted(same, version, node, converted.util_sum, converted.util_gpus)
+        else:
+            return converted.node
+        self._converted[summary.name] = converted
+        return converted.node
+
+    def _with_events(self, node: NodeSnapshot) -> NodeSnapshot:
         events = self._events.get(node.name)
         return replace(node, events=tuple(events)) if events and not node.events else node
+
+    def _utilization(self, nodes: tuple[NodeSnapshot, ...]) -> float | None:
+        """``fleet_utilization(nodes)``, from the sums kept with unchanged nodes."""
+        total, gpus = 0.0, 0
+        for node in nodes:
+            converted = self._converted.get(node.name)
+            if converted is not None and converted.node is node:
+                total, gpus = total + converted.util_sum, gpus + converted.util_gpus
+            else:  # detail, or unmonitored: its own GPUs
+                values = [g.util_gpu for g in node.gpus if g.util_gpu is not None]
+                total, gpus = total + sum(values), gpus + len(values)
+        return total / gpus if gpus else None
+
+
+def _seen_aside(summary: NodeSummary) -> NodeSummary:
+    return msgspec.structs.replace(summary, last_seen=None)
 
 
 def _unmonitored(node: NodeSnapshot, shard: int, seen: ShardSeen, now: float) -> NodeSnapshot:

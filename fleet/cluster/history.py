@@ -2,12 +2,10 @@
 
 Shards record into ``DATA/shard=K``. :func:`history_root` gives ``gpufleet sla`` and
 ``gpufleet export`` a directory in the one-collector layout: every shard's parquet
-files linked under their tables and days (names prefixed by the shard), and one
-coverage table that is the *intersection* of the shards' coverage. A minute counts
-as monitored only when every shard was recording: while a shard is gone its nodes
-have no intervals, and the SLA math would otherwise count them as down (the
-provider's fault) when the monitor was at fault. Where per-node coverage lands in
-the ledger, this intersection can give way to it.
+files linked under their tables and days (names prefixed by the shard), coverage that
+is the *union* of the shards' (the fleet was monitored while any shard recorded), and
+node state intervals with per-node coverage (``fleet.cluster.node_coverage``): while a
+shard is gone, its own nodes' minutes are ``unmonitored`` and nobody else's are.
 
 Object storage is the next step (polars and DuckDB read parquet from S3 URLs);
 this module works on local paths.
@@ -26,8 +24,10 @@ from pathlib import Path
 
 import polars as pl
 
+from fleet.cluster.node_coverage import ShardHistory, fleet_coverage, intervals_across_shards
 from fleet.history.layout import (
     COVERAGE,
+    NODE_STATES,
     SCHEMAS,
     day_of_ms,
     day_start_ms,
@@ -37,7 +37,8 @@ from fleet.history.layout import (
     partitioned_tables,
     write_atomic,
 )
-from fleet.history.reader import load_coverage
+from fleet.history.reader import load_coverage, load_intervals
+from fleet.history.states import StateInterval, to_frame
 
 _SHARD_DIR = re.compile(r"^shard=(\d+)$")
 DAY_MS = 86_400_000
@@ -55,69 +56,50 @@ def shard_dirs(data_dir: Path) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
-def intersect_spans(per_shard: Sequence[Sequence[tuple[int, int]]]) -> list[tuple[int, int]]:
-    """The times covered by every one of the span lists (each sorted or not)."""
-    if not per_shard:
-        return []
-    result = _merge(per_shard[0])
-    for spans in per_shard[1:]:
-        other = _merge(spans)
-        out = []
-        i = j = 0
-        while i < len(result) and j < len(other):
-            start = max(result[i][0], other[j][0])
-            end = min(result[i][1], other[j][1])
-            if start < end:
-                out.append((start, end))
-            if result[i][1] < other[j][1]:
-                i += 1
-            else:
-                j += 1
-        result = out
-    return result
-
-
-def _merge(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for s, e in sorted(spans):
-        if merged and s <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
-        elif e > s:
-            merged.append((s, e))
-    return merged
-
-
 def build_union(shards: Sequence[Path], into: Path) -> None:
     """Lay out ``shards``' history in ``into`` as one collector's directory."""
-    tables = sorted({t for shard in shards for t in partitioned_tables(shard)} - {COVERAGE})
+    skip = {COVERAGE, NODE_STATES}
+    tables = sorted({t for shard in shards for t in partitioned_tables(shard)} - skip)
     for table in tables:
         for shard in shards:
             for path in partition_files(shard, table):
                 target = into / table / path.parent.name / f"{shard.name}-{path.name}"
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.symlink(path.resolve(), target)
-    _write_coverage(shards, into)
+    histories = [_shard_history(shard) for shard in shards]
+    _write_coverage(fleet_coverage(histories), into)
+    _write_states(intervals_across_shards(histories), into)
 
 
-def _write_coverage(shards: Sequence[Path], into: Path) -> None:
-    per_shard = []
-    for shard in shards:
-        days = partition_days(shard, COVERAGE)
-        per_shard.append(load_coverage(shard, days[0], days[-1]) if days else [])
+def _shard_history(shard: Path) -> ShardHistory:
+    days = partition_days(shard, COVERAGE)
+    coverage = load_coverage(shard, days[0], days[-1]) if days else []
+    return ShardHistory(shard.name, coverage, load_intervals(shard))
+
+
+def _write_coverage(spans: list[tuple[int, int]], into: Path) -> None:
     by_day: dict[date, list[tuple[int, int]]] = {}
-    for start, end in intersect_spans(per_shard):
+    for start, end in spans:
         while start < end:  # cut at UTC midnight, as recorders write it
             day = day_of_ms(start)
             cut = min(end, day_start_ms(day) + DAY_MS)
             by_day.setdefault(day, []).append((start, cut))
             start = cut
     (into / COVERAGE).mkdir(parents=True, exist_ok=True)
-    for day, spans in by_day.items():
+    for day, day_spans in by_day.items():
         frame = pl.DataFrame(
-            {"start": [s for s, _ in spans], "end": [e for _, e in spans]},
+            {"start": [s for s, _ in day_spans], "end": [e for _, e in day_spans]},
             schema={"start": pl.Int64, "end": pl.Int64},
         ).select(pl.col(c).cast(SCHEMAS[COVERAGE][c]) for c in ("start", "end"))
         write_atomic(partition_dir(into, COVERAGE, day) / "shards.parquet", frame)
+
+
+def _write_states(intervals: list[StateInterval], into: Path) -> None:
+    by_day: dict[date, list[StateInterval]] = {}
+    for interval in intervals:  # an interval lives in the partition of its start day
+        by_day.setdefault(day_of_ms(interval.start_ms), []).append(interval)
+    for day, rows in by_day.items():
+        write_atomic(partition_dir(into, NODE_STATES, day) / "shards.parquet", to_frame(rows))
 
 
 @contextlib.contextmanager

@@ -12,14 +12,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
+from datetime import date
 
 import msgspec
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from fleet.cluster.bus import connect, ensure_event_stream
+from fleet.cluster.chunked import CHUNK_BYTES, ChunkStore
+from fleet.cluster.fleet_sla import LedgerRequest, shard_ledger
+from fleet.cluster.probe_wire import ProbeCancel, ProbeReply, ProbeRequest, ProgressForwarder
+from fleet.cluster.remote_export import ExportAsk, ExportPart, ShardHistoryFiles, shard_export_part
 from fleet.cluster.shards import ShardSpec
 from fleet.cluster.wire import (
     GpuVerdictChange,
@@ -31,12 +37,17 @@ from fleet.cluster.wire import (
     summarize,
     summary_subject,
 )
+from fleet.config.sla_section import SlaSection
 from fleet.facade import FleetFacade, GpuSeries
+from fleet.history.layout import day_of_ms
+from fleet.history.ledger import LedgerInputs
 from fleet.model import FleetSnapshot, Verdict
-from probes.report import ProbeReport, Suite
+from probes.report import ProbeReport
 
 log = logging.getLogger(__name__)
 
+# The shard's history as the SLA ledger reads it (``HistoryRecorder.sla_inputs``).
+LedgerReader = Callable[[date, date, float], LedgerInputs]
 MAX_QUEUED_BATCHES = 1000  # about a quarter hour of busy ticks while NATS is away
 PROBE_TIMEOUT_S = 900.0
 
@@ -49,20 +60,6 @@ class SeriesRequest(msgspec.Struct, array_like=True, frozen=True):
     points: int = 120
 
 
-class ProbeRequest(msgspec.Struct, array_like=True, frozen=True):
-    """A probe run asked of the owning shard."""
-
-    node: str
-    suite: Suite = "quick"
-
-
-class ProbeReply(msgspec.Struct, frozen=True):
-    """The report, or why there is none."""
-
-    report: ProbeReport | None = None
-    error: str | None = None
-
-
 class ShardPublisher:
     """Publishes one shard's fleet to NATS and answers requests for its nodes.
 
@@ -71,10 +68,29 @@ class ShardPublisher:
         spec: which shard this is.
         url: the NATS server.
         interval: the fleet's tick interval in seconds (viewers judge silence by it).
+        ledger: the shard's history for ``ledger`` requests (the attached SLA header).
+        contract: the fleet's [sla] contract, sent with the ledger (a shard judges none).
+        files: the shard's history directory, for ``export`` requests.
+        chunk_bytes: the most payload bytes in one chunk of a large reply.
     """
 
-    def __init__(self, fleet: FleetFacade, spec: ShardSpec, url: str, interval: float) -> None:
+    def __init__(
+        self,
+        fleet: FleetFacade,
+        spec: ShardSpec,
+        url: str,
+        interval: float,
+        *,
+        ledger: LedgerReader | None = None,
+        contract: SlaSection | None = None,
+        files: ShardHistoryFiles | None = None,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
         self._fleet = fleet
+        self._ledger = ledger
+        self._contract = contract
+        self._files = files
+        self._chunks = ChunkStore(chunk_bytes)
         self.spec = spec
         self._url = url
         self._interval = interval
@@ -101,6 +117,10 @@ class ShardPublisher:
         await nc.subscribe(request_subject(k, "detail"), cb=self._on_detail)
         await nc.subscribe(request_subject(k, "series"), cb=self._on_series)
         await nc.subscribe(request_subject(k, "probe"), cb=self._on_probe)
+        await nc.subscribe(request_subject(k, "cancel"), cb=self._on_cancel)
+        await nc.subscribe(request_subject(k, "ledger"), cb=self._on_ledger)
+        await nc.subscribe(request_subject(k, "chunk"), cb=self._on_chunk)
+        await nc.subscribe(request_subject(k, "export"), cb=self._on_export)
         self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
         self._unsubscribe = self._fleet.subscribe(self.on_snapshot)
 
@@ -192,6 +212,39 @@ class ShardPublisher:
             series = GpuSeries((), (), ())
         await msg.respond(encode(series))
 
+    async def _on_ledger(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=LedgerRequest)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            await msg.respond(b"")  # the asker reports a malformed reply
+            return
+        if self._ledger is not None:
+            first, last = (
+                day_of_ms(asked.start_ms),
+                day_of_ms(max(asked.start_ms, asked.end_ms - 1)),
+            )
+            inputs = self._ledger(first, last, time.time())
+        else:
+            inputs = LedgerInputs([], [], live=False)
+        ledger = shard_ledger(self.spec.index, inputs, self._contract, asked)
+        await msg.respond(self._chunks.first(encode(ledger)))
+
+    async def _on_export(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=ExportAsk)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            part = ExportPart(error=f"malformed export request: {exc}")
+        else:
+            if self._files is None:
+                part = ExportPart(error="this shard records no history")
+            else:  # the recorder flushes on the loop; reading parquet goes to a thread
+                self._files.flush()
+                part = await asyncio.to_thread(shard_export_part, self._files.data_dir, asked)
+        await msg.respond(self._chunks.first(encode(part)))
+
+    async def _on_chunk(self, msg: Msg) -> None:
+        await msg.respond(self._chunks.take(msg.data))
+
     async def _on_probe(self, msg: Msg) -> None:
         # A probe takes minutes: run it beside the subscription so detail requests flow.
         task = asyncio.create_task(self._answer_probe(msg))
@@ -199,9 +252,12 @@ class ShardPublisher:
         task.add_done_callback(self._probes.discard)
 
     async def _answer_probe(self, msg: Msg) -> None:
+        forwarder = None
         try:
             asked = msgspec.msgpack.decode(msg.data, type=ProbeRequest)
-            report = await self._fleet.probe(asked.node, asked.suite)
+            if asked.progress is not None and self._nc is not None:
+                forwarder = ProgressForwarder(self._nc.publish, asked.progress)
+            report = await self._fleet.probe(asked.node, asked.suite, forwarder)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             reply = ProbeReply(error=f"malformed probe request: {exc}")
         except (PermissionError, KeyError, RuntimeError, OSError) as exc:
@@ -209,7 +265,20 @@ class ShardPublisher:
         else:
             reply = ProbeReply(report=report)
             self._queue_probe_outcome(report)
+        finally:
+            if forwarder is not None:
+                await forwarder.close()  # every event is sent before the report
+        if forwarder is not None:
+            reply = msgspec.structs.replace(reply, events=forwarder.sent)
         await msg.respond(encode(reply))
+
+    async def _on_cancel(self, msg: Msg) -> None:
+        try:
+            asked = msgspec.msgpack.decode(msg.data, type=ProbeCancel)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            await msg.respond(b"")
+            return
+        await msg.respond(b"1" if self._fleet.cancel_probe(asked.node) else b"0")
 
     def _queue_probe_outcome(self, report: ProbeReport) -> None:
         verdicts = tuple((v.gpu, v.verdict) for v in report.verdicts)

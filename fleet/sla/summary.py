@@ -12,10 +12,12 @@ from fleet.model import SlaSummary
 from fleet.sla.math import HOUR_MS, SlaResult, compute_sla
 from fleet.sla.period import Period, month_of, month_period
 
+# What the ledger reads: a live recorder, a data directory, or inputs put together
+# elsewhere (an attached view's, from every shard's ledger).
+LedgerSource = HistoryRecorder | Path | LedgerInputs
 
-def sla_for_month(
-    source: HistoryRecorder | Path, sla: SlaSection, month: str, now: float
-) -> SlaResult:
+
+def sla_for_month(source: LedgerSource, sla: SlaSection, month: str, now: float) -> SlaResult:
     """The SLA result of ``month`` (to date, if it is the current one) as of ``now``.
 
     A month to date of a stopped history ends where observation ended, not now: the
@@ -26,7 +28,7 @@ def sla_for_month(
 
 
 def ledger_for_month(
-    source: HistoryRecorder | Path, month: str, now: float
+    source: LedgerSource, month: str, now: float
 ) -> tuple[Period, LedgerInputs, int]:
     """The period judged, the history's inputs for it, and the time they hold as of (ms)."""
     now_ms = round(now * 1000)
@@ -39,7 +41,9 @@ def ledger_for_month(
     return period, inputs, as_of
 
 
-def _inputs(source: HistoryRecorder | Path, first: date, last: date, now: float) -> LedgerInputs:
+def _inputs(source: LedgerSource, first: date, last: date, now: float) -> LedgerInputs:
+    if isinstance(source, LedgerInputs):
+        return source
     if isinstance(source, HistoryRecorder):
         return source.sla_inputs(first, last, now)
     return load_ledger(source, first, last, now)
@@ -50,9 +54,7 @@ def provisional_words(summary: SlaSummary) -> str:
     return summary.reading
 
 
-def sla_summary(
-    history_or_data_dir: HistoryRecorder | Path, sla: SlaSection, now: float
-) -> SlaSummary:
+def sla_summary(history_or_data_dir: LedgerSource, sla: SlaSection, now: float) -> SlaSummary:
     """Month-to-date availability, coverage and credit owed as of ``now``."""
     result = sla_for_month(history_or_data_dir, sla, month_of(round(now * 1000)), now)
     availability = result.availability_pct

@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     except WebConfigError as exc:
         return fail(str(exc))
     mine = shard_targets(targets, spec)
+    contract = config.sla  # viewers judge the whole fleet's SLA from every shard's ledger
     config = shard_config(config, spec)
     data_dir = shard_data_dir(args.data_dir or default_data_dir(), spec)
     runtime = FleetRuntime(config, mine, data_dir=data_dir, ssh_options=options)
@@ -98,9 +99,16 @@ def run(args: argparse.Namespace) -> int:
     nats_url = args.nats_url or config.cluster.nats_url
     if nats_url:
         from fleet.cluster.publisher import ShardPublisher
+        from fleet.cluster.remote_export import ShardHistoryFiles
 
         publisher = ShardPublisher(
-            runtime, spec or ShardSpec(1, 1), nats_url, config.fleet.interval
+            runtime,
+            spec or ShardSpec(1, 1),
+            nats_url,
+            config.fleet.interval,
+            ledger=runtime.history.sla_inputs,
+            contract=contract,
+            files=ShardHistoryFiles(data_dir, runtime.history.flush),
         )
     return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, publisher=publisher, web=web))
 

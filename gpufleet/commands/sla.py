@@ -71,16 +71,18 @@ def run(args: argparse.Namespace) -> int:
             report = build_report(root, config.sla, month, now)
         except ValueError as exc:
             return _fail(str(exc))
+        names = None
+        if args.bundle is not None:  # evidence from every shard's folder too
+            from fleet.sla.bundle import write_bundle
+
+            names = write_bundle(report, root, args.bundle)
     if args.format == "json":
         text = json.dumps(to_json(report), indent=2) + "\n"
     elif args.format == "html":
         text = render_html(report)
     else:
         text = render_markdown(report)
-    if args.bundle is not None:
-        from fleet.sla.bundle import write_bundle
-
-        names = write_bundle(report, data_dir, args.bundle)
+    if names is not None:
         print(f"gpufleet sla: wrote {args.bundle} ({len(names)} files)", file=sys.stderr)
         if args.output is None and args.format == "md":
             return 0  # the bundle was asked for; the terminal does not need the claim too

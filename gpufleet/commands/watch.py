@@ -87,7 +87,7 @@ def _run_attached(args: argparse.Namespace) -> int:
         read_only=args.read_only,
         tick_s=refresh_s,
         stale_intervals=stale,
-        history_dir=args.data_dir,  # the export dialog reads the shards' history from it
+        history_dir=args.data_dir,  # export reads the shards' folders; without: over NATS
     )
     return asyncio.run(
         watch_attached(

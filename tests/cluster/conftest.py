@@ -16,6 +16,7 @@ import pytest
 from collectors.ssh.target import NodeTarget
 from fleet.cluster.natsd import LocalNats, start_nats_server
 from fleet.cluster.publisher import ShardPublisher
+from fleet.cluster.remote_export import ShardHistoryFiles
 from fleet.cluster.shard import shard_config, shard_data_dir, shard_targets
 from fleet.cluster.shards import ShardSpec
 from fleet.config import Config, parse_config
@@ -100,7 +101,15 @@ class ShardedFleet:
         )
         url = self.config.cluster.nats_url
         assert url is not None
-        publisher = ShardPublisher(runtime, spec, url, self.config.fleet.interval)
+        publisher = ShardPublisher(
+            runtime,
+            spec,
+            url,
+            self.config.fleet.interval,
+            ledger=runtime.history.sla_inputs,
+            contract=self.config.sla,
+            files=ShardHistoryFiles(shard_data_dir(self.data_dir, spec), runtime.history.flush),
+        )
         await publisher.start()
         await runtime.start()
         self.running[index] = (runtime, publisher)

@@ -21,13 +21,14 @@ from tui.app import build_app
 from tui.messages import OpenNode
 from tui.screens.node_screen import NodeScreen
 from tui.widgets.fleet_grid import FleetGrid
+from tui.widgets.header import Tile
 
 pytestmark = pytest.mark.e2e
 
 
 @contextlib.asynccontextmanager
 async def attached(url: str) -> AsyncIterator[AttachedFleet]:
-    viewer = AttachedFleet(url, tick_s=INTERVAL, read_only=True)
+    viewer = AttachedFleet(url, tick_s=INTERVAL, read_only=True, sla_refresh_s=1.0)
     await viewer.start()
     try:
         yield viewer
@@ -75,6 +76,20 @@ async def test_dashboard_and_viewer_attached_kill_and_restart_a_shard(
             await wait_for(pilot, lambda: states(one.latest()) == states(two.latest()), 10)
             await wait_for(pilot, lambda: "BROKEN" in grid_line(app, "node-002"), 10)
             assert "unreachable" in grid_line(app, "node-005")
+
+            # The SLA header, as `watch` shows it: every shard's ledger judged as one
+            # fleet (node-005 unreachable with no grace: the month is below 100 %).
+            def sla_tile() -> str:
+                return str(app.main.query_one("#tile-sla", Tile).text)
+
+            def sla_shown() -> bool:
+                sla = one.sla.latest
+                measured = sla is not None and sla.availability_pct is not None
+                return measured and sla.availability_pct < 100 and "MTD" in sla_tile()  # type: ignore[union-attr, operator]
+
+            await wait_for(pilot, sla_shown, 30)
+            assert "not configured" not in sla_tile()
+            assert set(one.sla.ledgers) == {1, 2, 3}
 
             # The node screen's detail and events come from the owning shard.
             app.post_message(OpenNode("node-002"))

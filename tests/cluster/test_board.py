@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgspec
 import pytest
 
-from fleet.cluster.board import ShardBoard
+from fleet.cluster.board import ShardBoard, fleet_utilization
 from fleet.cluster.wire import (
     ShardEvents,
     decode_events,
@@ -132,3 +134,45 @@ def test_a_summary_is_compact_and_large_shards_are_split_below_the_nats_limit() 
     (small,) = summarize(2, 3, 8, 1.0, [node("gpu-00000")], 6.0)
     board.apply_summary(decode_summary(small), now=6.0)
     assert [n.name for n in board.snapshot(6.5).nodes] == ["gpu-00000"]
+
+
+def test_only_nodes_whose_summary_changed_are_converted_again() -> None:
+    board = ShardBoard()
+    fleet = [node(f"n{i:02d}", util=10.0 * i) for i in range(10)]
+    board.apply_summary(decode_summary(summary(1, fleet, 10.0)), now=10.0)
+    first = board.snapshot(10.1)
+    assert board.conversions == 10
+    # Next tick: the shard sends every node again; one GPU of one node changed.
+    fleet[3] = node("n03", verdict="lost", state="broken", util=30.0)
+    board.apply_summary(decode_summary(summary(1, fleet, 11.0, seq=2)), now=11.0)
+    second = board.snapshot(11.1)
+    assert board.conversions == 11
+    assert [a is b for a, b in zip(first.nodes, second.nodes, strict=True)].count(False) == 1
+    shown = second.node("n03")
+    assert shown is not None and shown.state == "broken" and shown.gpus[0].verdict == "lost"
+    assert second.utilization.now == pytest.approx(fleet_utilization(second.nodes))
+    # An event for a node is a change too: its node screen lists it.
+    xid = EventRecord(11.5, "n05", "xid", gpu=2, code=79, detail="")
+    board.apply_events(ShardEvents(1, 11.5, events=(xid,)))
+    third = board.snapshot(11.6)
+    assert board.conversions == 12
+    n05 = third.node("n05")
+    assert n05 is not None and n05.events == (xid,)
+    # Silence: every node of the shard is shown unmonitored, with its own utilization.
+    silent = board.snapshot(30.0)
+    assert all(n.status == "unmonitored" for n in silent.nodes)
+    assert silent.utilization.now is None
+
+
+def test_a_new_last_seen_alone_is_not_a_conversion_but_is_shown() -> None:
+    board = ShardBoard()
+    fleet = [replace(node(f"n{i}"), last_seen=10.0) for i in range(4)]
+    board.apply_summary(decode_summary(summary(1, fleet, 10.0)), now=10.0)
+    first = board.snapshot(10.1)
+    fleet = [replace(n, last_seen=11.0) for n in fleet]  # every sample moves it
+    board.apply_summary(decode_summary(summary(1, fleet, 11.0, seq=2)), now=11.0)
+    second = board.snapshot(11.1)
+    assert board.conversions == 4
+    assert [n.last_seen for n in second.nodes] == [11.0] * 4
+    assert [n.gpus for n in second.nodes] == [n.gpus for n in first.nodes]
+    assert second.nodes[0].gpus[0] is first.nodes[0].gpus[0]  # not rebuilt

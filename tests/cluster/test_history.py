@@ -3,29 +3,24 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.history import history_root, intersect_spans, shard_dirs
+from fleet.cluster.history import history_root, shard_dirs
 from fleet.cluster.natsd import LocalNats
 from fleet.cluster.shard import shard_data_dir
 from fleet.cluster.shards import ShardSpec
 from fleet.config import parse_config
-from fleet.config.history_section import HistorySection
 from fleet.export import export_history
 from fleet.facade import ExportRequest
-from fleet.history import HistoryRecorder
-from fleet.model import FleetSnapshot, NodeState, NodeTransition
 from fleet.runtime import FleetRuntime
 from fleet.sla.report import build_report, to_json
 from gpufleet.cli import main
 from testkit.loopback.fleet import LoopbackFleet
 from testkit.synthetic_history import node_name
-from testkit.synthetic_history import snapshot as synthetic
 from tests.cluster.conftest import (
     EXPECTED_STATE,
     INTERVAL,
@@ -33,6 +28,7 @@ from tests.cluster.conftest import (
     ShardedFleet,
     cluster_config,
 )
+from tests.cluster.recorded import T0, fleet_ticks, record
 from tests.runtime.waits import wait_until
 
 CONTRACT = """
@@ -42,16 +38,6 @@ gpu_hour_price = 2
 grace_minutes = 0
 tiers = [{ below = 99.5, credit_percent = 10 }]
 """
-
-
-def test_intersection_keeps_only_what_every_shard_covered() -> None:
-    a = [(0, 100), (200, 300)]
-    b = [(50, 250), (90, 120)]
-    c = [(0, 1000)]
-    assert intersect_spans([a, b, c]) == [(50, 100), (200, 250)]
-    assert intersect_spans([a, []]) == []
-    assert intersect_spans([]) == []
-    assert intersect_spans([[(5, 5), (1, 3), (2, 4)]]) == [(1, 4)]
 
 
 def test_one_collector_directory_is_read_as_it_is(tmp_path: Path) -> None:
@@ -133,55 +119,6 @@ async def test_sla_and_export_over_three_shards_match_one_collector(
     assert gpus_three.sort(["node", "gpu"]).equals(gpus_one.sort(["node", "gpu"]))
 
 
-T0 = 1_791_590_400.0  # 2026-10-10 00:00 UTC
-STATES: dict[int, list[tuple[float, NodeState]]] = {
-    1: [(0, "up"), (120, "broken"), (300, "up")],
-    4: [(0, "up"), (200, "unreachable"), (500, "up")],
-}
-
-
-def state_of(node: int, t: float) -> NodeState:
-    current: NodeState = "up"
-    for at, state in STATES.get(node, []):
-        if t - T0 >= at:
-            current = state
-    return current
-
-
-def fleet_ticks(nodes: int, seconds: int) -> list[FleetSnapshot]:
-    """One snapshot per second, with the transitions a FleetState would report."""
-    out = []
-    for i in range(seconds):
-        t = T0 + i
-        changes = [
-            NodeTransition(node_name(n), state_of(n, t), t, (f"{state_of(n, t)} (synthetic)",))
-            for n in range(nodes)
-            if i == 0 or state_of(n, t) != state_of(n, t - 1)
-        ]
-        out.append(
-            synthetic(t, nodes, 8, states=lambda n, t=t: state_of(n, t), transitions=changes)
-        )
-    return out
-
-
-def only(snapshot: FleetSnapshot, spec: ShardSpec) -> FleetSnapshot:
-    """The shard's view of the same instant: its nodes and their transitions."""
-    return replace(
-        snapshot,
-        nodes=tuple(n for n in snapshot.nodes if spec.owns(n.name)),
-        transitions=tuple(t for t in snapshot.transitions if spec.owns(t.node)),
-    )
-
-
-def record(data_dir: Path, ticks: list[FleetSnapshot], spec: ShardSpec | None) -> None:
-    now = [T0]
-    recorder = HistoryRecorder(data_dir, HistorySection(), clock=lambda: now[0])
-    for tick in ticks:
-        now[0] = tick.taken_at
-        recorder.record(tick if spec is None else only(tick, spec))
-    recorder.close()
-
-
 def test_shards_recording_the_same_ticks_give_exactly_the_one_collector_claim(
     tmp_path: Path,
 ) -> None:
@@ -215,5 +152,5 @@ async def test_an_attached_dashboard_exports_from_the_shards_history(tmp_path: P
     keys = ["ts", "node", "gpu"]
     assert pl.read_csv(got).sort(keys).equals(pl.read_csv(want).sort(keys))
     assert pl.read_csv(got).height == 6 * 8 * 3  # 3 minutes of 48 GPUs
-    with pytest.raises(RuntimeError, match="--data-dir"):
+    with pytest.raises(RuntimeError, match="no shard heard yet"):  # over NATS, no shard
         await AttachedFleet("nats://127.0.0.1:4222").export(ExportRequest(path=tmp_path / "x"))
