@@ -1,11 +1,15 @@
 """Dashboard refresh cost with 1,000 nodes x 8 GPUs, against a DataTable baseline.
 
-Run: .venv/bin/python bench/bench_tui.py [--nodes 1000] [--ticks 15] [--reads]
+Run: .venv/bin/python bench/bench_tui.py [--nodes 1000] [--ticks 15] [--reads] [--source state]
 
 Headless (App.run_test at 160x50). For each tick every node is a new object with every
 GPU's utilization changed; the CPU (time.process_time) from handing the snapshot over
 until the screen has been repainted is measured. Baseline, in the same run: a DataTable
 holding the same cells, updated with update_cell for every cell inside batch_update.
+
+``--source state`` builds the ticks with the real fleet state (``FleetRuntime.tick`` over
+canned samples of bench/fleet_nodes.py, every value changing) instead of ``retick``: the
+snapshots the dashboard gets in production, lazy where the state's nodes are lazy.
 
 ``--reads`` also counts, per tick and per view (grid by name, sorted by utilization,
 map mode, a node screen open), the nodes whose ``gpus``/``ports``/``nics`` the
@@ -32,7 +36,12 @@ from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.widgets import DataTable
 
+from collectors.protocol import decode_line
+from collectors.ssh.target import NodeTarget
+from collectors.updates import NodeMessage
+from fleet.config import Config
 from fleet.facade import FleetSnapshot, NodeSnapshot
+from fleet.runtime import FleetRuntime
 from tests.tui.object_reads import ReadCounter
 from tui import format as fmt
 from tui.app import build_app
@@ -44,6 +53,26 @@ from tui.node_view import summarize
 from tui.widgets.fleet_grid import FleetGrid
 
 SIZE = (160, 50)
+
+
+def state_ticks(count: int, ticks: int) -> list[FleetSnapshot]:
+    """``ticks`` + 1 snapshots of ``count`` canned nodes from the real state and runtime."""
+    from fleet_nodes import CannedNode  # bench/ is the script's directory
+
+    names = [f"node-{i:04d}" for i in range(1, count + 1)]
+    runtime = FleetRuntime(
+        Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time
+    )
+    state = runtime._state  # fed as the SSH fleet would feed it
+    nodes = [CannedNode(i, 8, 8, 1.0) for i in range(count)]
+    for name, node in zip(names, nodes, strict=True):
+        state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
+    out = []
+    for k in range(1, ticks + 2):
+        for name, node in zip(names, nodes, strict=True):
+            state.ingest(NodeMessage(name, decode_line(node.sample(T0 + k)), T0 + k))
+        out.append(runtime.tick(T0 + k + 0.5))
+    return out
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -212,9 +241,13 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--ticks", type=int, default=15)
     parser.add_argument("--reads", action="store_true", help="count the objects read per tick")
+    parser.add_argument("--source", choices=("retick", "state"), default="retick")
     args = parser.parse_args()
-    first = demo_snapshot(args.nodes)
-    ticks = [retick(first, T0 + k, seed=k) for k in range(1, args.ticks + 1)]
+    if args.source == "state":
+        first, *ticks = state_ticks(args.nodes, args.ticks)
+    else:
+        first = demo_snapshot(args.nodes)
+        ticks = [retick(first, T0 + k, seed=k) for k in range(1, args.ticks + 1)]
     table_ticks = ticks[: max(3, args.ticks // 3)]
     bare_wall, bare_cpu, idle_settle = asyncio.run(bench_bare())
     line = asyncio.run(bench_dashboard(first, ticks))
@@ -225,7 +258,10 @@ def main() -> int:
     rows_ms = (time.process_time() - c0) / 5 * 1000
     line_ms = statistics.median(line["cpu_s"]) * 1000  # type: ignore[arg-type]
     table_ms = statistics.median(table["cpu_s"]) * 1000  # type: ignore[arg-type]
-    print(f"nodes={args.nodes} gpus/node=8 size={SIZE[0]}x{SIZE[1]} ticks={args.ticks}")
+    print(
+        f"nodes={args.nodes} gpus/node=8 size={SIZE[0]}x{SIZE[1]} ticks={args.ticks}"
+        f" source={args.source}"
+    )
     print(f"dashboard (Line API grid + panels) refresh CPU median: {line_ms:.1f} ms")
     print(
         "baseline DataTable (same 15 columns) update_cell every cell in batch_update: "
