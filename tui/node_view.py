@@ -83,7 +83,9 @@ def node_why(node: NodeSnapshot) -> str:
             reasons.append(f"{subject}: {problem}")
     for p in (*port_facts(node), *nic_facts(node)):
         if p.verdict in ("warn", "fail") and not _mentions(reasons, p.name):
-            reasons.append(f"{p.name}: " + ("; ".join(p.reasons) or p.verdict))
+            text = "; ".join(p.reasons) or p.verdict
+            # The health rules name the port in their reasons already: name it once.
+            reasons.append(text if text.startswith(p.name + " ") else f"{p.name}: {text}")
     return "; ".join(reasons)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import subprocess
 import threading
 import time
 
@@ -20,6 +19,7 @@ from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.main_screen import MainScreen
 from tui.screens.node_screen import NodeScreen
+from tui.ssh_session import run_session
 from tui.terminal_notify import notification
 from tui.widgets.fleet_grid import FleetGrid
 
@@ -97,15 +97,15 @@ class OperatorActions(App[None]):
         shown = shlex.join(argv)
         try:
             with self.suspend():
-                done = subprocess.run(argv, check=False)  # an argument list
+                returncode = run_session(argv, name or "")
         except SuspendNotSupported:
             self.notify(f"Cannot suspend here; run: {shown}", title="ssh", severity="warning")
             return
         except OSError as exc:
             self.notify(f"{exc}: {shown}", title="ssh", severity="error")
             return
-        if done.returncode != 0:
-            self.notify(f"ssh exited with {done.returncode}: {shown}", title="ssh")
+        if returncode != 0:
+            self.notify(f"ssh exited with {returncode}: {shown}", title="ssh")
 
     def refresh_acks(self) -> None:
         """Show every acknowledgement on the grid (node -> label)."""

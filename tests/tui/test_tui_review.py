@@ -1,0 +1,40 @@
+"""Gaps found walking issue #16 as a new operator (gpufleet demo under tmux)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual.content import Content
+
+from fleet.facade import LogEntry
+from tui.demo_fleet import T0, demo_snapshot
+from tui.log_view import entry_markup, kind_width
+from tui.node_view import node_why
+
+
+def test_why_names_a_port_once_when_its_reasons_name_it() -> None:
+    node = demo_snapshot(4, faults=False).nodes[0]
+    port = replace(
+        node.ports[1],
+        verdict="warn",
+        reasons=(f"{node.ports[1].name} symbol errors within the last 60 s",),
+    )
+    why = node_why(replace(node, ports=(node.ports[0], port, *node.ports[2:])))
+    assert why == f"{port.name} symbol errors within the last 60 s"
+    unnamed = replace(port, reasons=("rate 200 < 400 Gb/s",))
+    why = node_why(replace(node, ports=(node.ports[0], unnamed, *node.ports[2:])))
+    assert why == f"{port.name}: rate 200 < 400 Gb/s"
+
+
+def test_event_log_lines_keep_one_column_for_long_kinds() -> None:
+    entries = [
+        LogEntry(T0 - 5, "node-005", "xid", "GPU 2: XID 48"),
+        LogEntry(T0 - 4, "node-005", "repeat_offender", "GPU 2 failed again"),
+        LogEntry(T0 - 3, "node-002", "link_downed", "mlx5_3/1 link_downed +1"),
+    ]
+    width = kind_width(entries)
+    lines = [Content.from_markup(entry_markup(e, T0, kind_w=width)).plain for e in entries]
+    starts = {line.index(e.text) for line, e in zip(lines, entries, strict=True)}
+    assert len(starts) == 1, lines
+    assert kind_width([entries[0]]) == 10  # short kinds keep the old column
+    assert kind_width([LogEntry(T0, "n", "k" * 40, "x")]) == 16
