@@ -7,7 +7,9 @@ class (whatever descriptor is there: a slot, or the lazy one) and records which 
 objects were read while it is ``counting`` (used by tests/tui and bench/bench_tui.py).
 
 Reads made by ``tui/node_facts.py`` are counted apart (``facts``): those accessors read
-the state's briefs once the lazy snapshot lands, which build no object.
+the state's briefs once the lazy snapshot lands, which build no object. So are the reads
+of ``NodeSnapshot.gpu_briefs``/``port_briefs``/``nic_briefs`` (#11): a node built with
+its objects (not from the state's rows) makes its briefs from them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from fleet.facade import NodeSnapshot
 
 FIELDS = ("gpus", "ports", "nics")
 FACTS_MODULE = "node_facts.py"
+BRIEFS = frozenset(("gpu_briefs", "port_briefs", "nic_briefs"))
 
 
 class _Counted:
@@ -31,7 +34,8 @@ class _Counted:
         if node is None:
             return self
         if self.counter.counting:
-            by_facts = sys._getframe(1).f_code.co_filename.endswith(FACTS_MODULE)
+            caller = sys._getframe(1).f_code
+            by_facts = caller.co_filename.endswith(FACTS_MODULE) or caller.co_name in BRIEFS
             into = self.counter.facts if by_facts else self.counter.read
             into[self.name].add(id(node))
         return self.inner.__get__(node, owner)
