@@ -83,7 +83,7 @@ def header_tiles(snap: FleetSnapshot | None, bar_width: int = 6) -> HeaderTiles:
     u = snap.utilization
     util = (
         f"[b]{fmt.pct(u.now)}[/] now\n"
-        f"[$muted]1 h[/] {fmt.pct(u.avg_1h)}  [$muted]24 h[/] {fmt.pct(u.avg_24h)}"
+        f"[$muted]1h[/] {fmt.pct(u.avg_1h)}  [$muted]24h[/] {fmt.pct(u.avg_24h)}"
     )
     sla, breach = "[$muted]not configured[/]", False
     if snap.sla is not None:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 from textual.content import Content
 
 from fleet.facade import LogEntry
+from tests.tui.pilot_helpers import wait_for
+from tui.app import build_app
 from tui.demo_fleet import T0, demo_snapshot
+from tui.demo_source import StaticFleet
 from tui.log_view import entry_markup, kind_width
 from tui.node_view import node_why
+from tui.widgets.header import Tile
 
 
 def test_why_names_a_port_once_when_its_reasons_name_it() -> None:
@@ -38,3 +44,22 @@ def test_event_log_lines_keep_one_column_for_long_kinds() -> None:
     assert len(starts) == 1, lines
     assert kind_width([entries[0]]) == 10  # short kinds keep the old column
     assert kind_width([LogEntry(T0, "n", "k" * 40, "x")]) == 16
+
+
+@pytest.mark.parametrize(
+    ("size", "shown"), [((120, 40), True), ((140, 45), True), ((80, 24), False)]
+)
+async def test_sla_tile_stays_in_sight_where_the_sla_panel_is_gone(
+    tmp_path: Path, size: tuple[int, int], shown: bool
+) -> None:
+    snap = demo_snapshot(8)
+    assert snap.sla is not None
+    app = build_app(StaticFleet([snap]), state_path=tmp_path / "s.json")
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: app.main.snapshot is not None)
+        await pilot.pause()
+        tile = app.main.query_one("#tile-sla", Tile)
+        assert not app.main.query_one("#sla").display  # the panel has no room at these sizes
+        assert tile.display is shown
+        if shown:
+            assert "MTD" in tile.text and tile.region.width > 0
