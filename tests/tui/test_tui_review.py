@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.content import Content
+from textual.widgets import Static
 
 from fleet.facade import LogEntry
 from tests.tui.pilot_helpers import wait_for
@@ -15,6 +16,7 @@ from tui.demo_fleet import T0, demo_snapshot
 from tui.demo_source import StaticFleet
 from tui.log_view import entry_markup, kind_width
 from tui.node_view import node_why
+from tui.screens.help_screen import HelpScreen
 from tui.widgets.header import Tile
 
 
@@ -63,3 +65,17 @@ async def test_sla_tile_stays_in_sight_where_the_sla_panel_is_gone(
         assert tile.display is shown
         if shown:
             assert "MTD" in tile.text and tile.region.width > 0
+
+
+async def test_help_lines_up_every_description(tmp_path: Path) -> None:
+    app = build_app(StaticFleet([demo_snapshot(4)]), state_path=tmp_path / "s.json")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        text = str(app.screen.query_one(Static).content)
+        plain = Content.from_markup(text).plain
+        rows = [line for line in plain.splitlines() if line.startswith("  ") and line.strip()]
+        for key in ("pagedown, ctrl+f", "double-click", "ctrl+p"):
+            assert any(key in row for row in rows), key
+        columns = {row.index(row.strip().split("  ", 1)[1]) for row in rows if "  " in row.strip()}
+        assert len(columns) == 1, rows
