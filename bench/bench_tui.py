@@ -1,11 +1,20 @@
 """Dashboard refresh cost with 1,000 nodes x 8 GPUs, against a DataTable baseline.
 
-Run: .venv/bin/python bench/bench_tui.py [--nodes 1000] [--ticks 15]
+Run: .venv/bin/python bench/bench_tui.py [--nodes 1000] [--ticks 15] [--reads] [--source state]
 
 Headless (App.run_test at 160x50). For each tick every node is a new object with every
 GPU's utilization changed; the CPU (time.process_time) from handing the snapshot over
 until the screen has been repainted is measured. Baseline, in the same run: a DataTable
 holding the same cells, updated with update_cell for every cell inside batch_update.
+
+``--source state`` builds the ticks with the real fleet state (``FleetRuntime.tick`` over
+canned samples of bench/fleet_nodes.py, every value changing) instead of ``retick``: the
+snapshots the dashboard gets in production, lazy where the state's nodes are lazy.
+
+``--reads`` also counts, per tick and per view (grid by name, sorted by utilization,
+map mode, a node screen open), the nodes whose ``gpus``/``ports``/``nics`` the
+dashboard read: under the lazy snapshot of issue #11 each such read builds that node's
+GPU/port objects (tests/tui/object_reads.py).
 """
 
 from __future__ import annotations
@@ -27,9 +36,15 @@ from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.widgets import DataTable
 
+from collectors.protocol import decode_line
+from collectors.ssh.target import NodeTarget
+from collectors.updates import NodeMessage
+from fleet.config import Config
 from fleet.facade import FleetSnapshot, NodeSnapshot
+from fleet.runtime import FleetRuntime
 from testkit.snapshots import T0, demo_snapshot, retick
 from testkit.static_fleet import StaticFleet
+from tests.tui.object_reads import ReadCounter
 from tui import format as fmt
 from tui.app import build_app
 from tui.draw import gpu_cells, port_cell
@@ -38,6 +53,26 @@ from tui.node_view import summarize
 from tui.widgets.fleet_grid import FleetGrid
 
 SIZE = (160, 50)
+
+
+def state_ticks(count: int, ticks: int) -> list[FleetSnapshot]:
+    """``ticks`` + 1 snapshots of ``count`` canned nodes from the real state and runtime."""
+    from fleet_nodes import CannedNode  # bench/ is the script's directory
+
+    names = [f"node-{i:04d}" for i in range(1, count + 1)]
+    runtime = FleetRuntime(
+        Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time
+    )
+    state = runtime._state  # fed as the SSH fleet would feed it
+    nodes = [CannedNode(i, 8, 8, 1.0) for i in range(count)]
+    for name, node in zip(names, nodes, strict=True):
+        state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
+    out = []
+    for k in range(1, ticks + 2):
+        for name, node in zip(names, nodes, strict=True):
+            state.ingest(NodeMessage(name, decode_line(node.sample(T0 + k)), T0 + k))
+        out.append(runtime.tick(T0 + k + 0.5))
+    return out
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -80,9 +115,48 @@ async def bench_dashboard(first: FleetSnapshot, ticks: list[FleetSnapshot]) -> d
                 fleet.push(tick)
                 while app.main.snapshot is not tick:
                     await settle(pilot)
+                # The snapshot is applied after a refresh; the repaint it asks for follows.
+                await settle(pilot)
                 cpu.append(time.process_time() - c0)
                 assert id(grid.rows[0]) in grid._strips, "visible rows were not repainted"
     return {"first_paint_s": first_paint, "first_paint_cpu_s": first_paint_cpu, "cpu_s": cpu}
+
+
+VIEWS = ("grid by name", "grid by utilization", "map", "node screen")
+
+
+async def bench_reads(first: FleetSnapshot, ticks: list[FleetSnapshot], view: str) -> list[str]:
+    """The most nodes whose GPU / port objects one refresh of ``view`` read, over the ticks."""
+    with TemporaryDirectory() as tmp, ReadCounter() as counter:
+        fleet = StaticFleet([first])
+        app = build_app(fleet, state_path=Path(tmp) / "s.json", refresh_s=0.0)
+        async with app.run_test(size=SIZE) as pilot:
+            grid = app.main.query_one(FleetGrid)
+            await settle(pilot)
+            if view == "grid by utilization":
+                grid.sort_key = "utilization"
+            elif view == "map":
+                grid.map_mode = True
+            elif view == "node screen":
+                app.open_node(first.nodes[3].name)
+            await settle(pilot)
+            most = {"gpus": 0, "ports": 0, "nics": 0}
+            facts = dict(most)
+            for tick in ticks:
+                fleet.push(tick)  # the desk's observe (the runtime's, in production) not counted
+                counter.counting = True
+                while app.main.snapshot is not tick:
+                    await settle(pilot)
+                await settle(pilot)
+                counter.counting = False
+                objects, briefs = counter.take()
+                for name in most:
+                    most[name] = max(most[name], objects[name])
+                    facts[name] = max(facts[name], briefs[name])
+    return [
+        f"{view}: objects of {most['gpus']} gpus, {most['ports']} ports, {most['nics']} nics;"
+        f" facts (briefs) of {facts['gpus']} / {facts['ports']} / {facts['nics']}"
+    ]
 
 
 COLUMNS = ("node", "status", *[f"gpu{i}" for i in range(8)], "util", "ports", "power", "temp",
@@ -166,9 +240,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--ticks", type=int, default=15)
+    parser.add_argument("--reads", action="store_true", help="count the objects read per tick")
+    parser.add_argument("--source", choices=("retick", "state"), default="retick")
     args = parser.parse_args()
-    first = demo_snapshot(args.nodes)
-    ticks = [retick(first, T0 + k, seed=k) for k in range(1, args.ticks + 1)]
+    if args.source == "state":
+        first, *ticks = state_ticks(args.nodes, args.ticks)
+    else:
+        first = demo_snapshot(args.nodes)
+        ticks = [retick(first, T0 + k, seed=k) for k in range(1, args.ticks + 1)]
     table_ticks = ticks[: max(3, args.ticks // 3)]
     bare_wall, bare_cpu, idle_settle = asyncio.run(bench_bare())
     line = asyncio.run(bench_dashboard(first, ticks))
@@ -179,7 +258,10 @@ def main() -> int:
     rows_ms = (time.process_time() - c0) / 5 * 1000
     line_ms = statistics.median(line["cpu_s"]) * 1000  # type: ignore[arg-type]
     table_ms = statistics.median(table["cpu_s"]) * 1000  # type: ignore[arg-type]
-    print(f"nodes={args.nodes} gpus/node=8 size={SIZE[0]}x{SIZE[1]} ticks={args.ticks}")
+    print(
+        f"nodes={args.nodes} gpus/node=8 size={SIZE[0]}x{SIZE[1]} ticks={args.ticks}"
+        f" source={args.source}"
+    )
     print(f"dashboard (Line API grid + panels) refresh CPU median: {line_ms:.1f} ms")
     print(
         "baseline DataTable (same 15 columns) update_cell every cell in batch_update: "
@@ -196,6 +278,11 @@ def main() -> int:
         f"reference: bare Textual app to first paint: {bare_wall:.3f} s wall, {bare_cpu:.3f} s CPU"
     )
     print(f"baseline first paint (app start -> table drawn): {table['first_paint_s']:.3f} s")
+    if args.reads:
+        print(f"nodes whose objects one refresh read (most over {len(table_ticks)} ticks):")
+        for view in VIEWS:
+            for line in asyncio.run(bench_reads(first, table_ticks, view)):
+                print(f"  {line}")
     return 0
 
 

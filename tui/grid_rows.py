@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
 from tui.draw import GLYPH_UNKNOWN, Cell, Role, gpu_cells, port_cell
-from tui.node_view import NodeSummary, SortKey, has_live_data, is_connecting, node_why
+from tui.node_facts import gpu_facts, port_facts
+from tui.node_view import NO_FIGURES, NodeSummary, SortKey, has_live_data, is_connecting, node_why
 
 STATUS_W = 11
 MAX_PORTS = 16
@@ -67,8 +68,8 @@ def layout_for(nodes: Sequence[NodeSnapshot], view_w: int = WIDE) -> GridLayout:
     if nodes:
         layout = GridLayout(
             name_w=max(9, max(len(n.name) for n in nodes)),
-            gpu_slots=max(max(n.expected_gpus, len(n.gpus)) for n in nodes),
-            port_slots=min(MAX_PORTS, max(len(n.ports) for n in nodes)),
+            gpu_slots=max(max(n.expected_gpus, len(gpu_facts(n))) for n in nodes),
+            port_slots=min(MAX_PORTS, max(len(port_facts(n)) for n in nodes)),
             view_w=view_w,
         )
     else:
@@ -97,11 +98,11 @@ def status_cell(node: NodeSnapshot) -> Cell:
     return "up", "gpu-ok"
 
 
-NO_DATA = NodeSummary(None, None, None, "unknown", 0, False)
+NO_DATA = NodeSummary("unknown", 0, False, figures=NO_FIGURES)
 
 
 def no_data_cells(node: NodeSnapshot) -> list[Cell]:
-    return [(GLYPH_UNKNOWN, "gpu-unknown")] * max(node.expected_gpus, len(node.gpus))
+    return [(GLYPH_UNKNOWN, "gpu-unknown")] * max(node.expected_gpus, len(gpu_facts(node)))
 
 
 def ellipsize(text: str, width: int) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from fleet.facade import FleetSnapshot
 from tui import format as fmt
 from tui.draw import progress_bar
+from tui.node_facts import gpu_facts
 from tui.node_view import PROBE_FLAGGED, is_connecting
 
 
@@ -50,7 +51,7 @@ def _counts(snap: FleetSnapshot) -> FleetCounts:
             c.unseen_gpus += n.expected_gpus
             continue
         c.broken += n.state != "up"
-        gpus = n.gpus
+        gpus = gpu_facts(n)
         c.gpus += max(n.expected_gpus, len(gpus))
         for g in gpus:
             ok = g.verdict in HEALTHY
@@ -82,7 +83,7 @@ def header_tiles(snap: FleetSnapshot | None, bar_width: int = 6) -> HeaderTiles:
     u = snap.utilization
     util = (
         f"[b]{fmt.pct(u.now)}[/] now\n"
-        f"[$muted]1 h[/] {fmt.pct(u.avg_1h)}  [$muted]24 h[/] {fmt.pct(u.avg_24h)}"
+        f"[$muted]1h[/] {fmt.pct(u.avg_1h)}  [$muted]24h[/] {fmt.pct(u.avg_24h)}"
     )
     sla, breach = "[$muted]not configured[/]", False
     if snap.sla is not None:

@@ -17,7 +17,19 @@ LOG_WINDOWS: tuple[tuple[str, float], ...] = (
 )
 
 
-def entry_markup(entry: LogEntry, now: float, name_w: int = 10, with_node: bool = True) -> str:
+KIND_W = 10
+KIND_MAX_W = 16  # repeat_offender, connect_failed: the column grows to this, not beyond
+
+
+def kind_width(entries: Sequence[LogEntry]) -> int:
+    """The kind column's width for ``entries``: the longest kind, within 10..16 cells."""
+    longest = max((len(e.kind) for e in entries), default=KIND_W)
+    return max(KIND_W, min(KIND_MAX_W, longest))
+
+
+def entry_markup(
+    entry: LogEntry, now: float, name_w: int = 10, with_node: bool = True, kind_w: int = KIND_W
+) -> str:
     """``3m ago  21:05:12  node-0003  broken  node broken: GPU 5 lost`` (older than a
     day: with the date) with the severity's colour on the kind and the text."""
     role = SEVERITY_ROLE.get(entry.severity, "muted")
@@ -28,7 +40,7 @@ def entry_markup(entry: LogEntry, now: float, name_w: int = 10, with_node: bool 
     node = f"[b]{escape(entry.node.ljust(name_w))}[/] " if with_node else ""
     return (
         f"[$muted]{ago}  {when}[/]  {node}"
-        f"[${role}]{escape(entry.kind.ljust(10))} {escape(entry.text)}[/]"
+        f"[${role}]{escape(entry.kind.ljust(kind_w))} {escape(entry.text)}[/]"
     )
 
 

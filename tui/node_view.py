@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from fleet.facade import VERDICT_RANK, GpuSnapshot, NodeSnapshot, Verdict
+from fleet.facade import VERDICT_RANK, NodeSnapshot, Verdict
 from tui.hostlist import HostlistError, expand, looks_like_hostlist
+from tui.node_facts import GpuFacts, gpu_facts, nic_facts, port_facts
 
 SortKey = Literal["name", "health", "utilization", "memory", "power", "temp"]
 SORT_KEYS: tuple[SortKey, ...] = ("name", "utilization", "health", "memory", "power", "temp")
@@ -39,7 +40,9 @@ def is_connecting(node: NodeSnapshot) -> bool:
     """
     if node.status == "connecting":
         return True
-    return node.status in CONNECTING_STATUSES and node.state == "unreachable" and not node.gpus
+    if node.status not in CONNECTING_STATUSES or node.state != "unreachable":
+        return False
+    return not gpu_facts(node)
 
 
 def connecting_reason(node: NodeSnapshot) -> str:
@@ -49,7 +52,7 @@ def connecting_reason(node: NodeSnapshot) -> str:
     return "connected, waiting for the agent's first sample"
 
 
-def gpu_problem(gpu: GpuSnapshot) -> str:
+def gpu_problem(gpu: GpuFacts) -> str:
     """Why one GPU is not plainly ok (verdict reasons, then a probe's finding), or ""."""
     parts: list[str] = []
     if gpu.verdict not in ("ok", "unknown"):
@@ -73,49 +76,123 @@ def node_why(node: NodeSnapshot) -> str:
     reasons = list(node.broken_reasons)
     if node.status != "streaming" and not reasons:
         reasons.append(node.status_reason or node.status)
-    for g in node.gpus:
+    for g in gpu_facts(node):
         problem = gpu_problem(g)
         subject = f"GPU {g.index}"
         if problem and not _mentions(reasons, subject):
             reasons.append(f"{subject}: {problem}")
-    for p in node.ports + node.nics:
+    for p in (*port_facts(node), *nic_facts(node)):
         if p.verdict in ("warn", "fail") and not _mentions(reasons, p.name):
-            reasons.append(f"{p.name}: " + ("; ".join(p.reasons) or p.verdict))
+            text = "; ".join(p.reasons) or p.verdict
+            # The health rules name the port in their reasons already: name it once.
+            reasons.append(text if text.startswith(p.name + " ") else f"{p.name}: {text}")
     return "; ".join(reasons)
 
 
 @dataclass(frozen=True, slots=True)
-class NodeSummary:
-    """What the grid needs of one node besides its cells."""
+class NodeFigures:
+    """A node's telemetry figures, read from its GPU objects."""
 
     util: float | None  # mean GPU utilization, percent
     power_w: float | None  # sum over GPUs
     hottest_c: float | None
-    worst: Verdict  # worst GPU or port verdict
-    unhealthy: int  # expected GPUs not ok/warn
-    has_warn: bool
-    mem_pct: float | None = None  # GPU memory in use over the node, percent
+    mem_pct: float | None  # GPU memory in use over the node, percent
 
 
-def summarize(node: NodeSnapshot) -> NodeSummary:
-    utils = [g.util_gpu for g in node.gpus if g.util_gpu is not None]
-    powers = [g.power_w for g in node.gpus if g.power_w is not None]
-    temps = [g.temp_c for g in node.gpus if g.temp_c is not None]
-    verdicts = [g.verdict for g in node.gpus] + [p.verdict for p in node.ports]
-    used = [g.mem_used_bytes for g in node.gpus if g.mem_used_bytes is not None]
-    total = sum(g.memory_total_bytes or 0 for g in node.gpus if g.mem_used_bytes is not None)
-    probe_flags = any(g.probe_verdict in PROBE_FLAGGED for g in node.gpus)
-    worst: Verdict = max(verdicts, key=VERDICT_RANK.__getitem__, default="unknown")
-    if len(node.gpus) < node.expected_gpus:
-        worst = "lost"
-    return NodeSummary(
+NO_FIGURES = NodeFigures(None, None, None, None)
+
+
+def node_figures(node: NodeSnapshot) -> NodeFigures:
+    """Utilization, power, temperature and memory of ``node`` (reads its GPU objects)."""
+    gpus = node.gpus
+    utils = [g.util_gpu for g in gpus if g.util_gpu is not None]
+    powers = [g.power_w for g in gpus if g.power_w is not None]
+    temps = [g.temp_c for g in gpus if g.temp_c is not None]
+    used = [g.mem_used_bytes for g in gpus if g.mem_used_bytes is not None]
+    total = sum(g.memory_total_bytes or 0 for g in gpus if g.mem_used_bytes is not None)
+    return NodeFigures(
         util=sum(utils) / len(utils) if utils else None,
         power_w=sum(powers) if powers else None,
         hottest_c=max(temps) if temps else None,
-        worst=worst,
-        unhealthy=max(node.expected_gpus, len(node.gpus)) - node.healthy_gpus,
-        has_warn="warn" in verdicts or probe_flags,
         mem_pct=100.0 * sum(used) / total if used and total else None,
+    )
+
+
+class NodeSummary:
+    """What the grid needs of one node besides its cells.
+
+    Health (worst verdict, unhealthy GPUs, a warning) comes from the node's facts; the
+    figures from its GPU objects on first use, so a tick that only counts, filters by
+    state or sorts by health never builds a node's objects for it.
+    """
+
+    __slots__ = ("_figures", "_node", "has_warn", "unhealthy", "worst")
+
+    def __init__(
+        self,
+        worst: Verdict,
+        unhealthy: int,
+        has_warn: bool,
+        *,
+        node: NodeSnapshot | None = None,
+        figures: NodeFigures | None = None,
+    ) -> None:
+        self.worst = worst  # worst GPU or port verdict
+        self.unhealthy = unhealthy  # expected GPUs not ok/warn
+        self.has_warn = has_warn
+        self._node = node
+        self._figures = figures if figures is not None or node is not None else NO_FIGURES
+
+    @property
+    def figures(self) -> NodeFigures:
+        if self._figures is None:
+            assert self._node is not None
+            self._figures = node_figures(self._node)
+        return self._figures
+
+    @property
+    def util(self) -> float | None:
+        return self.figures.util
+
+    @property
+    def power_w(self) -> float | None:
+        return self.figures.power_w
+
+    @property
+    def hottest_c(self) -> float | None:
+        return self.figures.hottest_c
+
+    @property
+    def mem_pct(self) -> float | None:
+        return self.figures.mem_pct
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.worst, self.unhealthy, self.has_warn, self.figures)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NodeSummary) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"NodeSummary{self._key()!r}"
+
+
+def summarize(node: NodeSnapshot) -> NodeSummary:
+    """The node's health from its facts; its figures when first asked for."""
+    gpus = gpu_facts(node)
+    verdicts = [g.verdict for g in gpus] + [p.verdict for p in port_facts(node)]
+    probe_flags = any(g.probe_verdict in PROBE_FLAGGED for g in gpus)
+    worst: Verdict = max(verdicts, key=VERDICT_RANK.__getitem__, default="unknown")
+    if len(gpus) < node.expected_gpus:
+        worst = "lost"
+    healthy = sum(1 for g in gpus if g.verdict in ("ok", "warn"))
+    return NodeSummary(
+        worst,
+        max(node.expected_gpus, len(gpus)) - healthy,
+        "warn" in verdicts or probe_flags,
+        node=node,
     )
 
 
@@ -189,16 +266,17 @@ def _gpu_term(term: str) -> NodePredicate:
     index = int(text)
 
     def bad_gpu(n: NodeSnapshot, s: NodeSummary) -> bool:
-        if index >= max(n.expected_gpus, len(n.gpus)):
+        gpus = gpu_facts(n)
+        if index >= max(n.expected_gpus, len(gpus)):
             return False
-        gpu = next((g for g in n.gpus if g.index == index), None)
+        gpu = next((g for g in gpus if g.index == index), None)
         return gpu is None or bool(gpu_problem(gpu))
 
     return bad_gpu
 
 
 def _probe_matches(words: list[str], node: NodeSnapshot) -> bool:
-    found = {g.probe_verdict for g in node.gpus if g.probe_verdict is not None}
+    found = {g.probe_verdict for g in gpu_facts(node) if g.probe_verdict is not None}
     if "any" in words:
         return bool(found & PROBE_FLAGGED)
     return bool(found & set(words))

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import subprocess
 import threading
 import time
 
 from textual.app import App, SuspendNotSupported
 
 from fleet.facade import Alert, FleetFacade, FleetSnapshot, OperatorDesk
+from tui.alert_toast import GATHER_S, alert_toast
 from tui.screens.ack_screen import AckScreen
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.main_screen import MainScreen
 from tui.screens.node_screen import NodeScreen
+from tui.ssh_session import run_session
 from tui.terminal_notify import notification
 from tui.widgets.fleet_grid import FleetGrid
 
@@ -36,6 +37,10 @@ class OperatorActions(App[None]):
     alerts_notify: bool
     _loop_thread: int
     _event_loop: asyncio.AbstractEventLoop | None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._alert_batch: list[Alert] = []  # alerts waiting to share one toast
 
     def _focused_node(self) -> str | None:
         if isinstance(self.screen, NodeScreen):
@@ -97,15 +102,15 @@ class OperatorActions(App[None]):
         shown = shlex.join(argv)
         try:
             with self.suspend():
-                done = subprocess.run(argv, check=False)  # an argument list
+                returncode = run_session(argv, name or "")
         except SuspendNotSupported:
             self.notify(f"Cannot suspend here; run: {shown}", title="ssh", severity="warning")
             return
         except OSError as exc:
             self.notify(f"{exc}: {shown}", title="ssh", severity="error")
             return
-        if done.returncode != 0:
-            self.notify(f"ssh exited with {done.returncode}: {shown}", title="ssh")
+        if returncode != 0:
+            self.notify(f"ssh exited with {returncode}: {shown}", title="ssh")
 
     def refresh_acks(self) -> None:
         """Show every acknowledgement on the grid (node -> label)."""
@@ -128,4 +133,12 @@ class OperatorActions(App[None]):
         if self.alerts_notify and not self.is_headless and self._driver is not None:
             # As App.bell does: the driver is the terminal; there is no public writer.
             self._driver.write(notification(f"Alert {alert.node}", alert.text + more))
-        self.notify(alert.text + more, title=f"Alert {alert.node}", severity="error", timeout=10)
+        self._alert_batch.append(alert)
+        if len(self._alert_batch) == 1:  # the first of a burst: the toast waits for the rest
+            self.set_timer(GATHER_S, self._show_alerts)
+
+    def _show_alerts(self) -> None:
+        batch, self._alert_batch = self._alert_batch, []
+        if batch:
+            title, message = alert_toast(batch)
+            self.notify(message, title=title, severity="error", timeout=10, markup=False)

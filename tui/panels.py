@@ -9,6 +9,7 @@ from textual.markup import escape
 from fleet.facade import VERDICT_RANK, FleetSnapshot, NodeSnapshot, SlaSummary, Verdict
 from tui import format as fmt
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, port_problem
+from tui.node_facts import gpu_facts, link_trouble, nic_facts, nvlink_trouble, port_facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,7 @@ def failed_gpus(snapshot: FleetSnapshot | None) -> list[FailedGpu]:
         return []
     rows = []
     for n in snapshot.nodes:
-        for g in n.gpus:
+        for g in gpu_facts(n):
             probe = g.probe_verdict if g.probe_verdict in PROBE_FLAGGED else None
             if g.verdict in FAILED:
                 rows.append(
@@ -93,8 +94,11 @@ def link_issue_lines(snapshot: FleetSnapshot | None, limit: int = 5) -> list[str
         return []
     lines: list[str] = []
     for node in snapshot.nodes:
-        lines.extend(_port_lines(node))
-        lines.extend(_nvlink_lines(node))
+        # Facts first: only a node with a link in trouble has its port or GPU objects read.
+        if any(map(link_trouble, port_facts(node))) or any(map(link_trouble, nic_facts(node))):
+            lines.extend(_port_lines(node))
+        if any(map(nvlink_trouble, gpu_facts(node))):
+            lines.extend(_nvlink_lines(node))
     if len(lines) > limit:
         more = len(lines) - limit + 1
         lines = [*lines[: limit - 1], f"[$muted]… and {more} more[/]"]

@@ -13,7 +13,7 @@ from textual.widgets import Footer, Input, OptionList
 from textual.widgets.option_list import Option
 
 from fleet.facade import FleetFacade, LogEntry, OperatorDesk
-from tui.log_view import LOG_WINDOWS, entry_markup, filter_entries
+from tui.log_view import LOG_WINDOWS, entry_markup, filter_entries, kind_width
 from tui.messages import OpenNode
 
 REFRESH_S = 5.0
@@ -81,7 +81,8 @@ class EventLogScreen(Screen[None]):
         log = self.query_one("#log", OptionList)
         highlighted = log.highlighted
         if self.shown:
-            log.set_options(Option(entry_markup(e, self.now)) for e in self.shown)
+            kind_w = kind_width(self.shown)  # one column for every line
+            log.set_options(Option(entry_markup(e, self.now, kind_w=kind_w)) for e in self.shown)
             log.highlighted = min(highlighted or 0, len(self.shown) - 1)
         else:
             empty = "nothing matches the filter" if self.entries else "nothing happened yet"

@@ -46,13 +46,15 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         lines, last = [], ""
+        # One key column for keys and mouse, as wide as the longest ("pagedown, ctrl+f").
+        width = max(len(k) for k in [*(r[1] for r in self.rows), *(m[0] for m in MOUSE_ROWS)])
         for section, key, what in self.rows:
             if section != last:
                 lines.append(f"\n[b $primary]{escape(section)}[/]")
                 last = section
-            lines.append(f"  [b]{escape(key):>10}[/]  {escape(what)}")
+            lines.append(f"  [b]{escape(key).rjust(width)}[/]  {escape(what)}")
         lines.append("\n[b $primary]Mouse[/]")
-        lines.extend(f"  [b]{escape(k):>12}[/]  {escape(what)}" for k, what in MOUSE_ROWS)
+        lines.extend(f"  [b]{escape(k).rjust(width)}[/]  {escape(what)}" for k, what in MOUSE_ROWS)
         lines.append(
             "\n[$muted]GPUs: ▁…█ utilization  ! warn or probe slow  ✗ fail  ? lost or missing"
             "  · no data\n"

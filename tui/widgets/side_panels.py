@@ -9,7 +9,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from fleet.facade import FleetSnapshot, LogEntry
-from tui.log_view import entry_markup
+from tui.log_view import entry_markup, kind_width
 from tui.messages import OpenNode
 from tui.panels import (
     ALL_LINKS_UP,
@@ -115,6 +115,7 @@ class EventsPanel(Static):
             return
         self._shown = key
         if entries:
-            self.update("\n".join(entry_markup(e, now, name_w=9) for e in entries))
+            kind_w = kind_width(entries)
+            self.update("\n".join(entry_markup(e, now, name_w=9, kind_w=kind_w) for e in entries))
         else:
             self.update(self.EMPTY)
