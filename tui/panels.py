@@ -170,6 +170,15 @@ def sla_markup(sla: SlaSummary | None) -> str:
         f"[b ${role}]{fmt.pct(sla.availability_pct, 3)}[/] available, {sla.month} to date\n"
         f"SLO {sla.slo_pct:g}% · [${role}]{verdict}[/] · [$muted]{escape(sla.reading)}[/]\n"
         f"Downtime {sla.down_node_hours:.1f} node-hours\n"
-        f"Credit tier {sla.tier_credit_pct:g}% · owed so far "
+        f"Credit tier {sla.tier_credit_pct:g}% · {_credit_words(sla)} "
         f"[b]{escape(fmt.money(sla.credit_owed, sla.currency))}[/] ({escape(sla.credit_model)})"
     )
+
+
+def _credit_words(sla: SlaSummary) -> str:
+    # A tier's credit is a share of the whole month's bill, so before the month ends it
+    # is what the month would earn if availability stayed where it is, not money owed
+    # yet; a pro-rata credit adds up the downtime seen so far.
+    if sla.credit_model == "tiered":
+        return "at month end if it stays here"
+    return "owed so far"

@@ -184,7 +184,12 @@ def test_sla_markup_is_provisional_and_never_below_slo_when_unmeasured() -> None
     snap = demo_snapshot(4)
     assert snap.sla is not None
     measured = sla_markup(snap.sla)
-    assert "provisional · coverage" in measured and "owed so far" in measured
+    assert "provisional · coverage" in measured
+    # A tiered credit is a share of the month's whole bill: mid-month it is a projection.
+    tiered = sla_markup(replace(snap.sla, credit_model="tiered"))
+    assert "at month end if it stays here" in tiered and "owed so far" not in tiered
+    pro_rata = sla_markup(replace(snap.sla, credit_model="pro_rata"))
+    assert "owed so far" in pro_rata
     unmeasured = sla_markup(replace(snap.sla, availability_pct=None, coverage_pct=0.0))
     assert "not measured yet" in unmeasured
     assert "below SLO" not in unmeasured and "$sla-breach" not in unmeasured
