@@ -9,7 +9,8 @@ formatting value by value, which omits the missing samples.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 from fleet.metrics.families import (
@@ -17,10 +18,12 @@ from fleet.metrics.families import (
     EntityKind,
     Family,
     Flags,
+    Keyed,
     OneHot,
     column_reader,
     format_value,
     label_pairs,
+    plain_values,
 )
 
 
@@ -62,40 +65,54 @@ class ColumnGroup:
             if text is not None:
                 parts[slot].append(f"{head}{text}\n")
 
-    def templates(self, heads: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
-        """Per column, one template for every entity whose line heads are ``heads``."""
-        out = []
-        for i, flag in enumerate(self.flags):
-            value = "%d\n" if flag else "%r\n"
-            out.append("".join(h[i].replace("%", "%%") + value for h in heads))
-        return tuple(out)
-
     def render_many(
         self,
         entities: Sequence[Any],
         heads: Sequence[tuple[str, ...]],
-        templates: tuple[str, ...],
+        templates: dict[Hashable, str],
         parts: list[list[str]],
     ) -> None:
-        """Append every entity's lines, one ``%`` per column where all values are plain."""
-        columns = zip(self.getters, self.slots, self.scales, self.flags, templates, strict=True)
-        for i, (get, slot, scale, flag, template) in enumerate(columns):
-            values = list(map(get, entities))
-            if None not in values:
-                if scale is not None:
-                    values = [v * scale for v in values]
-                if flag:  # %d writes True/False as 1/0; anything else goes value by value
-                    plain = values.count(True) + values.count(False) == len(values)
-                else:  # NaN and infinities make the sum non-finite; %r would write "nan"
-                    total = sum(values)
-                    plain = total - total == 0 and bool not in map(type, values)
-                if plain:
-                    parts[slot].append(template % tuple(values))
-                    continue
-            for entity, head in zip(entities, heads, strict=True):
-                text = _text(get(entity), scale)
-                if text is not None:
-                    parts[slot].append(f"{head[i]}{text}\n")
+        """Append every entity's lines, one ``%`` per column where all values are plain.
+
+        ``templates`` is the caller's cache of filled-in line heads, by column and by
+        which entities have a value (a NIC has no expected rate on any tick).
+        """
+        if not self.columns:
+            return
+        rows = list(map(self.read, entities))
+        columns = zip(zip(*rows, strict=True), self.slots, self.scales, self.flags, strict=True)
+        for i, (values, slot, scale, flag) in enumerate(columns):
+            present: tuple[bool, ...] | None = None
+            if None in values:
+                present = tuple(map(is_not, values, repeat(None)))
+                values = tuple(compress(values, present))
+            if scale is not None:
+                values = tuple([v * scale for v in values])
+            plain = (
+                values.count(True) + values.count(False) == len(values)
+                if flag  # %d writes True/False as 1/0; anything else goes value by value
+                else plain_values(values)
+            )
+            if not plain:
+                self._render_one_by_one(i, entities, heads, parts[slot])
+                continue
+            template = templates.get((i, present))
+            if template is None:
+                kept = heads if present is None else list(compress(heads, present))
+                template = "".join(
+                    h[i].replace("%", "%%") + ("%d\n" if flag else "%r\n") for h in kept
+                )
+                templates[(i, present)] = template
+            parts[slot].append(template % values)
+
+    def _render_one_by_one(
+        self, i: int, entities: Sequence[Any], heads: Sequence[tuple[str, ...]], out: list[str]
+    ) -> None:
+        get, scale = self.getters[i], self.scales[i]
+        for entity, head in zip(entities, heads, strict=True):
+            text = _text(get(entity), scale)
+            if text is not None:
+                out.append(f"{head[i]}{text}\n")
 
 
 Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
@@ -113,8 +130,10 @@ class KindPlan:
         self.rendered_slots = tuple(slots[s.family] for s in self.rendered)
         # What each such spec's text depends on (an attribute read in C where it is one).
         self.rendered_states: tuple[Callable[[Any], Hashable], ...] = tuple(
-            attrgetter(s.attr) if isinstance(s, OneHot | Flags) else s.state for s in self.rendered
+            attrgetter(s.attr) if isinstance(s, OneHot | Flags | Keyed) else s.state
+            for s in self.rendered
         )
+        self.volatile = frozenset(i for i, s in enumerate(self.rendered) if isinstance(s, Keyed))
 
     def compile(self, base: tuple[str, ...]) -> Compiled:
         """The cached text of one entity whose base label values are ``base``."""
