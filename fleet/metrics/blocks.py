@@ -47,8 +47,8 @@ class EntityBlock:
             self.entries.append(entry)
         self.fast_heads = [e[0] for e in self.entries]
         self.slow_heads = [e[1] for e in self.entries]
-        self.fast_templates: dict[Hashable, str] = {}  # filled by ColumnGroup.render_many
-        self.slow_templates: dict[Hashable, str] = {}
+        self.fast_templates: dict[Hashable, Any] = {}  # filled by ColumnGroup.render_many
+        self.slow_templates: dict[Hashable, Any] = {}
         self.slow_values: list[tuple[Any, ...]] | None = None  # what slow_chunks show
         self.slow_chunks: dict[int, str] = {}
         # Per non-column spec: the entities' states it was last rendered for, and its text.

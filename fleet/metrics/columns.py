@@ -69,19 +69,27 @@ class ColumnGroup:
         self,
         entities: Sequence[Any],
         heads: Sequence[tuple[str, ...]],
-        templates: dict[Hashable, str],
+        templates: dict[Hashable, Any],
         parts: list[list[str]],
     ) -> None:
         """Append every entity's lines, one ``%`` per column where all values are plain.
 
         ``templates`` is the caller's cache of filled-in line heads, by column and by
-        which entities have a value (a NIC has no expected rate on any tick).
+        which entities have a value (a NIC has no expected rate on any tick), and of
+        each column's last values and text: many columns hold still (a port's link
+        rate, error rates of zero, a GPU's temperature), and equal values are not
+        formatted again.
         """
         if not self.columns:
             return
         rows = list(map(self.read, entities))
         columns = zip(zip(*rows, strict=True), self.slots, self.scales, self.flags, strict=True)
         for i, (values, slot, scale, flag) in enumerate(columns):
+            last = templates.get(-i - 1)
+            if last is not None and last[0] == values:
+                parts[slot].append(last[1])
+                continue
+            raw = values
             present: tuple[bool, ...] | None = None
             if None in values:
                 present = tuple(map(is_not, values, repeat(None)))
@@ -103,7 +111,9 @@ class ColumnGroup:
                     h[i].replace("%", "%%") + ("%d\n" if flag else "%r\n") for h in kept
                 )
                 templates[(i, present)] = template
-            parts[slot].append(template % values)
+            text = template % values
+            templates[-i - 1] = (raw, text)
+            parts[slot].append(text)
 
     def _render_one_by_one(
         self, i: int, entities: Sequence[Any], heads: Sequence[tuple[str, ...]], out: list[str]
