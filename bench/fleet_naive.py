@@ -8,8 +8,15 @@ default cipher preference (chacha20-poly1305 first), ``json.loads`` per line, on
 
     python bench/fleet_naive.py --port P --key KEY --nodes N --progress FILE
 
-Rewrites FILE with ``{"seen": n}`` (nodes that sent a sample) every half second from
-a thread, so a saturated event loop still reports; runs until stdin closes.
+Rows are read by the field order the node declared in its ``hello`` (zip: a row
+shorter than the declaration fills what it has), as any consumer of protocol v1 must.
+A line that fails is counted and the node's stream goes on: an earlier version indexed
+rows by the full port field list, raised on every node's first sample and silently
+ended every stream, so it measured an idle process.
+
+Rewrites FILE with ``{"seen": n, "ingested": n, "failed": n}`` (nodes that sent a
+sample, samples ingested, lines that raised) every half second from a thread, so a
+saturated event loop still reports; runs until stdin closes.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import resource
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import asyncssh
 import polars as pl
@@ -49,11 +57,23 @@ class NaiveController:
         self.history: pl.DataFrame | None = None
         self.history_from = 0.0
         self.nodes_seen: set[str] = set()
+        self.ingested = 0
+        self.failed = 0
+        self.fields: dict[str, tuple[list[str], list[str]]] = {}  # node: gpu, port fields
 
     def on_line(self, node: str, line: bytes) -> None:
-        message = json.loads(line)
+        try:
+            self._on_message(node, json.loads(line))
+        except Exception:  # one bad line must not end the node's stream unseen
+            self.failed += 1
+
+    def _on_message(self, node: str, message: dict[str, Any]) -> None:
+        if message.get("type") == "hello":
+            self.fields[node] = (message["gpu_fields"], message["port_fields"])
+            return
         if message.get("type") != "sample":
             return
+        gpu_fields, port_fields = self.fields.get(node, (list(GPU_FIELDS), list(PORT_FIELDS)))
         self.nodes_seen.add(node)
         t = message["t"]
         if t - self.history_from >= HISTORY_S:
@@ -64,18 +84,19 @@ class NaiveController:
                 "t": [t] * len(rows),
                 "node": [node] * len(rows),
                 "gpu": list(range(len(rows))),
-                **{f: [r[i] for r in rows] for i, f in enumerate(GPU_FIELDS)},
+                **{f: [r[i] for r in rows] for i, f in enumerate(gpu_fields)},
             }
         )
         self.history = frame if self.history is None else pl.concat([self.history, frame])
         for g, row in enumerate(rows):
-            for i, f in enumerate(GPU_FIELDS):
-                if row[i] is not None:
-                    self.gpu[f].labels(node, str(g)).set(row[i])
+            for f, value in zip(gpu_fields, row, strict=False):
+                if value is not None:
+                    self.gpu[f].labels(node, str(g)).set(value)
         for p, row in enumerate(message["ports"]):
-            for i, f in enumerate(PORT_FIELDS):
-                if row[i] is not None:
-                    self.port[f].labels(node, str(p)).set(row[i])
+            for f, value in zip(port_fields, row, strict=False):
+                if value is not None and f in self.port:
+                    self.port[f].labels(node, str(p)).set(value)
+        self.ingested += 1
 
     async def scrapes(self) -> None:
         while True:
@@ -99,7 +120,9 @@ async def follow(
 
 def report(controller: NaiveController, progress: Path, stop: threading.Event) -> None:
     while not stop.wait(0.5):
-        progress.write_text(json.dumps({"seen": len(controller.nodes_seen)}))
+        seen = len(controller.nodes_seen)
+        counts = {"seen": seen, "ingested": controller.ingested, "failed": controller.failed}
+        progress.write_text(json.dumps(counts))
 
 
 async def run(port: int, key: str, nodes: int, progress: Path) -> None:
