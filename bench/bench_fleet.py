@@ -238,8 +238,13 @@ def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) ->
     argv = [sys.executable, str(HERE / "fleet_naive.py"), "--port", str(announce["port"]),
             "--key", announce["client_key"], "--nodes", str(args.nodes),
             "--progress", str(progress)]  # fmt: skip
-    naive = subprocess.Popen(argv, stdin=subprocess.PIPE, text=True)
-    assert naive.stdin is not None
+    terminal = None
+    naive: subprocess.Popen[Any]
+    if args.ui == "watch":
+        terminal = Terminal()
+        naive = terminal.start([*argv, "--ui"], dict(os.environ), work)
+    else:
+        naive = subprocess.Popen(argv, stdin=subprocess.PIPE, text=True)
 
     def seen() -> int:
         try:
@@ -257,12 +262,17 @@ def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) ->
     after = _naive_counts(progress)
     window.ingested = after.get("ingested", 0) - before.get("ingested", 0)
     window.failed = after.get("failed", 0)
-    naive.stdin.close()
+    if naive.stdin is not None:
+        naive.stdin.close()
+    else:
+        naive.terminate()
     try:
         naive.wait(60)
     except subprocess.TimeoutExpired:
         naive.kill()
         naive.wait()
+    if terminal is not None:
+        terminal.close()
     return window
 
 

@@ -14,6 +14,10 @@ A line that fails is counted and the node's stream goes on: an earlier version i
 rows by the full port field list, raised on every node's first sample and silently
 ended every stream, so it measured an idle process.
 
+With ``--ui`` it is the naive dashboard too: a Textual ``DataTable`` (one row per
+node, one column per GPU's utilization) whose cells are updated on every message, run
+on the terminal it was given (bench_fleet gives it a 200x50 pty); SIGTERM ends it.
+
 Rewrites FILE with ``{"seen": n, "ingested": n, "failed": n}`` (nodes that sent a
 sample, samples ingested, lines that raised) every half second from a thread, so a
 saturated event loop still reports; runs until stdin closes.
@@ -24,7 +28,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -125,24 +131,63 @@ def report(controller: NaiveController, progress: Path, stop: threading.Event) -
         progress.write_text(json.dumps(counts))
 
 
-async def run(port: int, key: str, nodes: int, progress: Path) -> None:
+def start_streams(
+    controller: NaiveController, port: int, key: str, nodes: int, progress: Path
+) -> list[asyncio.Task[None]]:
+    """Every node's follower, the scrape loop and the progress thread."""
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    controller = NaiveController()
     gate = asyncio.Semaphore(64)
     tasks = [
         asyncio.create_task(follow(controller, f"node-{i:05d}", port, key, gate))
         for i in range(1, nodes + 1)
     ]
-    house = asyncio.create_task(controller.scrapes())
+    tasks.append(asyncio.create_task(controller.scrapes()))
     stop = threading.Event()
     reporter = threading.Thread(target=report, args=(controller, progress, stop), daemon=True)
     reporter.start()
+    return tasks
+
+
+async def run(port: int, key: str, nodes: int, progress: Path) -> None:
+    controller = NaiveController()
+    tasks = start_streams(controller, port, key, nodes, progress)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    stop.set()
-    for task in [*tasks, house]:
+    for task in tasks:
         task.cancel()
-    await asyncio.gather(*tasks, house, return_exceptions=True)
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def run_dashboard(port: int, key: str, nodes: int, progress: Path) -> None:
+    """The naive dashboard: a DataTable with a cell update per GPU per message."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import DataTable
+
+    class NaiveDashboard(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DataTable()
+
+        def on_mount(self) -> None:
+            table = self.query_one(DataTable)
+            self.columns = [table.add_column(f"gpu{g}", key=f"gpu{g}") for g in range(8)]
+            for i in range(1, nodes + 1):
+                table.add_row(*["-"] * 8, key=f"node-{i:05d}")
+            self.controller = TableController(table)
+            self.tasks = start_streams(self.controller, port, key, nodes, progress)
+
+    class TableController(NaiveController):
+        def __init__(self, table: DataTable[str]) -> None:
+            super().__init__()
+            self.table = table
+
+        def _on_message(self, node: str, message: dict[str, Any]) -> None:
+            super()._on_message(node, message)
+            if message.get("type") == "sample":
+                for g, row in enumerate(message["gpus"][:8]):
+                    self.table.update_cell(node, f"gpu{g}", str(row[0]))
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(0))
+    NaiveDashboard().run()
 
 
 def main() -> None:
@@ -151,8 +196,12 @@ def main() -> None:
     parser.add_argument("--key", required=True)
     parser.add_argument("--nodes", type=int, required=True)
     parser.add_argument("--progress", type=Path, required=True)
+    parser.add_argument("--ui", action="store_true", help="the naive DataTable dashboard")
     args = parser.parse_args()
-    asyncio.run(run(args.port, args.key, args.nodes, args.progress))
+    if args.ui:
+        run_dashboard(args.port, args.key, args.nodes, args.progress)
+    else:
+        asyncio.run(run(args.port, args.key, args.nodes, args.progress))
 
 
 if __name__ == "__main__":
