@@ -10,54 +10,57 @@ Slow columns and one-hot states are reused while their values stay put, which at
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from itertools import chain, compress, repeat
+from itertools import accumulate, chain, compress, pairwise, repeat
 from operator import is_not
 from typing import Any
 
-from fleet.metrics.columns import Compiled, KindPlan
-from fleet.metrics.families import Keyed, format_value, line_head, line_template, plain_values
+from fleet.metrics.columns import KindPlan
+from fleet.metrics.families import Keyed, format_value, line_head, plain_values
+from fleet.metrics.patterns import ChunkLabels, Templates, pattern
 
 EntityKey = tuple[Hashable, ...]
 """An entity's label values, node first: (node, index, uuid, model) for a GPU."""
 
 
 class EntityBlock:
-    """Entities of one kind with fixed labels: cached heads, templates, texts.
+    """Entities of one kind with fixed labels: label values, spec caches, texts.
 
     Args:
         plan: the kind's rendering plan.
         keys: the entities' keys, in order.
-        known: compiled heads of entities seen before, by key (shared by the renderer);
+        known: spec caches of entities seen before, by key (shared by the renderer);
             the others are compiled here and added to it.
+        templates: repeated patterns, shared by every block of the renderer.
     """
 
     keys: tuple[EntityKey, ...]
-    entries: list[Compiled]
+    entries: list[list[Any]]
 
     def __init__(
-        self, plan: KindPlan, keys: tuple[EntityKey, ...], known: dict[EntityKey, Compiled]
+        self,
+        plan: KindPlan,
+        keys: tuple[EntityKey, ...],
+        known: dict[EntityKey, list[Any]],
+        templates: Templates,
     ) -> None:
         self.plan = plan
         self.keys = keys
+        self.labels = ChunkLabels(keys)
+        self.templates = templates
         self.entries = []
         for key in keys:
             entry = known.get(key)
             if entry is None:
-                entry = known[key] = plan.compile(tuple(map(str, key)))
+                entry = known[key] = plan.compile_specs(tuple(map(str, key)))
             self.entries.append(entry)
-        self.fast_heads = [e[0] for e in self.entries]
-        self.slow_heads = [e[1] for e in self.entries]
-        self.fast_templates: dict[Hashable, Any] = {}  # filled by ColumnGroup.render_many
-        self.slow_templates: dict[Hashable, Any] = {}
         self.slow_values: list[tuple[Any, ...]] | None = None  # what slow_chunks show
         self.slow_chunks: dict[int, str] = {}
         # Per non-column spec: the entities' states it was last rendered for, and its text.
         self.spec_texts: list[tuple[tuple[Any, ...], str] | None] = [None] * len(plan.rendered)
-        self.keyed: dict[int, tuple[Hashable, str]] = {}  # per Keyed spec: layout, template
 
     def render(self, entities: Sequence[Any], parts: list[list[str]]) -> None:
         """Append the lines of ``entities`` (whose keys are this block's) to ``parts``."""
-        self.plan.fast.render_many(entities, self.fast_heads, self.fast_templates, parts)
+        self.plan.fast.render_many(entities, self.labels, self.templates, parts)
         if self.plan.slow.columns:
             self._refresh_slow(entities)
             for slot, chunk in self.slow_chunks.items():
@@ -75,7 +78,7 @@ class EntityBlock:
         if values == self.slow_values:
             return
         parts: list[list[str]] = [[] for _ in range(max(slow.slots) + 1)]
-        slow.render_many(entities, self.slow_heads, self.slow_templates, parts)
+        slow.render_many(entities, self.labels, self.templates, parts)
         self.slow_values = values
         self.slow_chunks = {slot: "".join(parts[slot]) for slot in set(slow.slots)}
 
@@ -93,16 +96,17 @@ class EntityBlock:
                 continue
             lines: list[str] = []
             for state, entry in zip(states, self.entries, strict=True):
-                spec.render_state(state, entry[2][i], lines)
+                spec.render_state(state, entry[i], lines)
             text = "".join(lines)
             self.spec_texts[i] = (states, text)
             parts[slot].append(text)
 
     def _render_keyed(self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]) -> None:
-        """Every entity's (name, value) pairs through one ``%`` over a cached template.
+        """Every entity's (name, value) pairs through one ``%`` over a shared template.
 
         The layout (each entity's names, and which values are missing: a counter the
-        port lacks is None on every tick) holds still for a session.
+        port lacks is None on every tick) holds still for a session, and is the same
+        on every node of a fleet of one kind: the template is shared by key.
         """
         flat = list(chain.from_iterable(pairs))
         if not flat:
@@ -111,29 +115,28 @@ class EntityBlock:
         present = tuple(map(is_not, values, repeat(None)))
         if False in present:
             values = tuple(compress(values, present))
-        layout = (names, present, tuple(map(len, pairs)))
-        cached = self.keyed.get(i)
-        if cached is None or cached[0] != layout:
-            cached = self.keyed[i] = (layout, self._keyed_template(i, spec, pairs, present))
-        if plain_values(values):
-            out.append(cached[1] % values)
+        lengths = tuple(map(len, pairs))
+        if not plain_values(values):
+            self._render_keyed_one_by_one(i, spec, pairs, out)
             return
+        counts = lengths
+        if len(values) != len(names):  # per entity: how many of its series have a value
+            bounds = list(accumulate(lengths, initial=0))
+            counts = tuple(sum(present[a:b]) for a, b in pairwise(bounds))
+        base = self.plan.kind.base_labels
+        template = self.templates.get(
+            (spec.family.name, names, present),
+            lambda: "".join(
+                pattern(spec.family, base, (name,), False) for name in compress(names, present)
+            ),
+        )
+        out.append(template % self.labels.series_arguments(counts, values))
+
+    def _render_keyed_one_by_one(
+        self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]
+    ) -> None:
         for entity_pairs, entry in zip(pairs, self.entries, strict=True):
             for name, raw in entity_pairs:  # a non-finite or odd value: sample by sample
                 text = None if raw is None else format_value(raw)
                 if text is not None:
-                    out.append(f"{line_head(spec.family, entry[2][i][None], (name,))}{text}\n")
-
-    def _keyed_template(
-        self,
-        i: int,
-        spec: Keyed,
-        pairs: tuple[tuple[tuple[str, Any], ...], ...],
-        present: tuple[bool, ...],
-    ) -> str:
-        heads = [
-            line_head(spec.family, entry[2][i][None], (name,))
-            for entity_pairs, entry in zip(pairs, self.entries, strict=True)
-            for name, _ in entity_pairs
-        ]
-        return line_template(list(compress(heads, present)))
+                    out.append(f"{line_head(spec.family, entry[i][None], (name,))}{text}\n")

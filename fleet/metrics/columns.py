@@ -1,9 +1,8 @@
 """Rendering columns (one attribute, one series per entity) fast: the scrape's hot loop.
 
-For a node's GPUs, each column becomes one ``%``-template holding every GPU's cached
-line head (``name{labels} %r\\n`` eight times), filled by a single ``%`` operation.
-A column with a missing (None) or non-finite value on that node falls back to
-formatting value by value, which omits the missing samples.
+For a chunk's GPUs, each column is one ``%`` over its pattern repeated once per GPU
+(:mod:`fleet.metrics.patterns`). A column with a non-finite or odd value in the chunk
+falls back to formatting value by value; missing (None) values are left out.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from fleet.metrics.families import (
     label_pairs,
     plain_values,
 )
+from fleet.metrics.patterns import ChunkLabels, Templates, pattern
 
 
 def _text(value: Any, scale: float | None) -> str | None:
@@ -47,15 +47,20 @@ def _text(value: Any, scale: float | None) -> str | None:
 
 
 class ColumnGroup:
-    """Columns rendered together, for one entity or for all the GPUs of a node."""
+    """Columns rendered together, for one entity or for all the entities of a chunk."""
 
-    def __init__(self, columns: tuple[Column, ...], slots: dict[Family, int]) -> None:
+    def __init__(
+        self, columns: tuple[Column, ...], slots: dict[Family, int], base_labels: tuple[str, ...]
+    ) -> None:
         self.columns = columns
         self.read = column_reader(columns)
         self.getters = tuple(attrgetter(c.attr) for c in columns)
         self.slots = tuple(slots[c.family] for c in columns)
         self.scales = tuple(c.scale for c in columns)
         self.flags = tuple(c.flag for c in columns)
+        self.patterns = tuple(pattern(c.family, base_labels, c.extra, c.flag) for c in columns)
+        # The pattern without its value: a line head once label values are filled in.
+        self.head_formats = tuple(p[:-3] for p in self.patterns)
 
     def render(self, entity: Any, heads: tuple[str, ...], parts: list[list[str]]) -> None:
         """Append one line per present value of ``entity`` to its family's part."""
@@ -68,28 +73,21 @@ class ColumnGroup:
     def render_many(
         self,
         entities: Sequence[Any],
-        heads: Sequence[tuple[str, ...]],
-        templates: dict[Hashable, Any],
+        labels: ChunkLabels,
+        templates: Templates,
         parts: list[list[str]],
     ) -> None:
         """Append every entity's lines, one ``%`` per column where all values are plain.
 
-        ``templates`` is the caller's cache of filled-in line heads, by column and by
-        which entities have a value (a NIC has no expected rate on any tick), and of
-        each column's last values and text: many columns hold still (a port's link
-        rate, error rates of zero, a GPU's temperature), and equal values are not
-        formatted again.
+        A column's pattern repeated once per entity with a value (``templates``,
+        shared by all chunks) is filled with the entities' label values (``labels``)
+        and the column's values; entities whose value is None are left out.
         """
         if not self.columns:
             return
         rows = list(map(self.read, entities))
         columns = zip(zip(*rows, strict=True), self.slots, self.scales, self.flags, strict=True)
         for i, (values, slot, scale, flag) in enumerate(columns):
-            last = templates.get(-i - 1)
-            if last is not None and last[0] == values:
-                parts[slot].append(last[1])
-                continue
-            raw = values
             present: tuple[bool, ...] | None = None
             if None in values:
                 present = tuple(map(is_not, values, repeat(None)))
@@ -102,27 +100,21 @@ class ColumnGroup:
                 else plain_values(values)
             )
             if not plain:
-                self._render_one_by_one(i, entities, heads, parts[slot])
+                self._render_one_by_one(i, entities, labels, parts[slot])
                 continue
-            template = templates.get((i, present))
-            if template is None:
-                kept = heads if present is None else list(compress(heads, present))
-                template = "".join(
-                    h[i].replace("%", "%%") + ("%d\n" if flag else "%r\n") for h in kept
-                )
-                templates[(i, present)] = template
-            text = template % values
-            templates[-i - 1] = (raw, text)
-            parts[slot].append(text)
+            if not values:
+                continue
+            template = templates.repeated(self.patterns[i], len(values))
+            parts[slot].append(template % labels.arguments(present, values))
 
     def _render_one_by_one(
-        self, i: int, entities: Sequence[Any], heads: Sequence[tuple[str, ...]], out: list[str]
+        self, i: int, entities: Sequence[Any], labels: ChunkLabels, out: list[str]
     ) -> None:
-        get, scale = self.getters[i], self.scales[i]
-        for entity, head in zip(entities, heads, strict=True):
+        get, scale, head = self.getters[i], self.scales[i], self.head_formats[i]
+        for entity, values in zip(entities, labels.values, strict=True):
             text = _text(get(entity), scale)
             if text is not None:
-                out.append(f"{head[i]}{text}\n")
+                out.append(f"{head % values}{text}\n")
 
 
 Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
@@ -134,8 +126,8 @@ class KindPlan:
 
     def __init__(self, kind: EntityKind, slots: dict[Family, int]) -> None:
         self.kind = kind
-        self.fast = ColumnGroup(kind.columns(slow=False), slots)
-        self.slow = ColumnGroup(kind.columns(slow=True), slots)
+        self.fast = ColumnGroup(kind.columns(slow=False), slots, kind.base_labels)
+        self.slow = ColumnGroup(kind.columns(slow=True), slots, kind.base_labels)
         self.rendered = kind.rendered
         self.rendered_slots = tuple(slots[s.family] for s in self.rendered)
         # What each such spec's text depends on (an attribute read in C where it is one).
@@ -143,7 +135,11 @@ class KindPlan:
             attrgetter(s.attr) if isinstance(s, OneHot | Flags | Keyed) else s.state
             for s in self.rendered
         )
-        self.volatile = frozenset(i for i, s in enumerate(self.rendered) if isinstance(s, Keyed))
+
+    def compile_specs(self, base: tuple[str, ...]) -> list[Any]:
+        """The caches of one entity's non-column specs (its columns need none)."""
+        head = label_pairs(self.kind.base_labels, base)
+        return [s.compile(head) for s in self.rendered]
 
     def compile(self, base: tuple[str, ...]) -> Compiled:
         """The cached text of one entity whose base label values are ``base``."""

@@ -92,7 +92,7 @@ def counter(name: str, help_: str, labels: tuple[str, ...]) -> Family:
 
 
 @lru_cache(maxsize=16384)
-def _extra_text(names: tuple[str, ...], extra: tuple[str, ...]) -> str:
+def extra_text(names: tuple[str, ...], extra: tuple[str, ...]) -> str:
     """``,a="x"`` for the extra labels: the same few (counter names, states) on every node.
 
     Bounded: extras partly come from nodes (state strings), so a hostile node must not
@@ -103,10 +103,10 @@ def _extra_text(names: tuple[str, ...], extra: tuple[str, ...]) -> str:
 
 def line_head(family: Family, head: str, extra: tuple[str, ...]) -> str:
     """``name{base labels,extra labels} `` for one series: everything but the value."""
-    extra_text = _extra_text(family.labels, extra)
+    extras = extra_text(family.labels, extra)
     if head:
-        return f"{family.name}{{{head}{extra_text}}} "
-    return f"{family.name}{{{extra_text[1:]}}} " if extra_text else f"{family.name} "
+        return f"{family.name}{{{head}{extras}}} "
+    return f"{family.name}{{{extras[1:]}}} " if extras else f"{family.name} "
 
 
 _INTS = {int}

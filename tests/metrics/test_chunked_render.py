@@ -84,3 +84,18 @@ def test_the_renderer_offers_the_interpreter_between_chunks() -> None:
     renderer = ExpositionRenderer(between_chunks=lambda: calls.append(1))
     renderer.render(fleet(NODES_PER_CHUNK * 3 + 1, gpus=1))
     assert len(calls) == 4
+
+
+def test_percent_signs_and_quotes_from_a_node_stay_literal() -> None:
+    base = fleet(2, gpus=1, ports=1)
+    node = base.nodes[0]
+    gpu = replace(node.gpus[0], name='H100 %s "80%" \\ %r')
+    port = node.ports[0]
+    odd = replace(port, name="mlx5_%d/1", counters=(('err%s"x', 3), *port.counters[1:]))
+    second = _map_node(base, 0, replace(node, name="n%01", gpus=(gpu,), ports=(odd,)))
+    renderer = ExpositionRenderer()
+    parsed = parse(renderer.render(second))
+    assert parsed == parse(collector_text(second))
+    assert _raw(parsed, "n%01", "mlx5_%d/1")['err%s"x'] == 3.0
+    models = {dict(labels)["model"] for _, labels, _ in parsed["gpufleet_gpu_power_watts"][2]}
+    assert 'H100 %s "80%" \\ %r' in models
