@@ -19,12 +19,14 @@ _STDERR_LINES_KEPT = 5
 _STDERR_LINE_CHARS = 300
 _STDERR_CHUNK_BYTES = 8192
 # Lines queued in the pacer per channel before the channel stops reading, and the
-# level at which it reads again: about a minute of samples at 1 Hz is plenty.
-_PAUSE_AT_LINES = 64
-_RESUME_AT_LINES = 16
-AGENT_WINDOW = 128 * 1024
+# level at which it reads again: a node 8 samples behind gains nothing from a longer
+# queue, and at 1,000 nodes every queued line is ~1.7 KB of the controller's memory.
+_PAUSE_AT_LINES = 8
+_RESUME_AT_LINES = 2
+AGENT_WINDOW = 32 * 1024
 """SSH receive window of the agent channel: what a paused channel may buffer (asyncssh's
-default, 2 MiB, would let a fleet that fell behind buffer gigabytes)."""
+default, 2 MiB, would let a fleet that fell behind buffer gigabytes). 32 KiB holds a
+dozen samples, and is asyncssh's largest packet."""
 
 
 class AgentChannel(asyncssh.SSHClientSession[bytes]):
