@@ -226,6 +226,10 @@ def compare_with(rev: str, nodes: int, rounds: int, renders: int) -> None:
             f" series {results[-1]['series']:,}, body {int(results[-1]['bytes']) / MiB:.1f} MiB;"  # type: ignore[call-overload]
             f" load {min(loads):.1f}-{max(loads):.1f}"
         )
+        print(
+            f"  {'':24s} renderer holds {float(results[-1]['held_mib']):.0f} MiB between"  # type: ignore[arg-type]
+            f" scrapes, peak {float(results[-1]['peak_mib']):.0f} MiB (tracemalloc)"  # type: ignore[arg-type]
+        )
     print(f"ratio before / after (fastest steady): {best['before'] / best['after']:.2f}x")
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after the tree
@@ -53,6 +54,21 @@ def snapshots(count: int, ticks: int) -> list[FleetSnapshot]:
     return out
 
 
+def memory_held(snaps: list[FleetSnapshot]) -> tuple[float, float]:
+    """MiB a fresh renderer keeps after rendering ``snaps`` (its caches), and the peak
+    while it did, under tracemalloc (a separate pass: tracing slows the timed code)."""
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    renderer = ExpositionRenderer()
+    for snapshot in snaps:
+        renderer.render(snapshot)
+    gc.collect()
+    held, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return (held - base) / 2**20, (peak - base) / 2**20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
@@ -68,14 +84,19 @@ def main() -> None:
         body = renderer.render(snapshot)
         cpu.append(time.process_time() - started)
         wall.append(time.perf_counter() - began)
+    size = len(body)
     series = sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#"))
+    del body
+    held, peak = memory_held(snaps[:3])
     result = {
         "tree": sys.path[1] if len(sys.path) > 1 else "",
         "cold_cpu_s": cpu[0],
         "steady_cpu_s": cpu[1:],
         "steady_wall_s": wall[1:],
         "series": series,
-        "bytes": len(body),
+        "bytes": size,
+        "held_mib": held,
+        "peak_mib": peak,
         "load": os.getloadavg()[0],
     }
     print(json.dumps(result))
