@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 
+import asyncssh
+
 from collectors.ssh.errors import AgentExited
 from collectors.ssh.pacing import LinePacer
-from collectors.ssh.stream import AgentChannel
+from collectors.ssh.stream import AGENT_WINDOW, AgentChannel
 from tests.runtime.waits import wait_until
 
 
@@ -67,3 +69,41 @@ async def test_lines_after_a_protocol_failure_are_dropped() -> None:
     await wait_until(lambda: pacer.waiting == 0, within_s=10)
     assert order == ["first"]
     assert str(exc) == "bad line"
+
+
+BURST = 600
+
+
+class _Burst(asyncssh.SSHServer):
+    def begin_auth(self, username: str) -> bool:
+        return False  # loopback test server: no authentication
+
+
+async def _write_burst(process: asyncssh.SSHServerProcess[bytes]) -> None:
+    # ~60 KB at once, well past the agent channel's 32 KiB window: the client pauses
+    # and resumes reading several times before the last line arrives.
+    process.stdout.write(
+        b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * 80) for i in range(BURST))
+    )
+    await process.stdout.drain()
+    process.exit(0)
+
+
+async def test_a_burst_past_the_window_arrives_whole_and_in_order() -> None:
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    server = await asyncssh.listen(
+        "127.0.0.1", 0, server_host_keys=[key], server_factory=_Burst,
+        process_factory=_write_burst, encoding=None,
+    )  # fmt: skip
+    got: list[int] = []
+    pacer = LinePacer()
+    try:
+        port = server.sockets[0].getsockname()[1]
+        async with asyncssh.connect("127.0.0.1", port, known_hosts=None, username="t") as conn:
+            channel = AgentChannel(lambda line: got.append(int(line[6:].split(b",")[0])), pacer)
+            await conn.create_session(lambda: channel, "agent", encoding=None, window=AGENT_WINDOW)
+            exc = await asyncio.wait_for(channel.ended, 30)
+    finally:
+        server.close()
+    assert got == list(range(BURST))
+    assert isinstance(exc, AgentExited) and "status 0" in str(exc)
