@@ -15,9 +15,18 @@ Measured over a steady window after the fleet streams and a warm-up: CPU of the
 controller from /proc/PID/stat, RSS (VmRSS) during the window, the largest GC pause
 (and the largest generation-2 pause), sample -> snapshot latency p50/p99, samples
 sent in the window that never reached a snapshot, tick gaps, and /metrics scraped
-every 15 s (scrape time). Then the naive stack's CPU and RSS, and the ratio.
+every 15 s (scrape time). Then the naive stack's CPU, RSS and samples ingested, and
+the ratio.
+
+``--ui watch`` runs ``gpufleet watch`` on a 200x50 pseudo-terminal (bench/fleet_watch.py)
+with ``--metrics-addr``, scraped the same way, and adds sample -> screen latency.
+``--minutes M`` keeps the controller running (scraped) until M minutes after it was
+started and reports RSS at minutes 1, 5 and 15 (those within M). ``--memory-debug S``
+takes a tracemalloc snapshot every S seconds in the controller and prints where the
+heap grew and which object types multiplied (slow: for finding leaks, not figures).
 
     .venv/bin/python bench/bench_fleet.py --nodes 1000 --warmup 20 --window 60
+    .venv/bin/python bench/bench_fleet.py --nodes 1000 --ui watch --minutes 15 --no-naive
 """
 
 from __future__ import annotations
@@ -39,6 +48,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.append(str(HERE))  # fleet_watch
+
+from fleet_watch import Terminal  # noqa: E402  (after the path above)
+
+RSS_MINUTES = (1, 5, 15)
 SCRAPE_S = 15.0
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -67,6 +81,8 @@ class Window:
     scrapes: list[float] = field(default_factory=list)
     t0: float = 0.0
     t1: float = 0.0
+    ingested: int = 0  # the naive stack's samples handled in the window
+    failed: int = 0
 
     @property
     def core_pct(self) -> float:
@@ -143,17 +159,27 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     port = free_port()
     src = args.src.resolve()
     env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(src)}
+    if args.memory_debug:
+        env["GPUFLEET_BENCH_TRACEMALLOC"] = str(args.memory_debug)
     argv = [sys.executable, str(src / "bench" / "fleet_probe.py"), str(stats), "--",
-            "serve", "-c", str(config), "--data-dir", str(work / "data"),
-            "--metrics-addr", f"127.0.0.1:{port}", "--log-level", "warning"]  # fmt: skip
-    with (work / "serve.log").open("wb") as log:
-        serve = subprocess.Popen(argv, env=env, stderr=log, cwd=work)
+            args.ui, "-c", str(config), "--data-dir", str(work / "data"),
+            "--metrics-addr", f"127.0.0.1:{port}"]  # fmt: skip
+    terminal = None
+    if args.ui == "watch":
+        terminal = Terminal()
+        controller = terminal.start(argv, env, work)
+    else:
+        argv += ["--log-level", "warning"]
+        with (work / "serve.log").open("wb") as log:
+            controller = subprocess.Popen(argv, env=env, stderr=log, cwd=work)
     try:
-        return _measure_serve(args, serve, work, stats, port)
+        return _measure_serve(args, controller, work, stats, port)
     finally:
-        if serve.poll() is None:
-            serve.kill()
-            serve.wait()
+        if controller.poll() is None:
+            controller.kill()
+            controller.wait()
+        if terminal is not None:
+            terminal.close()
 
 
 def _measure_serve(
@@ -161,6 +187,7 @@ def _measure_serve(
 ) -> dict[str, Any]:
     progress = stats.with_suffix(".progress")
     started = time.monotonic()
+    launched = time.monotonic()
 
     def streaming() -> bool:
         if serve.poll() is not None:
@@ -174,7 +201,9 @@ def _measure_serve(
     print(f"ours: {streaming_count(progress)} of {args.nodes} streaming after {took:.1f} s")
     time.sleep(args.warmup)  # warm-up before the window, not synchronisation
     rss_warm = rss_mib(serve.pid)
-    window = measure(serve.pid, args.window, f"http://127.0.0.1:{port}/metrics")
+    url = f"http://127.0.0.1:{port}/metrics"
+    window = measure(serve.pid, args.window, url)
+    rss_at = soak(serve.pid, launched, args.minutes, url) if args.minutes else {}
     time.sleep(3)  # samples sent at the window's end still reach a snapshot
     serve.send_signal(signal.SIGTERM)
     try:
@@ -184,8 +213,24 @@ def _measure_serve(
     result = json.loads(stats.read_text())
     result["window"] = window
     result["rss_warm"] = rss_warm
+    result["rss_at_minute"] = rss_at
     result["streaming"] = streaming_count(progress)
     return result
+
+
+def soak(pid: int, launched: float, minutes: float, url: str) -> dict[int, float]:
+    """Keep the controller running (scraped every 15 s) to ``minutes`` after launch; RSS
+    at each of :data:`RSS_MINUTES` reached."""
+    rss_at: dict[int, float] = {}
+    for minute in RSS_MINUTES:
+        if minute > minutes:
+            break
+        left = launched + 60 * minute - time.monotonic()
+        if left > 0:
+            measure(pid, left, url)
+        rss_at[minute] = round(rss_mib(pid), 1)
+        print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB", flush=True)
+    return rss_at
 
 
 def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> Window:
@@ -193,8 +238,13 @@ def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) ->
     argv = [sys.executable, str(HERE / "fleet_naive.py"), "--port", str(announce["port"]),
             "--key", announce["client_key"], "--nodes", str(args.nodes),
             "--progress", str(progress)]  # fmt: skip
-    naive = subprocess.Popen(argv, stdin=subprocess.PIPE, text=True)
-    assert naive.stdin is not None
+    terminal = None
+    naive: subprocess.Popen[Any]
+    if args.ui == "watch":
+        terminal = Terminal()
+        naive = terminal.start([*argv, "--ui"], dict(os.environ), work)
+    else:
+        naive = subprocess.Popen(argv, stdin=subprocess.PIPE, text=True)
 
     def seen() -> int:
         try:
@@ -207,14 +257,31 @@ def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) ->
         time.sleep(0.5)  # polling the naive stack's progress file, with a deadline
     print(f"naive: {seen()} of {args.nodes} nodes sent a sample", flush=True)
     time.sleep(args.warmup)  # warm-up before the window, not synchronisation
+    before = _naive_counts(progress)
     window = measure(naive.pid, args.window, None)
-    naive.stdin.close()
+    after = _naive_counts(progress)
+    window.ingested = after.get("ingested", 0) - before.get("ingested", 0)
+    window.failed = after.get("failed", 0)
+    if naive.stdin is not None:
+        naive.stdin.close()
+    else:
+        naive.terminate()
     try:
         naive.wait(60)
     except subprocess.TimeoutExpired:
         naive.kill()
         naive.wait()
+    if terminal is not None:
+        terminal.close()
     return window
+
+
+def _naive_counts(progress: Path) -> dict[str, int]:
+    try:
+        counts: dict[str, int] = json.loads(progress.read_text())
+        return counts
+    except (OSError, ValueError):
+        return {}
 
 
 def summarise(
@@ -254,7 +321,39 @@ def summarise(
         "samples_lost_pct": round(100 * (sent_n - seen_n) / max(1, sent_n), 2),
         "tick_gap_max_s": round(max(gaps), 3) if gaps else None,
         "scrape_s": [round(s, 3) for s in w.scrapes],
+        "rss_mib_at_minute": ours.get("rss_at_minute", {}),
+        **_screen(ours, w),
+        **_memory(ours),
     }
+
+
+def _screen(ours: dict[str, Any], w: Window) -> dict[str, Any]:
+    """Sample -> screen latency of the window's samples (``--ui watch`` only)."""
+    if "screen_latency" not in ours or not ours["screen_sample_t"]:
+        return {}
+    lat = sorted(
+        lat
+        for t, lat in zip(ours["screen_sample_t"], ours["screen_latency"], strict=True)
+        if w.t0 <= t < w.t1
+    )
+    if not lat:
+        return {"screen_latency_p99_s": None}
+    return {
+        "screen_latency_p50_s": round(statistics.median(lat), 3),
+        "screen_latency_p99_s": round(lat[int(0.99 * (len(lat) - 1))], 3),
+        "samples_on_screen": len(lat),
+    }
+
+
+def _memory(ours: dict[str, Any]) -> dict[str, Any]:
+    if "memory_growth" not in ours:
+        return {}
+    for site in ours["memory_growth"]:
+        print(site)
+    counts = ours.get("object_counts", [])
+    if counts:
+        print("object counts, first and last:", counts[0][1], counts[-1][1], sep="\n  ")
+    return {}
 
 
 def main() -> None:
@@ -264,6 +363,9 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=60.0)
     parser.add_argument("--connect-timeout", type=float, default=180.0)
     parser.add_argument("--no-naive", action="store_true", help="skip the naive stack")
+    parser.add_argument("--ui", choices=("serve", "watch"), default="serve")
+    parser.add_argument("--minutes", type=float, default=0, help="run on; RSS at 1/5/15 min")
+    parser.add_argument("--memory-debug", type=float, default=0, metavar="S")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
         "--src",
@@ -294,6 +396,8 @@ def main() -> None:
         figures["naive_cpu_pct"] = round(naive.core_pct, 1)
         figures["naive_rss_mib"] = round(max(naive.rss), 1)
         figures["naive_ratio"] = round(naive.core_pct / max(1e-9, figures["cpu_pct"]), 2)
+        figures["naive_samples_per_s"] = round(naive.ingested / max(1e-9, naive.wall_s), 1)
+        figures["naive_failed_lines"] = naive.failed
     figures["loadavg"] = os.getloadavg()
     for key, value in figures.items():
         print(f"{key:28s} {value}")

@@ -12,6 +12,12 @@ Measured in the same run on the same snapshots:
   (the usual prometheus_client way), plus the cost of setting every value per tick.
 
 Memory is measured with tracemalloc in separate passes (it slows the timed code).
+
+``--before REV`` instead compares this tree's renderer with the one at git revision
+``REV`` on realistic snapshots (bench/metrics_probe.py: 8 GPUs, 8 IB ports, 1 NIC per
+node through the real runtime, ~550 series per node), each in its own process,
+interleaved ``--rounds`` times; it prints CPU per render (fastest and median of the
+steady renders, and the first, cold one) and the ratio.
 """
 
 from __future__ import annotations
@@ -19,12 +25,19 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
+import io
+import json
 import os
 import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
@@ -120,7 +133,12 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--ports", type=int, default=0, help="IB ports per node")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before", metavar="REV", help="compare with the renderer at REV")
+    parser.add_argument("--rounds", type=int, default=3, help="with --before: interleaved runs")
     args = parser.parse_args()
+    if args.before:
+        compare_with(args.before, args.nodes, args.rounds, args.repeat)
+        return
     load = os.getloadavg()
     base = fleet(args.nodes, args.gpus, args.ports)
     snaps = variants(base, args.repeat + 1)
@@ -167,6 +185,52 @@ def main() -> None:
     print(f"  (building them peak {gauges_peak:.1f} MiB)")
     print(f"ratio memory held baseline / fast: {gauges_held / renderer_held:5.1f}x")
     del kept
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _probe(tree: Path, nodes: int, renders: int) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    probe = ROOT / "bench" / "metrics_probe.py"
+    cmd = [sys.executable, str(probe), "--nodes", str(nodes), "--renders", str(renders)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def compare_with(rev: str, nodes: int, rounds: int, renders: int) -> None:
+    """This tree's renderer against the one at ``rev``, interleaved, on the same snapshots."""
+    with tempfile.TemporaryDirectory(prefix="bench-metrics-") as tmp:
+        before_tree = Path(tmp)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(before_tree, filter="data")
+        runs: dict[str, list[dict[str, object]]] = {"before": [], "after": []}
+        for _ in range(rounds):
+            runs["before"].append(_probe(before_tree, nodes, renders))
+            runs["after"].append(_probe(ROOT, nodes, renders))
+    print(f"/metrics render, {nodes} nodes, {rounds} interleaved runs of {renders} renders")
+    best = {}
+    for name, results in runs.items():
+        steady = [float(s) for r in results for s in r["steady_cpu_s"]]  # type: ignore[attr-defined]
+        cold = [float(r["cold_cpu_s"]) for r in results]  # type: ignore[arg-type]
+        loads = [float(r["load"]) for r in results]  # type: ignore[arg-type]
+        best[name] = min(steady)
+        label = f"{name} ({rev})" if name == "before" else f"{name} (this tree)"
+        print(
+            f"  {label:24s} steady CPU fastest {1000 * min(steady):6.0f} ms, median"
+            f" {1000 * statistics.median(steady):6.0f} ms; cold {1000 * min(cold):6.0f} ms;"
+            f" series {results[-1]['series']:,}, body {int(results[-1]['bytes']) / MiB:.1f} MiB;"  # type: ignore[call-overload]
+            f" load {min(loads):.1f}-{max(loads):.1f}"
+        )
+        print(
+            f"  {'':24s} renderer holds {float(results[-1]['held_mib']):.0f} MiB between"  # type: ignore[arg-type]
+            f" scrapes, peak {float(results[-1]['peak_mib']):.0f} MiB (tracemalloc)"  # type: ignore[arg-type]
+        )
+    print(f"ratio before / after (fastest steady): {best['before'] / best['after']:.2f}x")
 
 
 def _rendered(snapshot: FleetSnapshot) -> ExpositionRenderer:

@@ -8,8 +8,19 @@ default cipher preference (chacha20-poly1305 first), ``json.loads`` per line, on
 
     python bench/fleet_naive.py --port P --key KEY --nodes N --progress FILE
 
-Rewrites FILE with ``{"seen": n}`` (nodes that sent a sample) every half second from
-a thread, so a saturated event loop still reports; runs until stdin closes.
+Rows are read by the field order the node declared in its ``hello`` (zip: a row
+shorter than the declaration fills what it has), as any consumer of protocol v1 must.
+A line that fails is counted and the node's stream goes on: an earlier version indexed
+rows by the full port field list, raised on every node's first sample and silently
+ended every stream, so it measured an idle process.
+
+With ``--ui`` it is the naive dashboard too: a Textual ``DataTable`` (one row per
+node, one column per GPU's utilization) whose cells are updated on every message, run
+on the terminal it was given (bench_fleet gives it a 200x50 pty); SIGTERM ends it.
+
+Rewrites FILE with ``{"seen": n, "ingested": n, "failed": n}`` (nodes that sent a
+sample, samples ingested, lines that raised) every half second from a thread, so a
+saturated event loop still reports; runs until stdin closes.
 """
 
 from __future__ import annotations
@@ -17,10 +28,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
+import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import asyncssh
 import polars as pl
@@ -49,11 +63,23 @@ class NaiveController:
         self.history: pl.DataFrame | None = None
         self.history_from = 0.0
         self.nodes_seen: set[str] = set()
+        self.ingested = 0
+        self.failed = 0
+        self.fields: dict[str, tuple[list[str], list[str]]] = {}  # node: gpu, port fields
 
     def on_line(self, node: str, line: bytes) -> None:
-        message = json.loads(line)
+        try:
+            self._on_message(node, json.loads(line))
+        except Exception:  # one bad line must not end the node's stream unseen
+            self.failed += 1
+
+    def _on_message(self, node: str, message: dict[str, Any]) -> None:
+        if message.get("type") == "hello":
+            self.fields[node] = (message["gpu_fields"], message["port_fields"])
+            return
         if message.get("type") != "sample":
             return
+        gpu_fields, port_fields = self.fields.get(node, (list(GPU_FIELDS), list(PORT_FIELDS)))
         self.nodes_seen.add(node)
         t = message["t"]
         if t - self.history_from >= HISTORY_S:
@@ -64,18 +90,19 @@ class NaiveController:
                 "t": [t] * len(rows),
                 "node": [node] * len(rows),
                 "gpu": list(range(len(rows))),
-                **{f: [r[i] for r in rows] for i, f in enumerate(GPU_FIELDS)},
+                **{f: [r[i] for r in rows] for i, f in enumerate(gpu_fields)},
             }
         )
         self.history = frame if self.history is None else pl.concat([self.history, frame])
         for g, row in enumerate(rows):
-            for i, f in enumerate(GPU_FIELDS):
-                if row[i] is not None:
-                    self.gpu[f].labels(node, str(g)).set(row[i])
+            for f, value in zip(gpu_fields, row, strict=False):
+                if value is not None:
+                    self.gpu[f].labels(node, str(g)).set(value)
         for p, row in enumerate(message["ports"]):
-            for i, f in enumerate(PORT_FIELDS):
-                if row[i] is not None:
-                    self.port[f].labels(node, str(p)).set(row[i])
+            for f, value in zip(port_fields, row, strict=False):
+                if value is not None and f in self.port:
+                    self.port[f].labels(node, str(p)).set(value)
+        self.ingested += 1
 
     async def scrapes(self) -> None:
         while True:
@@ -99,27 +126,68 @@ async def follow(
 
 def report(controller: NaiveController, progress: Path, stop: threading.Event) -> None:
     while not stop.wait(0.5):
-        progress.write_text(json.dumps({"seen": len(controller.nodes_seen)}))
+        seen = len(controller.nodes_seen)
+        counts = {"seen": seen, "ingested": controller.ingested, "failed": controller.failed}
+        progress.write_text(json.dumps(counts))
 
 
-async def run(port: int, key: str, nodes: int, progress: Path) -> None:
+def start_streams(
+    controller: NaiveController, port: int, key: str, nodes: int, progress: Path
+) -> list[asyncio.Task[None]]:
+    """Every node's follower, the scrape loop and the progress thread."""
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    controller = NaiveController()
     gate = asyncio.Semaphore(64)
     tasks = [
         asyncio.create_task(follow(controller, f"node-{i:05d}", port, key, gate))
         for i in range(1, nodes + 1)
     ]
-    house = asyncio.create_task(controller.scrapes())
+    tasks.append(asyncio.create_task(controller.scrapes()))
     stop = threading.Event()
     reporter = threading.Thread(target=report, args=(controller, progress, stop), daemon=True)
     reporter.start()
+    return tasks
+
+
+async def run(port: int, key: str, nodes: int, progress: Path) -> None:
+    controller = NaiveController()
+    tasks = start_streams(controller, port, key, nodes, progress)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    stop.set()
-    for task in [*tasks, house]:
+    for task in tasks:
         task.cancel()
-    await asyncio.gather(*tasks, house, return_exceptions=True)
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def run_dashboard(port: int, key: str, nodes: int, progress: Path) -> None:
+    """The naive dashboard: a DataTable with a cell update per GPU per message."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import DataTable
+
+    class NaiveDashboard(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DataTable()
+
+        def on_mount(self) -> None:
+            table = self.query_one(DataTable)
+            self.columns = [table.add_column(f"gpu{g}", key=f"gpu{g}") for g in range(8)]
+            for i in range(1, nodes + 1):
+                table.add_row(*["-"] * 8, key=f"node-{i:05d}")
+            self.controller = TableController(table)
+            self.tasks = start_streams(self.controller, port, key, nodes, progress)
+
+    class TableController(NaiveController):
+        def __init__(self, table: DataTable[str]) -> None:
+            super().__init__()
+            self.table = table
+
+        def _on_message(self, node: str, message: dict[str, Any]) -> None:
+            super()._on_message(node, message)
+            if message.get("type") == "sample":
+                for g, row in enumerate(message["gpus"][:8]):
+                    self.table.update_cell(node, f"gpu{g}", str(row[0]))
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(0))
+    NaiveDashboard().run()
 
 
 def main() -> None:
@@ -128,8 +196,12 @@ def main() -> None:
     parser.add_argument("--key", required=True)
     parser.add_argument("--nodes", type=int, required=True)
     parser.add_argument("--progress", type=Path, required=True)
+    parser.add_argument("--ui", action="store_true", help="the naive DataTable dashboard")
     args = parser.parse_args()
-    asyncio.run(run(args.port, args.key, args.nodes, args.progress))
+    if args.ui:
+        run_dashboard(args.port, args.key, args.nodes, args.progress)
+    else:
+        asyncio.run(run(args.port, args.key, args.nodes, args.progress))
 
 
 if __name__ == "__main__":

@@ -10,17 +10,31 @@ product code path:
   sample (``NodeSnapshot.sampled_at`` is the node's own send time) and the tick's
   ``taken_at``: sample -> snapshot latency and samples that reached a snapshot.
 
+- for ``watch``: a hook after the dashboard applies a snapshot that, once the screen
+  has been refreshed (``call_after_refresh``), notes send -> screen latency of every
+  new sample in it (the fleet grid draws only the visible rows; a sample counts as on
+  screen when the frame after its snapshot was written);
+- with ``GPUFLEET_BENCH_TRACEMALLOC=N`` (debug mode): a tracemalloc snapshot every
+  N seconds, and the top allocation sites that grew between the first and the last
+  one in ``STATS.json`` (``memory_growth``), with gc object counts by type.
+
 It rewrites ``STATS.json.progress`` every few ticks (ticks, nodes streaming) so the
-bench can wait for the fleet, and writes ``STATS.json`` when the CLI returns.
+bench can wait for the fleet, and writes ``STATS.json`` when the CLI returns (or, for
+``watch``, on SIGTERM).
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
+import signal
 import sys
+import threading
 import time
+import tracemalloc
 from array import array
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +90,78 @@ class SnapshotProbe:
             self.progress.write_text(json.dumps({"ticks": len(self.ticks), "streaming": streaming}))
 
 
+class ScreenProbe:
+    """Latency of each new sample to the first screen refresh after its snapshot is applied."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, float | None] = {}
+        self.sample_t = array("d")
+        self.latency = array("d")
+
+    def install(self) -> None:
+        from tui.app import GpuFleetApp
+
+        apply = GpuFleetApp._apply
+        probe = self
+
+        def apply_probed(app: GpuFleetApp, snapshot: FleetSnapshot) -> None:
+            apply(app, snapshot)
+            app.call_after_refresh(probe.on_screen, snapshot)
+
+        GpuFleetApp._apply = apply_probed  # type: ignore[method-assign,assignment]
+
+    def on_screen(self, snapshot: FleetSnapshot) -> None:
+        now = time.time()
+        seen = self.seen
+        for node in snapshot.nodes:
+            sent = node.sampled_at
+            if sent is not None and seen.get(node.name) != sent:
+                seen[node.name] = sent
+                self.sample_t.append(sent)
+                self.latency.append(now - sent)
+
+
+class MemoryWatch:
+    """Debug mode: where the heap grows (tracemalloc) and which object types multiply."""
+
+    def __init__(self, every_s: float) -> None:
+        self.every_s = every_s
+        self.first: tracemalloc.Snapshot | None = None
+        self.last: tracemalloc.Snapshot | None = None
+        self.counts: list[tuple[float, dict[str, int]]] = []
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        tracemalloc.start(8)
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            snap = tracemalloc.take_snapshot()
+            if self.first is None:
+                self.first = snap
+            self.last = snap
+            kinds = Counter(type(o).__name__ for o in gc.get_objects())
+            self.counts.append((time.time(), dict(kinds.most_common(15))))
+
+    def report(self) -> dict[str, Any]:
+        self._stop.set()
+        growth: list[str] = []
+        if self.first is not None and self.last is not None:
+            diff = self.last.compare_to(self.first, "traceback")
+            growth = ["\n".join(stat.traceback.format()[-4:]) + f"\n  {stat}" for stat in diff[:12]]
+        return {"memory_growth": growth, "object_counts": self.counts}
+
+
 def run(stats_path: Path, argv: list[str]) -> int:
     pauses = GcPauses()
     gc.callbacks.append(pauses)
     probe = SnapshotProbe(stats_path.with_suffix(".progress"))
+    screen = ScreenProbe()
+    memory = None
+    if every := float(os.environ.get("GPUFLEET_BENCH_TRACEMALLOC", "0")):
+        memory = MemoryWatch(every)
+        memory.start()
     start = FleetRuntime.start
 
     async def start_probed(self: FleetRuntime) -> None:
@@ -87,15 +169,30 @@ def run(stats_path: Path, argv: list[str]) -> int:
         await start(self)
 
     FleetRuntime.start = start_probed  # type: ignore[method-assign]
+
+    def write_stats(status: int) -> None:
+        stats = {
+            "status": status,
+            "gc": pauses.pauses,
+            "sample_t": list(probe.sample_t),
+            "latency": list(probe.latency),
+            "ticks": list(probe.ticks),
+            "screen_sample_t": list(screen.sample_t),
+            "screen_latency": list(screen.latency),
+            **(memory.report() if memory is not None else {}),
+        }
+        stats_path.write_text(json.dumps(stats))
+
+    if argv and argv[0] == "watch":
+        screen.install()
+
+        def stop(signum: int, frame: object) -> None:
+            write_stats(0)  # the dashboard has no SIGTERM shutdown of its own
+            os._exit(0)
+
+        signal.signal(signal.SIGTERM, stop)
     status = main(argv)
-    stats = {
-        "status": status,
-        "gc": pauses.pauses,
-        "sample_t": list(probe.sample_t),
-        "latency": list(probe.latency),
-        "ticks": list(probe.ticks),
-    }
-    stats_path.write_text(json.dumps(stats))
+    write_stats(status)
     return status
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from collectors.ssh.node import NodeSession
 from collectors.ssh.options import SshOptions
+from collectors.ssh.pacing import LinePacer
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeStatusChange, UpdateSink
 
@@ -19,7 +20,8 @@ class SshFleet:
     """Streams every node's agent over SSH and reports updates to ``sink``.
 
     ``sink`` is called on the event loop's thread, once per decoded message and
-    once per status change; it should be quick (it runs inside the read path).
+    once per status change; it should be quick (lines are handled in slices of
+    :data:`collectors.ssh.pacing.SLICE_S` per loop turn, sink calls included).
     """
 
     def __init__(
@@ -47,8 +49,11 @@ class SshFleet:
         if bundle is None:
             bundle = await asyncio.to_thread(_build_agent_bundle)
         connects = asyncio.Semaphore(self._options.max_concurrent_connects)
+        pacer = LinePacer()  # one for the fleet: the slice bounds all nodes' lines together
         for target in self._targets:
-            session = NodeSession(target, self._sink, self._options, bundle, connects, self._clock)
+            session = NodeSession(
+                target, self._sink, self._options, bundle, connects, self._clock, pacer
+            )
             self._sessions[target.name] = session
             task = asyncio.create_task(session.run(), name=f"ssh-node:{target.name}")
             task.add_done_callback(self._task_ended)

@@ -15,7 +15,8 @@ from collectors.sanitize import clean_text
 from collectors.ssh.connect import connect_node
 from collectors.ssh.errors import classify
 from collectors.ssh.options import SshOptions
-from collectors.ssh.stream import AgentChannel
+from collectors.ssh.pacing import LinePacer
+from collectors.ssh.stream import AGENT_WINDOW, AgentChannel
 from collectors.ssh.target import NodeTarget
 from collectors.ssh.upload import (
     agent_mismatch,
@@ -67,8 +68,10 @@ class NodeSession:
         bundle: tuple[str, bytes],
         connects: asyncio.Semaphore,
         clock: Callable[[], float],
+        pacer: LinePacer | None = None,
     ) -> None:
         self.target = target
+        self._pacer = pacer if pacer is not None else LinePacer()
         self._sink = sink
         self._options = options
         self._bundle = bundle
@@ -154,8 +157,10 @@ class NodeSession:
             await asyncio.sleep(self._options.backoff(failures, self._jitter.random()))
 
     async def _agent_once(self, conn: asyncssh.SSHClientConnection, command: str) -> BaseException:
-        session = AgentChannel(self._on_line)
-        chan, _ = await conn.create_session(lambda: session, command, encoding=None)
+        session = AgentChannel(self._on_line, self._pacer)
+        chan, _ = await conn.create_session(
+            lambda: session, command, encoding=None, window=AGENT_WINDOW
+        )
         self._channel = session
         self.streaming_since = self._clock()
         try:

@@ -11,12 +11,22 @@ import asyncssh
 from collectors.protocol import MAX_LINE_BYTES, ProtocolError
 from collectors.sanitize import clean_text
 from collectors.ssh.errors import AgentExited
+from collectors.ssh.pacing import LinePacer
 
 _STDERR_LINES_KEPT = 5
 # The agent's stderr becomes the node's status reason, shown in the dashboard and logs:
 # bounded per line and per chunk so a crashing (or hostile) agent cannot flood either.
 _STDERR_LINE_CHARS = 300
 _STDERR_CHUNK_BYTES = 8192
+# Lines queued in the pacer per channel before the channel stops reading, and the
+# level at which it reads again: a node 8 samples behind gains nothing from a longer
+# queue, and at 1,000 nodes every queued line is ~1.7 KB of the controller's memory.
+_PAUSE_AT_LINES = 8
+_RESUME_AT_LINES = 2
+AGENT_WINDOW = 32 * 1024
+"""SSH receive window of the agent channel: what a paused channel may buffer (asyncssh's
+default, 2 MiB, would let a fleet that fell behind buffer gigabytes). 32 KiB holds a
+dozen samples, and is asyncssh's largest packet."""
 
 
 class AgentChannel(asyncssh.SSHClientSession[bytes]):
@@ -24,11 +34,18 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
 
     A session callback rather than an ``SSHReader`` loop: at 1,000 nodes the
     per-message cost matters and this skips the reader's buffering and futures.
-    ``ended`` resolves with the exception that describes why the channel closed.
+    Lines go through ``pacer`` (:mod:`collectors.ssh.pacing`), which hands them
+    back to ``on_line`` a bounded slice per loop turn; without one the channel
+    makes its own. ``ended`` resolves with the exception that describes why the
+    channel closed, after every line received before the close was handled.
     """
 
-    def __init__(self, on_line: Callable[[bytes], None]) -> None:
+    def __init__(self, on_line: Callable[[bytes], None], pacer: LinePacer | None = None) -> None:
         self._on_line = on_line
+        self._pacer = pacer if pacer is not None else LinePacer()
+        self._queued = 0
+        self._paused = False
+        self._closed_by: BaseException | None = None  # set while queued lines remain
         self._pending = b""
         self._stderr: deque[str] = deque(maxlen=_STDERR_LINES_KEPT)
         self._exit = ""
@@ -54,9 +71,25 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
         if len(self._pending) > MAX_LINE_BYTES:
             self.fail(ProtocolError(f"a line grew past the {MAX_LINE_BYTES}-byte cap"))
             return
-        for line in lines:
-            if line.strip() and not self.ended.done():
-                self._on_line(line)
+        lines = [line for line in lines if line.strip()]
+        if not lines or self.ended.done():
+            return
+        self._queued += len(lines)
+        self._pacer.offer(self, lines)
+        if self._queued > _PAUSE_AT_LINES and not self._paused and self._chan is not None:
+            self._paused = True
+            self._chan.pause_reading()
+
+    def deliver(self, line: bytes) -> None:
+        """Handle one queued line (called by the pacer, in order)."""
+        self._queued -= 1
+        if not self.ended.done():
+            self._on_line(line)
+        if self._paused and self._queued <= _RESUME_AT_LINES and self._chan is not None:
+            self._paused = False
+            self._chan.resume_reading()
+        if self._queued == 0 and self._closed_by is not None:
+            self._finish(self._closed_by)
 
     def fail(self, exc: BaseException) -> None:
         """End the channel because of ``exc`` (a protocol violation or a bug)."""
@@ -73,14 +106,16 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
         self._exit = f"agent killed by signal {signal}"
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """The channel closed: resolve ``ended`` with the reason."""
-        if exc is not None:
-            self._finish(exc)
+        """The channel closed: resolve ``ended`` with the reason once queued lines are handled."""
+        if exc is None:
+            reason = self._exit or "agent channel closed"
+            if self._stderr:
+                reason += ": " + " | ".join(self._stderr)
+            exc = AgentExited(reason)
+        if self._queued > 0:
+            self._closed_by = exc  # the agent's last words (an error, bye) come first
             return
-        reason = self._exit or "agent channel closed"
-        if self._stderr:
-            reason += ": " + " | ".join(self._stderr)
-        self._finish(AgentExited(reason))
+        self._finish(exc)
 
     def _finish(self, exc: BaseException) -> None:
         if not self.ended.done():

@@ -1,51 +1,58 @@
-"""A node's GPUs (or ports) as exposition text, and what the next scrape may reuse of it.
+"""The entities of one kind in a chunk of nodes as exposition text, with cached heads.
 
-The text of a node's eight GPUs is built column by column (one ``%`` per family),
-not GPU by GPU; slow columns and one-hot states are reused while their values stay
-put, which at 1 Hz is almost always.
+The text of a chunk's GPUs (or ports) is built column by column: one ``%`` fills a
+column's value into the cached line heads of every GPU of every node in the chunk,
+so the interpreter's per-operation cost is paid per ~500 series, not per series.
+Slow columns and one-hot states are reused while their values stay put, which at
+1 Hz is almost always.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import is_not
 from typing import Any
 
-from fleet.metrics.columns import Compiled, KindPlan
+from fleet.metrics.columns import KindPlan
+from fleet.metrics.families import Keyed, format_value, line_head, plain_values
+from fleet.metrics.patterns import ChunkLabels, Templates, pattern
 
 EntityKey = tuple[Hashable, ...]
-"""An entity's label values besides its node: (index, uuid, model) for a GPU."""
+"""An entity's label values, node first: (node, index, uuid, model) for a GPU."""
 
 
 class EntityBlock:
-    """Entities of one kind on one node, with fixed labels: cached heads, templates, texts.
+    """Entities of one kind with fixed labels: label values, spec caches, texts.
 
     Args:
         plan: the kind's rendering plan.
-        base: the base label values of an entity with a given key.
         keys: the entities' keys, in order.
-        previous: the node's block from an earlier scrape, whose compiled entities are reused.
+        known: spec caches of entities seen before, by key (shared by the renderer);
+            the others are compiled here and added to it.
+        templates: repeated patterns, shared by every block of the renderer.
     """
 
     keys: tuple[EntityKey, ...]
-    entries: list[Compiled]
+    entries: list[list[Any]]
 
     def __init__(
         self,
         plan: KindPlan,
-        base: Callable[[EntityKey], tuple[str, ...]],
         keys: tuple[EntityKey, ...],
-        previous: EntityBlock | None,
+        known: dict[EntityKey, list[Any]],
+        templates: Templates,
     ) -> None:
-        known: dict[EntityKey, Compiled] = {}
-        if previous is not None:
-            known = dict(zip(previous.keys, previous.entries, strict=True))
         self.plan = plan
         self.keys = keys
-        self.entries = [known.get(k) or plan.compile(base(k)) for k in keys]
-        self.fast_heads = [e[0] for e in self.entries]
-        self.slow_heads = [e[1] for e in self.entries]
-        self.fast_templates = plan.fast.templates(self.fast_heads)
-        self.slow_templates = plan.slow.templates(self.slow_heads)
+        self.labels = ChunkLabels(keys)
+        self.templates = templates
+        self.entries = []
+        for key in keys:
+            entry = known.get(key)
+            if entry is None:
+                entry = known[key] = plan.compile_specs(tuple(map(str, key)))
+            self.entries.append(entry)
         self.slow_values: list[tuple[Any, ...]] | None = None  # what slow_chunks show
         self.slow_chunks: dict[int, str] = {}
         # Per non-column spec: the entities' states it was last rendered for, and its text.
@@ -53,7 +60,7 @@ class EntityBlock:
 
     def render(self, entities: Sequence[Any], parts: list[list[str]]) -> None:
         """Append the lines of ``entities`` (whose keys are this block's) to ``parts``."""
-        self.plan.fast.render_many(entities, self.fast_heads, self.fast_templates, parts)
+        self.plan.fast.render_many(entities, self.labels, self.templates, parts)
         if self.plan.slow.columns:
             self._refresh_slow(entities)
             for slot, chunk in self.slow_chunks.items():
@@ -71,7 +78,7 @@ class EntityBlock:
         if values == self.slow_values:
             return
         parts: list[list[str]] = [[] for _ in range(max(slow.slots) + 1)]
-        slow.render_many(entities, self.slow_heads, self.slow_templates, parts)
+        slow.render_many(entities, self.labels, self.templates, parts)
         self.slow_values = values
         self.slow_chunks = {slot: "".join(parts[slot]) for slot in set(slow.slots)}
 
@@ -80,13 +87,56 @@ class EntityBlock:
         specs = zip(plan.rendered, plan.rendered_slots, plan.rendered_states, strict=True)
         for i, (spec, slot, state_of) in enumerate(specs):
             states = tuple(map(state_of, entities))
+            if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
+                self._render_keyed(i, spec, states, parts[slot])
+                continue
             last = self.spec_texts[i]
             if last is not None and last[0] == states:
                 parts[slot].append(last[1])
                 continue
             lines: list[str] = []
-            for entity, entry in zip(entities, self.entries, strict=True):
-                spec.render(entity, entry[2][i], lines)
+            for state, entry in zip(states, self.entries, strict=True):
+                spec.render_state(state, entry[i], lines)
             text = "".join(lines)
             self.spec_texts[i] = (states, text)
             parts[slot].append(text)
+
+    def _render_keyed(self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]) -> None:
+        """Every entity's (name, value) pairs through one ``%`` over a shared template.
+
+        The layout (each entity's names, and which values are missing: a counter the
+        port lacks is None on every tick) holds still for a session, and is the same
+        on every node of a fleet of one kind: the template is shared by key.
+        """
+        flat = list(chain.from_iterable(pairs))
+        if not flat:
+            return
+        names, values = zip(*flat, strict=True)
+        present = tuple(map(is_not, values, repeat(None)))
+        if False in present:
+            values = tuple(compress(values, present))
+        lengths = tuple(map(len, pairs))
+        if not plain_values(values):
+            self._render_keyed_one_by_one(i, spec, pairs, out)
+            return
+        counts = lengths
+        if len(values) != len(names):  # per entity: how many of its series have a value
+            bounds = list(accumulate(lengths, initial=0))
+            counts = tuple(sum(present[a:b]) for a, b in pairwise(bounds))
+        base = self.plan.kind.base_labels
+        template = self.templates.get(
+            (spec.family.name, names, present),
+            lambda: "".join(
+                pattern(spec.family, base, (name,), False) for name in compress(names, present)
+            ),
+        )
+        out.append(template % self.labels.series_arguments(counts, values))
+
+    def _render_keyed_one_by_one(
+        self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]
+    ) -> None:
+        for entity_pairs, entry in zip(pairs, self.entries, strict=True):
+            for name, raw in entity_pairs:  # a non-finite or odd value: sample by sample
+                text = None if raw is None else format_value(raw)
+                if text is not None:
+                    out.append(f"{line_head(spec.family, entry[i][None], (name,))}{text}\n")

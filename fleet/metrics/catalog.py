@@ -13,6 +13,7 @@ from fleet.metrics.families import (
     Derived,
     EntityKind,
     Family,
+    Keyed,
     Labelled,
     OneHot,
     counter,
@@ -48,10 +49,6 @@ def _port_info(port: PortSnapshot) -> tuple[tuple[tuple[str, ...], int], ...]:
     if port.state is None:
         return ()
     return (((port.state, port.phys_state or ""), 1),)
-
-
-def _port_counters(port: PortSnapshot) -> tuple[tuple[tuple[str, ...], int | None], ...]:
-    return tuple(((name,), value) for name, value in port.counters)
 
 
 P = PORT_LABELS
@@ -93,7 +90,7 @@ PORT = EntityKind(
         Column(PORT_TX, "tx_bytes_per_s"),
         Derived(PORT_ACTIVE, _port_active),
         Labelled(PORT_INFO, _port_info),
-        Labelled(PORT_COUNTER, _port_counters),
+        Keyed(PORT_COUNTER, "counters"),
         OneHot(PORT_VERDICT, "verdict", VERDICTS),
     ),
 )

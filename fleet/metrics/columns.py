@@ -1,15 +1,15 @@
 """Rendering columns (one attribute, one series per entity) fast: the scrape's hot loop.
 
-For a node's GPUs, each column becomes one ``%``-template holding every GPU's cached
-line head (``name{labels} %r\\n`` eight times), filled by a single ``%`` operation.
-A column with a missing (None) or non-finite value on that node falls back to
-formatting value by value, which omits the missing samples.
+For a chunk's GPUs, each column is one ``%`` over its pattern repeated once per GPU
+(:mod:`fleet.metrics.patterns`). A column with a non-finite or odd value in the chunk
+falls back to formatting value by value; missing (None) values are left out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 from fleet.metrics.families import (
@@ -17,11 +17,14 @@ from fleet.metrics.families import (
     EntityKind,
     Family,
     Flags,
+    Keyed,
     OneHot,
     column_reader,
     format_value,
     label_pairs,
+    plain_values,
 )
+from fleet.metrics.patterns import ChunkLabels, Templates, pattern
 
 
 def _text(value: Any, scale: float | None) -> str | None:
@@ -44,15 +47,20 @@ def _text(value: Any, scale: float | None) -> str | None:
 
 
 class ColumnGroup:
-    """Columns rendered together, for one entity or for all the GPUs of a node."""
+    """Columns rendered together, for one entity or for all the entities of a chunk."""
 
-    def __init__(self, columns: tuple[Column, ...], slots: dict[Family, int]) -> None:
+    def __init__(
+        self, columns: tuple[Column, ...], slots: dict[Family, int], base_labels: tuple[str, ...]
+    ) -> None:
         self.columns = columns
         self.read = column_reader(columns)
         self.getters = tuple(attrgetter(c.attr) for c in columns)
         self.slots = tuple(slots[c.family] for c in columns)
         self.scales = tuple(c.scale for c in columns)
         self.flags = tuple(c.flag for c in columns)
+        self.patterns = tuple(pattern(c.family, base_labels, c.extra, c.flag) for c in columns)
+        # The pattern without its value: a line head once label values are filled in.
+        self.head_formats = tuple(p[:-3] for p in self.patterns)
 
     def render(self, entity: Any, heads: tuple[str, ...], parts: list[list[str]]) -> None:
         """Append one line per present value of ``entity`` to its family's part."""
@@ -62,40 +70,51 @@ class ColumnGroup:
             if text is not None:
                 parts[slot].append(f"{head}{text}\n")
 
-    def templates(self, heads: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
-        """Per column, one template for every entity whose line heads are ``heads``."""
-        out = []
-        for i, flag in enumerate(self.flags):
-            value = "%d\n" if flag else "%r\n"
-            out.append("".join(h[i].replace("%", "%%") + value for h in heads))
-        return tuple(out)
-
     def render_many(
         self,
         entities: Sequence[Any],
-        heads: Sequence[tuple[str, ...]],
-        templates: tuple[str, ...],
+        labels: ChunkLabels,
+        templates: Templates,
         parts: list[list[str]],
     ) -> None:
-        """Append every entity's lines, one ``%`` per column where all values are plain."""
-        columns = zip(self.getters, self.slots, self.scales, self.flags, templates, strict=True)
-        for i, (get, slot, scale, flag, template) in enumerate(columns):
-            values = list(map(get, entities))
-            if None not in values:
-                if scale is not None:
-                    values = [v * scale for v in values]
-                if flag:  # %d writes True/False as 1/0; anything else goes value by value
-                    plain = values.count(True) + values.count(False) == len(values)
-                else:  # NaN and infinities make the sum non-finite; %r would write "nan"
-                    total = sum(values)
-                    plain = total - total == 0 and bool not in map(type, values)
-                if plain:
-                    parts[slot].append(template % tuple(values))
-                    continue
-            for entity, head in zip(entities, heads, strict=True):
-                text = _text(get(entity), scale)
-                if text is not None:
-                    parts[slot].append(f"{head[i]}{text}\n")
+        """Append every entity's lines, one ``%`` per column where all values are plain.
+
+        A column's pattern repeated once per entity with a value (``templates``,
+        shared by all chunks) is filled with the entities' label values (``labels``)
+        and the column's values; entities whose value is None are left out.
+        """
+        if not self.columns:
+            return
+        rows = list(map(self.read, entities))
+        columns = zip(zip(*rows, strict=True), self.slots, self.scales, self.flags, strict=True)
+        for i, (values, slot, scale, flag) in enumerate(columns):
+            present: tuple[bool, ...] | None = None
+            if None in values:
+                present = tuple(map(is_not, values, repeat(None)))
+                values = tuple(compress(values, present))
+            if scale is not None:
+                values = tuple([v * scale for v in values])
+            plain = (
+                values.count(True) + values.count(False) == len(values)
+                if flag  # %d writes True/False as 1/0; anything else goes value by value
+                else plain_values(values)
+            )
+            if not plain:
+                self._render_one_by_one(i, entities, labels, parts[slot])
+                continue
+            if not values:
+                continue
+            template = templates.repeated(self.patterns[i], len(values))
+            parts[slot].append(template % labels.arguments(present, values))
+
+    def _render_one_by_one(
+        self, i: int, entities: Sequence[Any], labels: ChunkLabels, out: list[str]
+    ) -> None:
+        get, scale, head = self.getters[i], self.scales[i], self.head_formats[i]
+        for entity, values in zip(entities, labels.values, strict=True):
+            text = _text(get(entity), scale)
+            if text is not None:
+                out.append(f"{head % values}{text}\n")
 
 
 Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
@@ -107,14 +126,20 @@ class KindPlan:
 
     def __init__(self, kind: EntityKind, slots: dict[Family, int]) -> None:
         self.kind = kind
-        self.fast = ColumnGroup(kind.columns(slow=False), slots)
-        self.slow = ColumnGroup(kind.columns(slow=True), slots)
+        self.fast = ColumnGroup(kind.columns(slow=False), slots, kind.base_labels)
+        self.slow = ColumnGroup(kind.columns(slow=True), slots, kind.base_labels)
         self.rendered = kind.rendered
         self.rendered_slots = tuple(slots[s.family] for s in self.rendered)
         # What each such spec's text depends on (an attribute read in C where it is one).
         self.rendered_states: tuple[Callable[[Any], Hashable], ...] = tuple(
-            attrgetter(s.attr) if isinstance(s, OneHot | Flags) else s.state for s in self.rendered
+            attrgetter(s.attr) if isinstance(s, OneHot | Flags | Keyed) else s.state
+            for s in self.rendered
         )
+
+    def compile_specs(self, base: tuple[str, ...]) -> list[Any]:
+        """The caches of one entity's non-column specs (its columns need none)."""
+        head = label_pairs(self.kind.base_labels, base)
+        return [s.compile(head) for s in self.rendered]
 
     def compile(self, base: tuple[str, ...]) -> Compiled:
         """The cached text of one entity whose base label values are ``base``."""

@@ -17,9 +17,11 @@ A missing value (``None``) or a NaN omits the sample; booleans are 1 and 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from functools import lru_cache
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from typing import Any, Literal
 
 Number = float | int | bool
@@ -89,12 +91,42 @@ def counter(name: str, help_: str, labels: tuple[str, ...]) -> Family:
     return Family(name, help_, "counter", labels)
 
 
-def _line_head(family: Family, head: str, extra: tuple[str, ...]) -> str:
+@lru_cache(maxsize=16384)
+def extra_text(names: tuple[str, ...], extra: tuple[str, ...]) -> str:
+    """``,a="x"`` for the extra labels: the same few (counter names, states) on every node.
+
+    Bounded: extras partly come from nodes (state strings), so a hostile node must not
+    grow the cache without limit.
+    """
+    return "," + label_pairs(names[len(names) - len(extra) :], extra) if extra else ""
+
+
+def line_head(family: Family, head: str, extra: tuple[str, ...]) -> str:
     """``name{base labels,extra labels} `` for one series: everything but the value."""
-    names = family.labels[len(family.labels) - len(extra) :]
-    extra_text = label_pairs(names, extra)
-    joined = ",".join(part for part in (head, extra_text) if part)
-    return f"{family.name}{{{joined}}} " if joined else f"{family.name} "
+    extras = extra_text(family.labels, extra)
+    if head:
+        return f"{family.name}{{{head}{extras}}} "
+    return f"{family.name}{{{extras[1:]}}} " if extras else f"{family.name} "
+
+
+_INTS = {int}
+_NUMBERS = {int, float}
+
+
+def plain_values(values: Sequence[Any]) -> bool:
+    """Whether ``%r`` writes every value as the text format does (no None, bool, NaN, inf)."""
+    types = set(map(type, values))
+    if types == _INTS or not values:
+        return True
+    if not types <= _NUMBERS:
+        return False
+    total = sum(values)
+    return bool(total - total == 0)  # NaN and infinities make the sum non-finite
+
+
+def line_template(heads: Sequence[str]) -> str:
+    """One ``%``-template writing a value after each line head (``%`` in labels escaped)."""
+    return "".join(h.replace("%", "%%") + "%r\n" for h in heads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +150,7 @@ class Column:
             yield self.extra, value * self.scale if self.scale is not None else value
 
     def compile(self, head: str) -> str:
-        return _line_head(self.family, head, self.extra)
+        return line_head(self.family, head, self.extra)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,14 +166,17 @@ class Derived:
             yield (), value
 
     def compile(self, head: str) -> str:
-        return _line_head(self.family, head, ())
+        return line_head(self.family, head, ())
 
     def state(self, entity: Any) -> Hashable:
         """What the text depends on: equal states render equal text."""
         return self.get(entity)
 
     def render(self, entity: Any, cache: str, out: list[str]) -> None:
-        value = self.get(entity)
+        self.render_state(self.get(entity), cache, out)
+
+    def render_state(self, value: Any, cache: str, out: list[str]) -> None:
+        """Append the line for ``value`` (what :meth:`state` returned)."""
         text = None if value is None else format_value(value)
         if text is not None:
             out.append(f"{cache}{text}\n")
@@ -170,15 +205,22 @@ class OneHot:
         # The whole block depends only on the current state: cache it per state seen.
         return {None: head}
 
+    def state(self, entity: Any) -> Hashable:
+        """What the text depends on: the current state."""
+        return getattr(entity, self.attr)
+
     def render(self, entity: Any, cache: dict[str | None, str], out: list[str]) -> None:
-        current = getattr(entity, self.attr)
+        self.render_state(getattr(entity, self.attr), cache, out)
+
+    def render_state(self, current: Any, cache: dict[str | None, str], out: list[str]) -> None:
+        """Append the block for state ``current`` (nothing when it is None)."""
         if current is None:
             return
         block = cache.get(current)
         if block is None:
             head = cache[None]
             block = "".join(
-                f"{_line_head(self.family, head, (s,))}{1 if s == current else 0}\n"
+                f"{line_head(self.family, head, (s,))}{1 if s == current else 0}\n"
                 for s in self.states
             )
             cache[current] = block
@@ -205,15 +247,22 @@ class Flags:
     def compile(self, head: str) -> dict[int | None, str]:
         return {None: head}
 
+    def state(self, entity: Any) -> Hashable:
+        """What the text depends on: the mask."""
+        return getattr(entity, self.attr)
+
     def render(self, entity: Any, cache: dict[int | None, str], out: list[str]) -> None:
-        mask = getattr(entity, self.attr)
+        self.render_state(getattr(entity, self.attr), cache, out)
+
+    def render_state(self, mask: Any, cache: dict[int | None, str], out: list[str]) -> None:
+        """Append one line per named bit set in ``mask`` (nothing when it is None)."""
         if mask is None:
             return
         block = cache.get(mask)
         if block is None:
             head = cache[None]
             block = "".join(
-                f"{_line_head(self.family, head, (name,))}1\n" for name in self.active(mask)
+                f"{line_head(self.family, head, (name,))}1\n" for name in self.active(mask)
             )
             cache[mask] = block
         out.append(block)
@@ -223,8 +272,8 @@ class Flags:
 class Labelled:
     """Series whose last label values come from the entity: ``get`` yields (labels, value).
 
-    Used for raw port counters (one series per counter name) and info-style series
-    (the port's state strings as labels, value 1).
+    Used for info-style series (the port's state strings as labels, value 1) and a
+    few small figures of the fleet and the SLA.
     """
 
     family: Family
@@ -236,25 +285,108 @@ class Labelled:
             if value is not None:
                 yield extra, value
 
-    def compile(self, head: str) -> dict[tuple[str, ...] | None, str]:
+    def compile(self, head: str) -> dict[Any, str]:
         return {None: head}
 
     def state(self, entity: Any) -> Hashable:
         """What the text depends on: equal states render equal text."""
         return self.get(entity)
 
-    def render(self, entity: Any, cache: dict[tuple[str, ...] | None, str], out: list[str]) -> None:
-        for extra, raw in self.get(entity):
+    def render(self, entity: Any, cache: dict[Any, str], out: list[str]) -> None:
+        self.render_state(self.get(entity), cache, out)
+
+    def render_state(
+        self,
+        items: Any,
+        cache: dict[Any, str],
+        out: list[str],
+    ) -> None:
+        """Append a line per present value of ``items`` (what :meth:`state` returned)."""
+        for extra, raw in items:
             text = None if raw is None else format_value(raw)
             if text is None:
                 continue
-            line_head = cache.get(extra)
-            if line_head is None:
-                line_head = cache[extra] = _line_head(self.family, cache[None], extra)
-            out.append(f"{line_head}{text}\n")
+            head = cache.get(extra)
+            if head is None:
+                if len(cache) > _LABELLED_HEADS_KEPT:  # label values from a node: bounded
+                    cache = _reset(cache)
+                head = cache[extra] = line_head(self.family, cache[None], extra)
+            out.append(f"{head}{text}\n")
 
 
-Rendered = Derived | OneHot | Flags | Labelled
+_LABELLED_HEADS_KEPT = 256
+_KEYED_LAYOUTS_KEPT = 4
+
+
+def _reset(cache: dict[Any, str]) -> dict[Any, str]:
+    """Forget every cached text but the base head (kept under key None)."""
+    head = cache[None]
+    cache.clear()
+    cache[None] = head
+    return cache
+
+
+@dataclass(frozen=True, slots=True)
+class Keyed:
+    """Series keyed by the entity's own names: attribute ``attr`` holds (name, value) pairs.
+
+    The raw port counters: one series per counter name, about 22 per port and 400 per
+    node, every value moving every tick. The names of a port hold still for a session,
+    so the text of all of a port's series is one cached template filled by one ``%``.
+    """
+
+    family: Family
+    attr: str
+
+    def series(self, entity: Any) -> Iterator[Series]:
+        for name, raw in getattr(entity, self.attr):
+            value = plain_value(raw)
+            if value is not None:
+                yield (name,), value
+
+    def compile(self, head: str) -> dict[Any, str]:
+        return {None: head}
+
+    def state(self, entity: Any) -> Hashable:
+        """The (name, value) pairs; they move every tick, so the renderer does not compare them."""
+        return getattr(entity, self.attr)
+
+    def render(self, entity: Any, cache: dict[Any, str], out: list[str]) -> None:
+        self.render_state(getattr(entity, self.attr), cache, out)
+
+    def render_state(
+        self,
+        pairs: tuple[tuple[str, Number | None], ...],
+        cache: dict[Any, str],
+        out: list[str],
+    ) -> None:
+        """Append one line per present value of ``pairs``."""
+        if not pairs:
+            return
+        names, values = zip(*pairs, strict=True)
+        # A counter the port lacks is None on every tick: such gaps are part of the layout.
+        present = tuple(map(is_not, values, repeat(None)))
+        if False in present:
+            values = tuple(compress(values, present))
+        layout = (names, present)
+        template = cache.get(layout)
+        if template is None:
+            if len(cache) > _KEYED_LAYOUTS_KEPT:
+                cache = _reset(cache)
+            head = cache[None]
+            template = cache[layout] = line_template(
+                [line_head(self.family, head, (n,)) for n in compress(names, present)]
+            )
+        if plain_values(values):
+            out.append(template % values)
+            return
+        for name, raw in pairs:  # a non-finite or odd value: format sample by sample
+            text = None if raw is None else format_value(raw)
+            if text is not None:
+                out.append(f"{line_head(self.family, cache[None], (name,))}{text}\n")
+
+
+Rendered = Derived | OneHot | Flags | Labelled | Keyed
 Spec = Column | Rendered
 
 

@@ -1,12 +1,13 @@
-"""The fast path: Prometheus text format 0.0.4 built from cached label prefixes.
+"""The fast path: Prometheus text format 0.0.4 built from cached label values and patterns.
 
 ``generate_latest`` formats, escapes and sorts every label of every sample in
-Python (about 1.2 s for 160,000 series). Here the text before the value of each
-series (``name{node="n1",gpu="0",uuid="GPU-…",model="…"} ``) is built once per
-entity (keyed by node, index, uuid and model for a GPU) and only values are
-formatted on a scrape, a node's GPUs one family at a time
-(:mod:`fleet.metrics.blocks`). A node whose ``NodeSnapshot`` object is the one
-seen on the previous scrape reuses its finished text outright. The output parses to the
+Python (about 1.2 s for 160,000 series). Here each entity's escaped label values
+(node, index, uuid and model for a GPU) are built once, each family's line pattern
+(``name{node="%s",gpu="%s",...} %r``) once for the fleet, and a scrape only formats
+values into them, the GPUs of a chunk of nodes one family at a time
+(:mod:`fleet.metrics.blocks`, :mod:`fleet.metrics.patterns`). Within a family,
+series come column by column per chunk, not node by node (the text format asks only
+that a family's lines be together). The output parses to the
 same families, labels and values as :class:`fleet.metrics.collector.FleetCollector`
 (tests/metrics/test_parity.py), because both read the tables in
 :mod:`fleet.metrics.catalog`.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from operator import attrgetter
 from typing import Any
 
 from fleet.metrics.blocks import EntityBlock, EntityKey
@@ -34,51 +34,108 @@ from fleet.metrics.catalog import (
 )
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import format_value, label_pairs
+from fleet.metrics.patterns import Templates
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot, NodeSnapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-class _NodeText:
-    """A node's finished text per family slot, and its blocks for the next scrape."""
+NODES_PER_CHUNK = 64
+"""Nodes rendered together: one ``%`` per column covers ~500 GPUs, and one chunk takes
+a few milliseconds, after which the interpreter is offered to the event loop."""
 
-    __slots__ = ("blocks", "chunks", "node")
 
-    def __init__(
-        self, node: NodeSnapshot, chunks: list[bytes], blocks: dict[str, EntityBlock]
-    ) -> None:
-        self.node = node
+class _ChunkText:
+    """A chunk of nodes' text, and its blocks for the next scrape.
+
+    The text is not kept between scrapes: at 1 Hz every node has changed by the next
+    scrape, and keeping ~60 MB of text at 1,000 nodes to reuse it never paid.
+    """
+
+    __slots__ = ("blocks", "chunks")
+
+    def __init__(self, chunks: list[bytes], blocks: dict[str, EntityBlock]) -> None:
         self.chunks = chunks
-        self.blocks = blocks  # "gpu", "port", "node": absent when the node has none
+        self.blocks = blocks  # "gpu", "port", "node": absent when the chunk has none
 
 
-_GPU_KEY = attrgetter("index", "uuid", "name")
-_PORT_KEY = attrgetter("name", "kind")
+def _gpu_keys(node: NodeSnapshot) -> list[EntityKey]:
+    name = node.name
+    return [(name, gpu.index, gpu.uuid, gpu.name) for gpu in node.gpus]
 
 
-def _no_key(entity: object) -> tuple[()]:
-    return ()
+def _port_keys(node: NodeSnapshot) -> list[EntityKey]:
+    name = node.name
+    return [(name, port.name, port.kind) for port in (*node.ports, *node.nics)]
+
+
+def _node_keys(node: NodeSnapshot) -> list[EntityKey]:
+    return [(node.name,)]
+
+
+def _gpus(node: NodeSnapshot) -> Sequence[Any]:
+    return node.gpus
+
+
+def _ports(node: NodeSnapshot) -> Sequence[Any]:
+    return (*node.ports, *node.nics)
+
+
+def _itself(node: NodeSnapshot) -> Sequence[Any]:
+    return (node,)
+
+
+_KINDS: tuple[
+    tuple[str, Callable[[NodeSnapshot], Sequence[Any]], Callable[[NodeSnapshot], list[EntityKey]]],
+    ...,
+] = (("gpu", _gpus, _gpu_keys), ("port", _ports, _port_keys), ("node", _itself, _node_keys))
+
+
+def _offer_the_interpreter() -> None:
+    """Let other threads (the event loop, when rendering in a worker) run for a moment.
+
+    ``time.sleep(0)`` releases the GIL but often takes it straight back; a short
+    real sleep hands it over.
+    """
+    time.sleep(0.0005)
 
 
 class ExpositionRenderer:
     """Renders snapshots to exposition text, keeping caches between scrapes.
 
+    Series heads (name and labels) are built once per entity and kept; a scrape
+    formats values into them, a chunk of nodes at a time
+    (:data:`NODES_PER_CHUNK`), offering the interpreter to other threads between
+    chunks so a scrape rendered in a worker does not hold the event loop for long.
+
     Args:
         xids: the running XID tally (see :class:`fleet.metrics.xids.XidTally`); without
             one the renderer keeps its own, fed only by the snapshots it renders.
+        between_chunks: called after each chunk of nodes (default: a 0.5 ms sleep).
     """
 
-    def __init__(self, *, xids: XidTally | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        xids: XidTally | None = None,
+        between_chunks: Callable[[], None] = _offer_the_interpreter,
+    ) -> None:
         self._xids = xids if xids is not None else XidTally()
+        self._between_chunks = between_chunks
         self._slots = {family: i for i, family in enumerate(FAMILIES)}
         self._headers = tuple(family.header() for family in FAMILIES)
-        self._gpu = KindPlan(GPU, self._slots)
-        self._port = KindPlan(PORT, self._slots)
-        self._node = KindPlan(NODE, self._slots)
+        self._plans = {
+            "gpu": KindPlan(GPU, self._slots),
+            "port": KindPlan(PORT, self._slots),
+            "node": KindPlan(NODE, self._slots),
+        }
         self._fleet = KindPlan(FLEET, self._slots)
         self._sla = KindPlan(SLA, self._slots)
-        self._nodes: dict[str, _NodeText] = {}
+        self._chunks: list[_ChunkText] = []
+        # Spec caches by entity key, kept while the entity is in the fleet.
+        self._compiled: dict[str, dict[EntityKey, list[Any]]] = {k: {} for k in self._plans}
+        self._templates = Templates()
         self._previous_s: float | None = None
         self._lock = threading.Lock()  # one render at a time: the caches are not shared-safe
 
@@ -93,52 +150,60 @@ class ExpositionRenderer:
     def _render(self, snapshot: FleetSnapshot | None) -> bytes:
         self._xids.observe(snapshot)
         shared = self._new_parts()
-        nodes: dict[str, _NodeText] = {}
+        chunks: list[_ChunkText] = []
         if snapshot is not None:
             self._fleet.render(snapshot, self._fleet.compile(()), shared)
             if snapshot.sla is not None:
                 self._sla.render(snapshot.sla, self._sla.compile((snapshot.sla.month,)), shared)
-            for node in snapshot.nodes:
-                nodes[node.name] = self._node_text(node)
-        self._nodes = nodes  # nodes gone from the fleet drop out of the cache here
+            nodes = snapshot.nodes
+            for start in range(0, len(nodes), NODES_PER_CHUNK):
+                previous = self._chunks[len(chunks)] if len(chunks) < len(self._chunks) else None
+                chunks.append(self._chunk_text(nodes[start : start + NODES_PER_CHUNK], previous))
+                self._between_chunks()
+        self._forget_gone_entities(chunks)
         self._render_xids(shared[self._slots[GPU_XID]])
         self._render_links(shared[self._slots[LINK_EVENTS]])
         if self._previous_s is not None:
             shared[self._slots[SCRAPE_DURATION]].append(
                 f"{SCRAPE_DURATION.name} {format_value(self._previous_s)}\n"
             )
-        return self._assemble(shared, [n.chunks for n in nodes.values()])
+        body = self._assemble(shared, [c.chunks for c in chunks])
+        for chunk in chunks:
+            chunk.chunks = []
+        self._chunks = chunks
+        return body
 
     def _new_parts(self) -> list[list[str]]:
         return [[] for _ in FAMILIES]
 
-    def _node_text(self, node: NodeSnapshot) -> _NodeText:
-        cached = self._nodes.get(node.name)
-        if cached is not None and cached.node is node:
-            return cached
+    def _chunk_text(self, nodes: tuple[NodeSnapshot, ...], cached: _ChunkText | None) -> _ChunkText:
         old = cached.blocks if cached is not None else {}
-
-        def labels(key: EntityKey) -> tuple[str, ...]:
-            return (node.name, *map(str, key))
-
-        kinds: tuple[tuple[str, KindPlan, Sequence[Any], Callable[[Any], EntityKey]], ...] = (
-            ("gpu", self._gpu, node.gpus, _GPU_KEY),
-            ("port", self._port, (*node.ports, *node.nics), _PORT_KEY),
-            ("node", self._node, (node,), _no_key),
-        )
         parts = self._new_parts()
         blocks = {}
-        for kind, plan, entities, key_of in kinds:
-            if entities:
-                keys = tuple(map(key_of, entities))
-                block = old.get(kind)
-                if block is None or block.keys != keys:
-                    block = EntityBlock(plan, labels, keys, block)
-                block.render(entities, parts)
-                blocks[kind] = block
-        # Encoded once per node: the scrape then only joins bytes (one pass over ~60 MB at
-        # 1,000 nodes instead of a join and a whole-body encode).
-        return _NodeText(node, ["".join(p).encode("utf-8") for p in parts], blocks)
+        for kind, entities_of, keys_of in _KINDS:
+            entities = [e for node in nodes for e in entities_of(node)]
+            if not entities:
+                continue
+            keys = tuple(k for node in nodes for k in keys_of(node))
+            block = old.get(kind)
+            if block is None or block.keys != keys:
+                block = EntityBlock(self._plans[kind], keys, self._compiled[kind], self._templates)
+            block.render(entities, parts)
+            blocks[kind] = block
+        # Encoded per chunk: the scrape then joins bytes (one pass less over the body).
+        return _ChunkText(["".join(p).encode("utf-8") for p in parts], blocks)
+
+    def _forget_gone_entities(self, chunks: list[_ChunkText]) -> None:
+        """Drop compiled heads of entities no chunk shows any more (nodes gone, GPUs lost)."""
+        for kind, compiled in self._compiled.items():
+            shown = sum(len(c.blocks[kind].keys) for c in chunks if kind in c.blocks)
+            if len(compiled) > shown:
+                self._compiled[kind] = {
+                    key: entry
+                    for c in chunks
+                    if kind in c.blocks
+                    for key, entry in zip(c.blocks[kind].keys, c.blocks[kind].entries, strict=True)
+                }
 
     def _render_xids(self, out: list[str]) -> None:
         for labels, count in self._xids.counts():
@@ -148,11 +213,11 @@ class ExpositionRenderer:
         for labels, count in self._xids.link_counts():
             out.append(f"{LINK_EVENTS.name}{{{label_pairs(LINK_EVENTS.labels, labels)}}} {count}\n")
 
-    def _assemble(self, shared: list[list[str]], node_chunks: list[list[bytes]]) -> bytes:
+    def _assemble(self, shared: list[list[str]], chunk_texts: list[list[bytes]]) -> bytes:
         out: list[bytes] = []
         for slot, header in enumerate(self._headers):
             out.append("".join((header, *shared[slot])).encode("utf-8"))
-            out.extend(chunks[slot] for chunks in node_chunks)
+            out.extend(chunks[slot] for chunks in chunk_texts)
         return b"".join(out)
 
 

@@ -1,0 +1,106 @@
+"""One tree's /metrics render cost on realistic snapshots, as JSON (run by bench_metrics.py).
+
+The snapshots come out of the real runtime: canned agent lines in the shape of
+bench/fleet_nodes.py (8 GPUs, 8 IB ports with 22 counters, 5 of them absent, 1 NIC,
+every value moving every tick) are decoded, ingested and ticked, so the render sees
+what ``gpufleet serve`` would. The tree under test is the one first on PYTHONPATH.
+CPU is ``time.process_time``; the heap is frozen and the young-generation threshold
+raised as the runtime does, so collections of the snapshots do not count.
+
+Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 1000``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after the tree
+
+from fleet_nodes import CannedNode
+
+from collectors.protocol import decode_line
+from collectors.ssh.target import NodeTarget
+from collectors.updates import NodeMessage
+from fleet.config import Config
+from fleet.metrics.text import ExpositionRenderer
+from fleet.model import FleetSnapshot
+from fleet.runtime import FleetRuntime
+
+T0 = 1.8e9
+
+
+def snapshots(count: int, ticks: int) -> list[FleetSnapshot]:
+    """``ticks`` consecutive snapshots of ``count`` streaming canned nodes."""
+    names = [f"node-{i:05d}" for i in range(1, count + 1)]
+    runtime = FleetRuntime(
+        Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time
+    )
+    state = runtime._state  # fed as the SSH fleet would
+    nodes = [CannedNode(i, 8, 8, 1.0) for i in range(count)]
+    for name, node in zip(names, nodes, strict=True):
+        state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
+    out = []
+    for k in range(1, ticks + 1):
+        for name, node in zip(names, nodes, strict=True):
+            state.ingest(NodeMessage(name, decode_line(node.sample(T0 + k)), T0 + k))
+        out.append(runtime.tick(T0 + k + 0.5))
+    return out
+
+
+def memory_held(snaps: list[FleetSnapshot]) -> tuple[float, float]:
+    """MiB a fresh renderer keeps after rendering ``snaps`` (its caches), and the peak
+    while it did, under tracemalloc (a separate pass: tracing slows the timed code)."""
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    renderer = ExpositionRenderer()
+    for snapshot in snaps:
+        renderer.render(snapshot)
+    gc.collect()
+    held, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return (held - base) / 2**20, (peak - base) / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--renders", type=int, default=6)
+    args = parser.parse_args()
+    snaps = snapshots(args.nodes, args.renders + 1)
+    gc.freeze()
+    gc.set_threshold(20_000, *gc.get_threshold()[1:])
+    renderer = ExpositionRenderer()
+    cpu, wall, body = [], [], b""
+    for snapshot in snaps:
+        started, began = time.process_time(), time.perf_counter()
+        body = renderer.render(snapshot)
+        cpu.append(time.process_time() - started)
+        wall.append(time.perf_counter() - began)
+    size = len(body)
+    series = sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#"))
+    del body
+    held, peak = memory_held(snaps[:3])
+    result = {
+        "tree": sys.path[1] if len(sys.path) > 1 else "",
+        "cold_cpu_s": cpu[0],
+        "steady_cpu_s": cpu[1:],
+        "steady_wall_s": wall[1:],
+        "series": series,
+        "bytes": size,
+        "held_mib": held,
+        "peak_mib": peak,
+        "load": os.getloadavg()[0],
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

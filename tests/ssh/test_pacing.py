@@ -1,0 +1,109 @@
+"""Agent lines are handled a bounded slice per loop turn, in order, and none is lost at close."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import asyncssh
+
+from collectors.ssh.errors import AgentExited
+from collectors.ssh.pacing import LinePacer
+from collectors.ssh.stream import AGENT_WINDOW, AgentChannel
+from tests.runtime.waits import wait_until
+
+
+class Ticks:
+    """A clock that moves one unit per reading: a slice of 5 units is 5 lines."""
+
+    def __init__(self) -> None:
+        self._count = itertools.count()
+
+    def __call__(self) -> float:
+        return float(next(self._count))
+
+
+async def test_a_backlog_lets_the_loop_run_between_slices() -> None:
+    pacer = LinePacer(slice_s=5, clock=Ticks())
+    delivered: list[bytes] = []
+    seen_by_timer: list[int] = []
+
+    class Consumer:
+        def deliver(self, line: bytes) -> None:
+            delivered.append(line)
+
+    lines = [b"%d" % i for i in range(200)]
+    pacer.offer(Consumer(), lines)
+    # Scheduled after the backlog arrived: without slices it would run after all 200.
+    asyncio.get_running_loop().call_soon(lambda: seen_by_timer.append(len(delivered)))
+    await wait_until(lambda: len(delivered) == 200, within_s=10)
+    assert delivered == lines
+    assert seen_by_timer and seen_by_timer[0] < 20
+    assert pacer.waiting == 0
+
+
+async def test_lines_before_the_close_are_handled_before_ended_resolves() -> None:
+    order: list[str] = []
+    channel = AgentChannel(lambda line: order.append(line.decode()), LinePacer())
+    channel.data_received(b'{"a": 1}\n\n{"b": 2}\n{"c"', None)
+    channel.data_received(b": 3}\n", None)
+    channel.exit_status_received(3)
+    channel.connection_lost(None)
+    assert not channel.ended.done()  # two lines still queued
+    exc = await asyncio.wait_for(channel.ended, 10)
+    assert order == ['{"a": 1}', '{"b": 2}', '{"c": 3}']
+    assert isinstance(exc, AgentExited) and "status 3" in str(exc)
+
+
+async def test_lines_after_a_protocol_failure_are_dropped() -> None:
+    order: list[str] = []
+    pacer = LinePacer()
+
+    def on_line(line: bytes) -> None:
+        order.append(line.decode())
+        channel.fail(AgentExited("bad line"))
+
+    channel = AgentChannel(on_line, pacer)
+    channel.data_received(b"first\nsecond\nthird\n", None)
+    exc = await asyncio.wait_for(channel.ended, 10)
+    await wait_until(lambda: pacer.waiting == 0, within_s=10)
+    assert order == ["first"]
+    assert str(exc) == "bad line"
+
+
+BURST = 600
+
+
+class _Burst(asyncssh.SSHServer):
+    def begin_auth(self, username: str) -> bool:
+        return False  # loopback test server: no authentication
+
+
+async def _write_burst(process: asyncssh.SSHServerProcess[bytes]) -> None:
+    # ~60 KB at once, well past the agent channel's 32 KiB window: the client pauses
+    # and resumes reading several times before the last line arrives.
+    process.stdout.write(
+        b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * 80) for i in range(BURST))
+    )
+    await process.stdout.drain()
+    process.exit(0)
+
+
+async def test_a_burst_past_the_window_arrives_whole_and_in_order() -> None:
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    server = await asyncssh.listen(
+        "127.0.0.1", 0, server_host_keys=[key], server_factory=_Burst,
+        process_factory=_write_burst, encoding=None,
+    )  # fmt: skip
+    got: list[int] = []
+    pacer = LinePacer()
+    try:
+        port = server.sockets[0].getsockname()[1]
+        async with asyncssh.connect("127.0.0.1", port, known_hosts=None, username="t") as conn:
+            channel = AgentChannel(lambda line: got.append(int(line[6:].split(b",")[0])), pacer)
+            await conn.create_session(lambda: channel, "agent", encoding=None, window=AGENT_WINDOW)
+            exc = await asyncio.wait_for(channel.ended, 30)
+    finally:
+        server.close()
+    assert got == list(range(BURST))
+    assert isinstance(exc, AgentExited) and "status 0" in str(exc)
