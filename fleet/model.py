@@ -8,8 +8,10 @@ A value that could not be read is ``None`` (shown as "N/A").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, NamedTuple, Protocol
+
+import numpy as np
 
 from collectors.updates import NodeStatus
 
@@ -96,6 +98,99 @@ class PortSnapshot:
     since: float | None = None
 
 
+class GpuBrief(NamedTuple):
+    """What the per-tick readers (links, drift, the event log) need of one GPU.
+
+    The state hands out the same brief object while none of these fields changes, so a
+    reader compares a node's briefs by identity instead of building every GpuSnapshot.
+    """
+
+    index: int
+    uuid: str
+    serial: str | None
+    lost: bool
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    since: float | None
+    nvlink_active: int | None
+    nvlink_total: int | None
+
+    @classmethod
+    def of(cls, gpu: GpuSnapshot) -> GpuBrief:
+        return cls(
+            gpu.index,
+            gpu.uuid,
+            gpu.serial,
+            gpu.lost,
+            gpu.verdict,
+            gpu.reasons,
+            gpu.since,
+            gpu.nvlink_active,
+            gpu.nvlink_total,
+        )
+
+
+class PortBrief(NamedTuple):
+    """What the per-tick readers need of one port or NIC (its link, not its traffic)."""
+
+    name: str
+    kind: str
+    state: str | None
+    phys_state: str | None
+    rate_gbps: float | None
+    expected_rate_gbps: float | None
+    link_downed: int | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    since: float | None
+
+    @classmethod
+    def of(cls, port: PortSnapshot) -> PortBrief:
+        return cls(
+            port.name,
+            port.kind,
+            port.state,
+            port.phys_state,
+            port.rate_gbps,
+            port.expected_rate_gbps,
+            port.link_downed,
+            port.verdict,
+            port.reasons,
+            port.since,
+        )
+
+
+class NodeRows(Protocol):
+    """A node's readings frozen at one tick, from which its GPU and port objects are built.
+
+    ``FleetState`` hands out NodeSnapshots backed by rows: the tuples ``gpus``, ``ports``
+    and ``nics`` are built on first access only (most ticks nobody reads them: a tick's
+    readers use the briefs and the fleet's columns).
+    """
+
+    gpu_briefs: tuple[GpuBrief, ...]
+    port_briefs: tuple[PortBrief, ...]
+    nic_briefs: tuple[PortBrief, ...]
+    gpu_start: int  # the node's first row in ``FleetSnapshot.columns``
+
+    def build(self, which: str) -> tuple[Any, ...]:
+        """The ``gpus``, ``ports`` or ``nics`` tuple (built once, then the same object)."""
+        ...
+
+    def built(self, which: str) -> tuple[Any, ...] | None:
+        """The tuple ``build(which)`` returned, or None when it was never asked for."""
+        ...
+
+
+class _Pending(tuple):  # type: ignore[type-arg]
+    """The marker a lazy NodeSnapshot field holds until its tuple is built."""
+
+    __slots__ = ()
+
+
+PENDING: Any = _Pending()
+
+
 @dataclass(frozen=True, slots=True)
 class EventRecord:
     """An event as the fleet keeps it (XIDs carry their meaning in ``detail``)."""
@@ -130,6 +225,8 @@ class NodeSnapshot:
     agent_version: str | None = None
     model: str | None = None  # GPU model name of GPU 0
     sampled_at: float | None = None  # the node's own clock on its latest sample (Sample.t)
+    # Set by FleetState: gpus/ports/nics passed as PENDING are built from these rows.
+    rows: NodeRows | None = field(default=None, compare=False, repr=False)
 
     @property
     def broken(self) -> bool:
@@ -139,7 +236,44 @@ class NodeSnapshot:
     @property
     def healthy_gpus(self) -> int:
         """GPUs whose verdict is ok or warn."""
-        return sum(1 for g in self.gpus if g.verdict in ("ok", "warn"))
+        return sum(1 for g in self.gpu_briefs if g.verdict in ("ok", "warn"))
+
+    @property
+    def gpu_count(self) -> int:
+        """``len(gpus)`` without building the GPU objects."""
+        return len(self.gpu_briefs)
+
+    @property
+    def gpu_briefs(self) -> tuple[GpuBrief, ...]:
+        """Identity, verdict and NVLink state of each GPU (the same object while unchanged)."""
+        if self._from_rows("gpus"):
+            assert self.rows is not None
+            return self.rows.gpu_briefs
+        return tuple(map(GpuBrief.of, self.gpus))
+
+    @property
+    def port_briefs(self) -> tuple[PortBrief, ...]:
+        """Link state and verdict of each port (the same object while unchanged)."""
+        if self._from_rows("ports"):
+            assert self.rows is not None
+            return self.rows.port_briefs
+        return tuple(map(PortBrief.of, self.ports))
+
+    @property
+    def nic_briefs(self) -> tuple[PortBrief, ...]:
+        """Link state and verdict of each NIC (the same object while unchanged)."""
+        if self._from_rows("nics"):
+            assert self.rows is not None
+            return self.rows.nic_briefs
+        return tuple(map(PortBrief.of, self.nics))
+
+    def _from_rows(self, which: str) -> bool:
+        # A copy made with other objects (a probe verdict, a flagged reason) answers from them.
+        rows = self.rows
+        if rows is None:
+            return False
+        raw = _RAW_FIELDS[which].__get__(self, NodeSnapshot)
+        return raw is PENDING or raw is rows.built(which)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +322,19 @@ class NodeTransition:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuColumns:
+    """Every GPU of a tick as rows of arrays (one row per GPU slot, never written again).
+
+    ``fast`` holds the fast fields in ``collectors.agent.fields.GPU_FIELDS`` order (NaN
+    where a value is missing); ``verdict`` each GPU's ``VERDICT_RANK``. A node backed by
+    rows owns ``rows.gpu_start`` to ``gpu_start + gpu_count``; other rows are unused.
+    """
+
+    fast: np.ndarray
+    verdict: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class FleetSnapshot:
     """The whole fleet at ``taken_at``: the one object every reader is handed."""
 
@@ -198,6 +345,8 @@ class FleetSnapshot:
     # What happened since the previous snapshot, for the history recorder and exporters.
     transitions: tuple[NodeTransition, ...] = ()
     new_events: tuple[EventRecord, ...] = ()
+    # Set by FleetState: every GPU's fast readings and verdict as columns.
+    columns: GpuColumns | None = field(default=None, compare=False, repr=False)
 
     @property
     def nodes_streaming(self) -> int:
@@ -209,7 +358,7 @@ class FleetSnapshot:
 
     @property
     def gpus_total(self) -> int:
-        return sum(max(n.expected_gpus, len(n.gpus)) for n in self.nodes)
+        return sum(max(n.expected_gpus, n.gpu_count) for n in self.nodes)
 
     @property
     def gpus_healthy(self) -> int:
@@ -221,3 +370,45 @@ class FleetSnapshot:
             if n.name == name:
                 return n
         return None
+
+
+class _LazyTuple:
+    """A NodeSnapshot field that is built from the node's rows when it holds PENDING."""
+
+    __slots__ = ("name", "slot")
+
+    def __init__(self, name: str, slot: Any) -> None:
+        self.name, self.slot = name, slot
+
+    def __get__(self, node: NodeSnapshot | None, owner: type | None = None) -> Any:
+        if node is None:
+            return self
+        value = self.slot.__get__(node, owner)
+        if value is PENDING:
+            rows = node.rows
+            value = () if rows is None else rows.build(self.name)
+            self.slot.__set__(node, value)  # a cache of a pure function of frozen rows
+        return value
+
+    def __set__(self, node: NodeSnapshot, value: Any) -> None:
+        self.slot.__set__(node, value)
+
+
+_RAW_FIELDS: dict[str, Any] = {
+    name: NodeSnapshot.__dict__[name] for name in ("gpus", "ports", "nics")
+}
+for _name, _slot in _RAW_FIELDS.items():
+    setattr(NodeSnapshot, _name, _LazyTuple(_name, _slot))
+_NODE_FIELDS = tuple(f.name for f in fields(NodeSnapshot))
+
+
+def evolve(node: NodeSnapshot, **changes: Any) -> NodeSnapshot:
+    """``dataclasses.replace`` that keeps unread GPU and port tuples unbuilt."""
+    values = {
+        name: _RAW_FIELDS[name].__get__(node, NodeSnapshot)
+        if name in _RAW_FIELDS
+        else getattr(node, name)
+        for name in _NODE_FIELDS
+    }
+    values.update(changes)
+    return NodeSnapshot(**values)

@@ -1,4 +1,8 @@
-"""Judge a node and build its NodeSnapshot, reusing every GPU and port object that held still."""
+"""Judge a node and freeze its tick: briefs, rows and the verdict columns.
+
+No GpuSnapshot or PortSnapshot is built here: the NodeSnapshot holds the tick's rows
+(:class:`fleet.state.rows.StateRows`) and builds them when a reader asks.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +17,15 @@ from fleet.health import (
     judge_port,
     node_status_view,
 )
-from fleet.model import GpuSnapshot, NodeSnapshot, NodeTransition, PortSnapshot
-from fleet.state.build import gpu_snapshot, port_snapshot
+from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition, PortBrief
+from fleet.state.build import PortParts, port_parts, steady_values
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
+from fleet.state.rows import GpuErrors, StateRows
 
 
 def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
-    """Re-judge ``node`` at ``now`` and rebuild its snapshot.
+    """Re-judge ``node`` at ``now`` and freeze its snapshot.
 
     Returns:
         The transition when the node's state changed (its first state counts as one).
@@ -29,21 +34,21 @@ def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
     view = node_status_view(
         node.status, node.status_reason, node.last_sample_at, node.interval, cfg, now
     )
-    gpus = _gpus(node, cfg, now)
+    _judge_gpus(node, cfg, now)
     ports = _ports(node, node.ports, cfg, now)
     nics = _ports(node, node.nics, cfg, now)
-    views = [GpuVerdictView(g.index, g.verdict, g.reasons) for g in gpus]
     judgements = [track.judgement for track in node.ports]
-    state, reasons, until = judge_node(view, views, node.spec.expected_gpus, judgements, cfg, now)
+    state, reasons, until = judge_node(
+        view, node.verdict_views, node.spec.expected_gpus, judgements, cfg, now
+    )
     transition = None
     if state != node.state:
         node.state, node.state_since = state, now
         transition = NodeTransition(node.spec.name, state, now, reasons)
     node.state_reasons = reasons
-    if state == "unreachable":  # its last readings are not the fleet's utilization now
-        node.util_sum, node.util_count = 0.0, 0
+    _count_utilization(node, state != "unreachable")
     node.until = min(until, view.until, _earliest(node))
-    node.snap = _node_snapshot(node, view, gpus, ports, nics)
+    node.snap = _node_snapshot(node, view, ports, nics)
     node.dirty = False
     return transition
 
@@ -55,60 +60,90 @@ def _earliest(node: NodeTrack) -> float:
     return min(times, default=math.inf)
 
 
-def _gpus(node: NodeTrack, cfg: HealthSection, now: float) -> tuple[GpuSnapshot, ...]:
-    layout = node.layout
-    out = []
-    total, count = 0.0, 0
-    for track in node.gpus:
-        if track.dirty or now >= track.until or track.snap is None:
-            if track.rejudge or now >= track.until:
-                track.judge(cfg, now)
-            if layout is not None:
-                track.snap = gpu_snapshot(track, layout.gpu, layout.slow)
-            else:
-                track.snap = GpuSnapshot(track.info.index, track.info.uuid, track.info.name)
-            track.dirty = False
-        snap = track.snap
-        if snap.util_gpu is not None:
-            total += snap.util_gpu
-            count += 1
-        out.append(snap)
-    node.util_sum, node.util_count = total, count
-    return tuple(out)
+def _judge_gpus(node: NodeTrack, cfg: HealthSection, now: float) -> None:
+    """Judge the GPUs that need it; new briefs and verdict ranks only where one changed."""
+    tracks = node.gpus
+    changed = len(node.gpu_briefs) != len(tracks)
+    for track in tracks:
+        if track.rejudge or now >= track.until:
+            track.judge(cfg, now)
+        if track.brief is None:
+            changed = True
+    if not changed:
+        return
+    briefs = tuple(track.brief_now() for track in tracks)
+    node.gpu_briefs = briefs
+    node.verdict_views = tuple(GpuVerdictView(b.index, b.verdict, b.reasons) for b in briefs)
+    start = node.gpu_start
+    node.arena.verdict[start : start + len(briefs)] = [VERDICT_RANK[b.verdict] for b in briefs]
+
+
+def _count_utilization(node: NodeTrack, counted: bool) -> None:
+    # An unreachable node's last readings are not the fleet's utilization now.
+    if counted == node.counted:
+        return
+    node.counted = counted
+    start, count = node.gpu_start, len(node.gpus)
+    mask = node.arena.counted
+    mask[start : start + node.gpu_slots] = False
+    mask[start : start + count] = counted
 
 
 def _ports(
     node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float
-) -> tuple[PortSnapshot, ...]:
-    out = []
+) -> tuple[tuple[PortBrief, ...], tuple[PortParts, ...]]:
+    briefs = []
     for track in tracks:
-        snap = track.snap
-        if track.dirty or now >= track.judgement.until or snap is None:
-            expected = None if track.is_nic else node.expected_rate(track.info.kind)
-            if track.rejudge or now >= track.judgement.until or expected != track.expected:
-                judgement: Judgement = judge_port(track.facts, expected, cfg, now)
-                track.judge(judgement, now)
-                track.expected = expected
-            snap = port_snapshot(track, expected)
-            track.snap = snap
-            track.dirty = False
-        out.append(snap)
-    return tuple(out)
+        expected = None if track.is_nic else node.expected_rate(track.info.kind)
+        if track.rejudge or now >= track.judgement.until or expected != track.expected:
+            judgement: Judgement = judge_port(track.facts, expected, cfg, now)
+            track.judge(judgement, now)
+            track.expected = expected
+        briefs.append(track.brief_now(expected))
+    return tuple(briefs), tuple(map(port_parts, tracks))
+
+
+def _steady(node: NodeTrack) -> tuple[list[object], ...]:
+    layout = node.layout
+    if layout is None:
+        return ()
+    steady = node.steady
+    if len(steady) != len(node.gpus) or any(t.slow_values is None for t in node.gpus):
+        steady = tuple(steady_values(track, layout.slow) for track in node.gpus)
+        node.steady = steady
+    return steady
+
+
+def _errors(node: NodeTrack) -> GpuErrors | None:
+    if not any(track.errors for track in node.gpus):
+        return None
+    return tuple(track.errors for track in node.gpus)
 
 
 def _node_snapshot(
     node: NodeTrack,
     view: NodeStatusView,
-    gpus: tuple[GpuSnapshot, ...],
-    ports: tuple[PortSnapshot, ...],
-    nics: tuple[PortSnapshot, ...],
+    ports: tuple[tuple[PortBrief, ...], tuple[PortParts, ...]],
+    nics: tuple[tuple[PortBrief, ...], tuple[PortParts, ...]],
 ) -> NodeSnapshot:
-    hello = node.hello
+    hello, layout = node.hello, node.layout
     if len(node.events_view) != len(node.events) or (
         node.events and node.events_view[-1] is not node.events[-1]
     ):
         node.events_view = tuple(node.events)
     assert node.state is not None
+    rows = StateRows(
+        node.gpu_start,
+        node.gpu_briefs,
+        (
+            None if layout is None else layout.gpu,
+            tuple(track.fast for track in node.gpus),
+            _steady(node),
+        ),
+        _errors(node),
+        ports,
+        nics,
+    )
     return NodeSnapshot(
         name=node.spec.name,
         status=view.status,
@@ -118,13 +153,14 @@ def _node_snapshot(
         broken_reasons=node.state_reasons,
         state_since=node.state_since,
         expected_gpus=node.spec.expected_gpus,
-        gpus=gpus,
-        ports=ports,
-        nics=nics,
+        gpus=PENDING,
+        ports=PENDING,
+        nics=PENDING,
         events=node.events_view,
         driver=hello.driver if hello else None,
         cuda=hello.cuda if hello else None,
         agent_version=hello.agent if hello else None,
-        model=gpus[0].name if gpus else None,
+        model=node.gpus[0].info.name if node.gpus else None,
         sampled_at=node.sampled_at,
+        rows=rows,
     )

@@ -1,13 +1,29 @@
-"""Frozen snapshot objects from tracks: called only for what changed since the last snapshot."""
+"""Snapshot objects from a tick's frozen parts: built only when a reader asks for them."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 
-from fleet.model import GpuSnapshot, PortSnapshot
+from collectors.protocol import Value
+from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
 from fleet.state.gpu import GpuTrack
-from fleet.state.layout import FieldIndex, pick
+from fleet.state.layout import FieldIndex, Row, pick
 from fleet.state.port import IB_DATA_UNIT, PortTrack
+
+# names, reader, raw row, hw counters, rx/s, tx/s, symbol/rcv/discard rates, link_downed +n
+PortParts = tuple[
+    tuple[str, ...],
+    Callable[[Row], tuple[Value, ...]],
+    Row | None,
+    Mapping[str, int],
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    int,
+]
 
 _MIB = 1 << 20
 _FAST_NUMBERS = (
@@ -85,10 +101,15 @@ def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
     return cached
 
 
-def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnapshot:
-    """A GpuSnapshot of the track's latest readings and verdict."""
-    values = steady_values(track, slow).copy()
-    row = track.fast
+def gpu_snapshot(
+    brief: GpuBrief,
+    steady: list[object],
+    row: Row | None,
+    errors: tuple[tuple[str, str], ...],
+    fast: FieldIndex,
+) -> GpuSnapshot:
+    """A GpuSnapshot from one GPU's frozen parts: steady values, fast row and verdict."""
+    values = steady.copy()
     if row is not None:  # rows are padded to the declared length at ingest
         # JSON numbers pass as they are: an int is a valid float reading.
         for at, i in fast.routes(_FAST_NUMBERS, _GPU_AT):
@@ -99,45 +120,64 @@ def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnap
         values[_AT_MEM] = None if mem is None else int(mem * _MIB)
         values[_AT_CLOCK] = None if reasons is None else int(reasons)
         values[_AT_PSTATE] = None if pstate is None else int(pstate)
-    values[_AT_LOST] = track.facts.lost
-    values[_AT_ERRORS] = track.errors
-    values[_AT_VERDICT] = track.verdict
-    values[_AT_REASONS] = track.reasons
-    values[_AT_SINCE] = track.since
+    values[_AT_LOST] = brief.lost
+    values[_AT_ERRORS] = errors
+    values[_AT_VERDICT] = brief.verdict
+    values[_AT_REASONS] = brief.reasons
+    values[_AT_SINCE] = brief.since
     return GpuSnapshot(*values)  # type: ignore[arg-type]
 
 
-def port_snapshot(track: PortTrack, expected_rate: float | None) -> PortSnapshot:
-    """A PortSnapshot of the track's latest readings, rates and verdict."""
-    facts, judgement = track.facts, track.judgement
-    counters = track.counter_view()
-    if track.hw:
-        counters += tuple(track.hw.items())
+def port_parts(track: PortTrack) -> PortParts:
+    """What a PortSnapshot needs of ``track`` beyond its brief, frozen at this tick."""
+    facts = track.facts
     if track.is_nic:
         rx, tx = track.rate("rx_bytes"), track.rate("tx_bytes")
-        link_downed, downed_total = None, 0
+        downed_total = 0
     else:
         rx = track.rate("port_rcv_data", IB_DATA_UNIT)
         tx = track.rate("port_xmit_data", IB_DATA_UNIT)
         downed = track.counters.get("link_downed")
-        link_downed = None if downed is None else downed.value
         downed_total = 0 if downed is None else downed.total
+    return (
+        track.counter_names,
+        track.counter_values,
+        track.row,
+        track.hw,
+        rx,
+        tx,
+        facts.symbol_error_rate,
+        facts.rcv_error_rate,
+        facts.xmit_discard_rate,
+        downed_total,
+    )
+
+
+def port_snapshot(brief: PortBrief, parts: PortParts) -> PortSnapshot:
+    """A PortSnapshot from one port's brief and frozen parts."""
+    names, reader, row, hw, rx, tx, symbol, rcv, discards, downed_total = parts
+    counters: tuple[tuple[str, int | None], ...] = ()
+    if row is not None:
+        # sysfs counters are integers; the agent sends them as JSON integers.
+        counters = tuple(zip(names, reader(row), strict=True))  # type: ignore[arg-type]
+    if hw:
+        counters += tuple(hw.items())
     return PortSnapshot(
-        name=facts.name,
-        kind=facts.kind,
-        state=facts.state,
-        phys_state=facts.phys_state,
-        rate_gbps=facts.rate_gbps,
-        expected_rate_gbps=expected_rate,
-        link_downed=link_downed,
+        name=brief.name,
+        kind=brief.kind,
+        state=brief.state,
+        phys_state=brief.phys_state,
+        rate_gbps=brief.rate_gbps,
+        expected_rate_gbps=brief.expected_rate_gbps,
+        link_downed=brief.link_downed,
         link_downed_delta=downed_total,
-        symbol_error_rate=facts.symbol_error_rate,
-        rcv_error_rate=facts.rcv_error_rate,
-        xmit_discard_rate=facts.xmit_discard_rate,
+        symbol_error_rate=symbol,
+        rcv_error_rate=rcv,
+        xmit_discard_rate=discards,
         rx_bytes_per_s=rx,
         tx_bytes_per_s=tx,
         counters=counters,
-        verdict=judgement.verdict,
-        reasons=judgement.reasons,
-        since=track.since,
+        verdict=brief.verdict,
+        reasons=brief.reasons,
+        since=brief.since,
     )

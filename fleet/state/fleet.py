@@ -15,16 +15,18 @@ from fleet.model import (
     UtilizationSummary,
 )
 from fleet.state.assemble import refresh
+from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
 
 
 class FleetState:
     """The live fleet: cheap ``ingest`` per update, ``snapshot`` once per tick.
 
-    ``ingest`` keeps the latest decoded arrays and advances counters; it builds no
-    snapshot objects. ``snapshot`` rebuilds only nodes that received data or whose
-    holds or staleness deadlines passed, and reuses every other NodeSnapshot object.
-    Not thread-safe: call both from the event loop.
+    ``ingest`` keeps the latest decoded rows, writes the fast GPU values into the
+    fleet's columns and advances counters; it builds no snapshot objects. ``snapshot``
+    re-freezes only nodes that received data or whose holds or staleness deadlines
+    passed, and reuses every other NodeSnapshot object; GPU and port objects are built
+    only when a reader asks for them. Not thread-safe: call both from the event loop.
     """
 
     def __init__(
@@ -32,9 +34,10 @@ class FleetState:
     ) -> None:
         self._health = health
         self._event_history = event_history
+        self._arena = GpuArena(8 * max(len(nodes), 8))
         self._nodes: dict[str, NodeTrack] = {}
         for spec in nodes:
-            self._nodes[spec.name] = NodeTrack(spec, health, event_history)
+            self._nodes[spec.name] = NodeTrack(spec, health, event_history, self._arena)
         self._order: list[NodeTrack] = list(self._nodes.values())
         self._view: tuple[NodeSnapshot, ...] | None = None
         self._new_events: list[EventRecord] = []
@@ -68,7 +71,7 @@ class FleetState:
 
     def _adopt(self, name: str) -> NodeTrack:
         # A node the transport knows but the config did not list: watch it with defaults.
-        node = NodeTrack(NodeSpec(name), self._health, self._event_history)
+        node = NodeTrack(NodeSpec(name), self._health, self._event_history, self._arena)
         self._nodes[name] = node
         self._order.append(node)
         self._view = None
@@ -90,13 +93,9 @@ class FleetState:
         return FleetSnapshot(
             taken_at=now,
             nodes=self._view,
-            utilization=self._utilization(),
+            # Rolling averages come from history (fleet/history); the state knows only now.
+            utilization=UtilizationSummary(now=self._arena.utilization_now()),
             transitions=tuple(transitions),
             new_events=events,
+            columns=self._arena.freeze(),
         )
-
-    def _utilization(self) -> UtilizationSummary:
-        total = sum(node.util_sum for node in self._order)
-        count = sum(node.util_count for node in self._order)
-        # Rolling averages come from history (fleet/history); the state knows only now.
-        return UtilizationSummary(now=total / count if count else None)

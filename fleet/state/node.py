@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
-from fleet.model import EventRecord, NodeSnapshot, NodeState
+from fleet.health import GpuVerdictView
+from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
+from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
 from fleet.state.port import PortTrack
@@ -27,9 +29,15 @@ class NodeSpec:
 class NodeTrack:
     """Everything the state knows about one node between snapshots."""
 
-    def __init__(self, spec: NodeSpec, cfg: HealthSection, event_history: int) -> None:
+    def __init__(
+        self, spec: NodeSpec, cfg: HealthSection, event_history: int, arena: GpuArena
+    ) -> None:
         self.spec = spec
         self.cfg = cfg
+        self.arena = arena
+        self.gpu_start = 0  # the node's slots in the fleet's GPU columns
+        self.gpu_slots = 0
+        self.fast_plan: FastPlan | None = None
         self.status: NodeStatus = "connecting"
         self.status_reason = ""
         self.last_seen: float | None = None
@@ -55,8 +63,11 @@ class NodeTrack:
         self.state: NodeState | None = None
         self.state_reasons: tuple[str, ...] = ()
         self.state_since: float | None = None
-        self.util_sum = 0.0
-        self.util_count = 0
+        self.counted: bool | None = None  # do this node's GPUs count toward utilization?
+        # What the last snapshot held, reused while nothing in it changed.
+        self.gpu_briefs: tuple[GpuBrief, ...] = ()
+        self.verdict_views: tuple[GpuVerdictView, ...] = ()
+        self.steady: tuple[list[object], ...] = ()
 
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
@@ -102,9 +113,19 @@ class NodeTrack:
             gpus.append(track)
         self.gpus = gpus
         self.by_uuid = {track.info.uuid: track for track in gpus}
+        self._place_gpus(len(gpus), layout)
         self.ports = [self._port(info, layout) for info in hello.ports]
         self.nics = [self._port(info, layout) for info in hello.nics]
         self.dirty = True
+
+    def _place_gpus(self, count: int, layout: Layout) -> None:
+        arena = self.arena
+        if count > self.gpu_slots:
+            self.gpu_start, self.gpu_slots = arena.allocate(count), count
+        arena.clear(self.gpu_start, self.gpu_slots)
+        self.fast_plan = FastPlan(layout.gpu)
+        self.counted = None  # the counted range changed with the GPU count
+        self.gpu_briefs = ()
 
     def _port(self, info: PortInfo, layout: Layout) -> PortTrack:
         index = layout.nic if info.kind == "eth" else layout.port
@@ -133,6 +154,8 @@ class NodeTrack:
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
         self._apply_gpus(sample, layout, received)
+        if self.fast_plan is not None:
+            self.arena.write(self.gpu_start, len(self.gpus), sample.gpus, self.fast_plan)
         t = sample.t
         for track, row in zip(self.ports, sample.ports, strict=False):
             track.apply(row, t, received, self.cfg)

@@ -11,7 +11,7 @@ from collectors.protocol import PortInfo, Value
 from fleet.config.health_section import HealthSection
 from fleet.counters import Counter, ceiling
 from fleet.health import Judgement, PortFacts
-from fleet.model import PortSnapshot, Verdict
+from fleet.model import PortBrief, Verdict
 from fleet.state.layout import FieldIndex, Row, pick, pick_int
 
 # PMA data counters count octets divided by 4 (kernel sysfs ABI): bytes = value x 4.
@@ -46,10 +46,11 @@ class PortTrack:
         "at_speed",
         "at_state",
         "at_up",
+        "brief",
         "counter_names",
         "counter_values",
         "counters",
-        "dirty",
+        "downed",
         "expected",
         "facts",
         "facts_key",
@@ -63,9 +64,7 @@ class PortTrack:
         "rejudge",
         "row",
         "since",
-        "snap",
         "tracked",
-        "view",
     )
 
     def __init__(self, info: PortInfo, index: FieldIndex, cfg: HealthSection) -> None:
@@ -78,16 +77,15 @@ class PortTrack:
         self.index = index
         self.tracked: list[tuple[str, int, Counter]] = []
         self.counter_names: tuple[str, ...] = ()
-        self.view: tuple[tuple[str, int | None], ...] = ()  # the last counter_view
+        self.downed: Counter | None = None
+        self.brief: PortBrief | None = None  # None: link state, rate or verdict changed
         self.counter_values: Callable[[Row], tuple[Value, ...]] = lambda row: ()
         self.relayout(index, cfg)
         self.judgement = Judgement("unknown", (), math.inf)
         self.since: float | None = None
-        self.dirty = True  # readings changed: build a new snapshot object
         self.rejudge = True  # health facts changed: evaluate the rules again
         self.facts_key: tuple[object, ...] = ()
         self.expected: float | None = None  # the expected rate of the last judgement
-        self.snap: PortSnapshot | None = None
 
     def relayout(self, index: FieldIndex, cfg: HealthSection) -> None:
         """A new session may declare other fields: keep baselines of counters that remain."""
@@ -102,7 +100,7 @@ class PortTrack:
         self.at_up, self.at_speed = index["up"], index["speed_mbps"]
         shown = [(n, i) for i, n in enumerate(index.names) if n not in _NOT_COUNTERS]
         self.counter_names = tuple(n for n, _ in shown)
-        self.view = ()  # names may have moved: the next view starts afresh
+        self.brief = None
         positions = [i for _, i in shown]
         self.counter_values = _reader(positions)
         names = _NIC_COUNTERS if self.is_nic else self._ib_tracked(cfg)
@@ -119,6 +117,7 @@ class PortTrack:
             counter.top = top  # a new session may report another counter width
             self.tracked.append((name, position, counter))
         tracked = {name: counter for name, _, counter in self.tracked}
+        self.downed = None if self.is_nic else self.counters.get("link_downed")
         # (symbol_error, port_rcv_errors, port_xmit_discards) or (rx_errors,): the rate facts.
         rated = ("rx_errors",) if self.is_nic else _IB_RATE_COUNTERS
         self.rates = tuple(tracked.get(name) for name in rated)
@@ -143,11 +142,11 @@ class PortTrack:
         else:
             self._apply_ib(row, received, cfg.port_fatal_hold_s)
         self.facts.sampled = True
-        self.dirty = True
         key = self._facts_key()
         if key != self.facts_key:
             self.facts_key = key
             self.rejudge = True
+            self.brief = None
 
     def _facts_key(self) -> tuple[object, ...]:
         # Everything the port rules read; a healthy port's key holds still between ticks.
@@ -199,28 +198,6 @@ class PortTrack:
         errors = self.rates[0]
         self.facts.rcv_error_rate = None if errors is None else errors.rate
 
-    def counter_view(self) -> tuple[tuple[str, int | None], ...]:
-        """The latest raw counters by name (states and rates left out)."""
-        row = self.row
-        if row is None:
-            return ()
-        # sysfs counters are integers; the agent sends them as JSON integers.
-        values: tuple[int | None, ...] = self.counter_values(row)  # type: ignore[assignment]
-        last = self.view
-        if len(last) != len(values):
-            self.view = tuple(zip(self.counter_names, values, strict=True))
-            return self.view
-        # A pair whose value held still is last tick's object: a healthy port's error
-        # counters stay at 0, so most of its ~17 pairs are not allocated (and later
-        # scanned by the collector) again every tick.
-        self.view = tuple(
-            [
-                pair if pair[1] == value and type(pair[1]) is type(value) else (pair[0], value)
-                for pair, value in zip(last, values, strict=True)
-            ]
-        )
-        return self.view
-
     def rate(self, name: str, unit: int = 1) -> float | None:
         """Per-second rate of a tracked counter (times ``unit``), None when unknown."""
         counter = self.counters.get(name)
@@ -234,4 +211,32 @@ class PortTrack:
         previous: Verdict = self.judgement.verdict
         if judgement.verdict != previous or self.since is None:
             self.since = now
+            self.brief = None
+        elif judgement.reasons != self.judgement.reasons:
+            self.brief = None
         self.judgement = judgement
+
+    def brief_now(self, expected: float | None) -> PortBrief:
+        """The port's brief: the same object until its link, rate or verdict changed."""
+        brief, downed = self.brief, self.downed
+        link_downed = None if downed is None else downed.value
+        if (
+            brief is None
+            or brief.expected_rate_gbps != expected
+            or brief.link_downed != link_downed
+        ):
+            facts = self.facts
+            brief = PortBrief(
+                facts.name,
+                facts.kind,
+                facts.state,
+                facts.phys_state,
+                facts.rate_gbps,
+                expected,
+                link_downed,
+                self.judgement.verdict,
+                self.judgement.reasons,
+                self.since,
+            )
+            self.brief = brief
+        return brief
