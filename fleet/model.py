@@ -98,7 +98,8 @@ class PortSnapshot:
     since: float | None = None
 
 
-class GpuBrief(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class GpuBrief:
     """What the per-tick readers (links, drift, the event log) need of one GPU.
 
     The state hands out the same brief object while none of these fields changes, so a
@@ -182,7 +183,7 @@ class NodeRows(Protocol):
         ...
 
 
-class _Pending(tuple):  # type: ignore[type-arg]
+class _Pending(tuple):
     """The marker a lazy NodeSnapshot field holds until its tuple is built."""
 
     __slots__ = ()
