@@ -17,14 +17,15 @@ from fleet.health import (
     judge_port,
     node_status_view,
 )
-from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition, PortBrief
-from fleet.state.build import PortParts, port_parts, steady_values
+from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition
+from fleet.state.build import port_static, steady_values
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
-from fleet.state.rows import GpuErrors, StateRows
+from fleet.state.port_columns import PortFrozen
+from fleet.state.rows import GpuErrors, PortRows, StateRows
 
 
-def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
+def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | None:
     """Re-judge ``node`` at ``now`` and freeze its snapshot.
 
     Returns:
@@ -48,7 +49,7 @@ def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
     node.state_reasons = reasons
     _count_utilization(node, state != "unreachable")
     node.until = min(until, view.until, _earliest(node))
-    node.snap = _node_snapshot(node, view, ports, nics)
+    node.snap = _node_snapshot(node, view, ports, nics, tick)
     node.dirty = False
     return transition
 
@@ -89,9 +90,7 @@ def _count_utilization(node: NodeTrack, counted: bool) -> None:
     mask[start : start + count] = counted
 
 
-def _ports(
-    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float
-) -> tuple[tuple[PortBrief, ...], tuple[PortParts, ...]]:
+def _ports(node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float) -> PortRows:
     briefs = []
     for track in tracks:
         expected = None if track.is_nic else node.expected_rate(track.info.kind)
@@ -100,7 +99,12 @@ def _ports(
             track.judge(judgement, now)
             track.expected = expected
         briefs.append(track.brief_now(expected))
-    return tuple(briefs), tuple(map(port_parts, tracks))
+    static = node.port_static.get(id(tracks))
+    if static is None or len(static) != len(tracks):
+        static = tuple(map(port_static, tracks))
+        node.port_static[id(tracks)] = static
+    rows = tuple(track.row for track in tracks)
+    return PortRows(tuple(briefs), static, rows, tuple(track.hw for track in tracks))
 
 
 def _steady(node: NodeTrack) -> tuple[list[object], ...]:
@@ -123,8 +127,9 @@ def _errors(node: NodeTrack) -> GpuErrors | None:
 def _node_snapshot(
     node: NodeTrack,
     view: NodeStatusView,
-    ports: tuple[tuple[PortBrief, ...], tuple[PortParts, ...]],
-    nics: tuple[tuple[PortBrief, ...], tuple[PortParts, ...]],
+    ports: PortRows,
+    nics: PortRows,
+    tick: PortFrozen,
 ) -> NodeSnapshot:
     hello, layout = node.hello, node.layout
     if len(node.events_view) != len(node.events) or (
@@ -143,6 +148,7 @@ def _node_snapshot(
         _errors(node),
         ports,
         nics,
+        tick,
     )
     return NodeSnapshot(
         name=node.spec.name,

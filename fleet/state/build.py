@@ -10,20 +10,10 @@ from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import FieldIndex, Row, pick
 from fleet.state.port import IB_DATA_UNIT, PortTrack
+from fleet.state.port_columns import PortFrozen
 
-# names, reader, raw row, hw counters, rx/s, tx/s, symbol/rcv/discard rates, link_downed +n
-PortParts = tuple[
-    tuple[str, ...],
-    Callable[[Row], tuple[Value, ...]],
-    Row | None,
-    Mapping[str, int],
-    float | None,
-    float | None,
-    float | None,
-    float | None,
-    float | None,
-    int,
-]
+# counter names and their reader, the port's slot, is it a NIC, the declared row width
+PortStatic = tuple[tuple[str, ...], Callable[[Row], tuple[Value, ...]], int, bool, int]
 
 _MIB = 1 << 20
 _FAST_NUMBERS = (
@@ -128,40 +118,35 @@ def gpu_snapshot(
     return GpuSnapshot(*values)  # type: ignore[arg-type]
 
 
-def port_parts(track: PortTrack) -> PortParts:
-    """What a PortSnapshot needs of ``track`` beyond its brief, frozen at this tick."""
-    facts = track.facts
-    if track.is_nic:
-        rx, tx = track.rate("rx_bytes"), track.rate("tx_bytes")
-        downed_total = 0
-    else:
-        rx = track.rate("port_rcv_data", IB_DATA_UNIT)
-        tx = track.rate("port_xmit_data", IB_DATA_UNIT)
-        downed = track.counters.get("link_downed")
-        downed_total = 0 if downed is None else downed.total
-    return (
-        track.counter_names,
-        track.counter_values,
-        track.row,
-        track.hw,
-        rx,
-        tx,
-        facts.symbol_error_rate,
-        facts.rcv_error_rate,
-        facts.xmit_discard_rate,
-        downed_total,
-    )
+def port_static(track: PortTrack) -> PortStatic:
+    """What a PortSnapshot needs of ``track`` that holds for the whole session."""
+    return (track.counter_names, track.counter_values, track.slot, track.is_nic, len(track.index))
 
 
-def port_snapshot(brief: PortBrief, parts: PortParts) -> PortSnapshot:
-    """A PortSnapshot from one port's brief and frozen parts."""
-    names, reader, row, hw, rx, tx, symbol, rcv, discards, downed_total = parts
+def port_snapshot(
+    brief: PortBrief, static: PortStatic, row: Row | None, hw: Mapping[str, int], tick: PortFrozen
+) -> PortSnapshot:
+    """A PortSnapshot from one port's brief, session facts, raw row and the tick's rates."""
+    names, reader, slot, is_nic, width = static
     counters: tuple[tuple[str, int | None], ...] = ()
     if row is not None:
+        if len(row) < width:  # a short row reads as missing values
+            row = [*row, *([None] * (width - len(row)))]
         # sysfs counters are integers; the agent sends them as JSON integers.
         counters = tuple(zip(names, reader(row), strict=True))  # type: ignore[arg-type]
     if hw:
         counters += tuple(hw.items())
+    if is_nic:
+        rx, tx = tick.rate_of(slot, "rx_bytes"), tick.rate_of(slot, "tx_bytes")
+        symbol, rcv, discards = None, tick.rate_of(slot, "rx_errors"), None
+        downed_total = 0
+    else:
+        rx = tick.rate_of(slot, "port_rcv_data", IB_DATA_UNIT)
+        tx = tick.rate_of(slot, "port_xmit_data", IB_DATA_UNIT)
+        symbol = tick.rate_of(slot, "symbol_error")
+        rcv = tick.rate_of(slot, "port_rcv_errors")
+        discards = tick.rate_of(slot, "port_xmit_discards")
+        downed_total = tick.total_of(slot, "link_downed")
     return PortSnapshot(
         name=brief.name,
         kind=brief.kind,

@@ -17,6 +17,7 @@ from fleet.model import (
 from fleet.state.assemble import refresh
 from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
+from fleet.state.port_columns import PortColumns
 
 
 class FleetState:
@@ -35,9 +36,12 @@ class FleetState:
         self._health = health
         self._event_history = event_history
         self._arena = GpuArena(8 * max(len(nodes), 8))
+        self._ports = PortColumns(health, 10 * max(len(nodes), 8))
         self._nodes: dict[str, NodeTrack] = {}
         for spec in nodes:
-            self._nodes[spec.name] = NodeTrack(spec, health, event_history, self._arena)
+            self._nodes[spec.name] = NodeTrack(
+                spec, health, event_history, self._arena, self._ports
+            )
         self._order: list[NodeTrack] = list(self._nodes.values())
         self._view: tuple[NodeSnapshot, ...] | None = None
         self._new_events: list[EventRecord] = []
@@ -71,19 +75,24 @@ class FleetState:
 
     def _adopt(self, name: str) -> NodeTrack:
         # A node the transport knows but the config did not list: watch it with defaults.
-        node = NodeTrack(NodeSpec(name), self._health, self._event_history, self._arena)
+        node = self._track(NodeSpec(name))
         self._nodes[name] = node
         self._order.append(node)
         self._view = None
         return node
 
+    def _track(self, spec: NodeSpec) -> NodeTrack:
+        return NodeTrack(spec, self._health, self._event_history, self._arena, self._ports)
+
     def snapshot(self, now: float) -> FleetSnapshot:
         """The fleet at ``now`` (controller clock), with what happened since the last call."""
         transitions: list[NodeTransition] = []
         changed = self._view is None
+        self._ports.flush()
+        tick = self._ports.freeze()
         for node in self._order:
             if node.dirty or now >= node.until or node.snap is None:
-                transition = refresh(node, now)
+                transition = refresh(node, now, tick)
                 changed = True
                 if transition is not None:
                     transitions.append(transition)

@@ -11,10 +11,12 @@ from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
+from fleet.state.build import PortStatic
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
 from fleet.state.port import PortTrack
+from fleet.state.port_columns import PortColumns
 from fleet.xid import xid_text
 
 
@@ -30,11 +32,17 @@ class NodeTrack:
     """Everything the state knows about one node between snapshots."""
 
     def __init__(
-        self, spec: NodeSpec, cfg: HealthSection, event_history: int, arena: GpuArena
+        self,
+        spec: NodeSpec,
+        cfg: HealthSection,
+        event_history: int,
+        arena: GpuArena,
+        port_columns: PortColumns,
     ) -> None:
         self.spec = spec
         self.cfg = cfg
         self.arena = arena
+        self.port_columns = port_columns
         self.gpu_start = 0  # the node's slots in the fleet's GPU columns
         self.gpu_slots = 0
         self.fast_plan: FastPlan | None = None
@@ -68,6 +76,8 @@ class NodeTrack:
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
         self.verdict_views: tuple[GpuVerdictView, ...] = ()
         self.steady: tuple[list[object], ...] = ()
+        # Per track list (ports, NICs) of this session: what its PortSnapshots keep.
+        self.port_static: dict[int, tuple[PortStatic, ...]] = {}
 
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
@@ -114,8 +124,9 @@ class NodeTrack:
         self.gpus = gpus
         self.by_uuid = {track.info.uuid: track for track in gpus}
         self._place_gpus(len(gpus), layout)
-        self.ports = [self._port(info, layout) for info in hello.ports]
-        self.nics = [self._port(info, layout) for info in hello.nics]
+        self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
+        self.nics = [self._port(info, layout, None) for info in hello.nics]
+        self.port_static = {}
         self.dirty = True
 
     def _place_gpus(self, count: int, layout: Layout) -> None:
@@ -127,15 +138,15 @@ class NodeTrack:
         self.counted = None  # the counted range changed with the GPU count
         self.gpu_briefs = ()
 
-    def _port(self, info: PortInfo, layout: Layout) -> PortTrack:
+    def _port(self, info: PortInfo, layout: Layout, best: dict[str, float] | None) -> PortTrack:
         index = layout.nic if info.kind == "eth" else layout.port
         track = self.port_by_name.get(info.name)
         if track is None or track.info.kind != info.kind:
-            track = PortTrack(info, index, self.cfg)
+            track = PortTrack(info, index, self.port_columns, best)
             self.port_by_name[info.name] = track
         else:
-            track.info = info
-            track.relayout(index, self.cfg)
+            track.node_max = best
+            track.relayout(info, index)
         return track
 
     def expected_rate(self, kind: str) -> float | None:
@@ -156,15 +167,9 @@ class NodeTrack:
         self._apply_gpus(sample, layout, received)
         if self.fast_plan is not None:
             self.arena.write(self.gpu_start, len(self.gpus), sample.gpus, self.fast_plan)
-        t = sample.t
-        for track, row in zip(self.ports, sample.ports, strict=False):
-            track.apply(row, t, received, self.cfg)
-            facts = track.facts
-            rate, kind = facts.rate_gbps, facts.kind
-            if rate is not None and facts.state == "ACTIVE" and rate > self.max_rate.get(kind, 0):
-                self.max_rate[kind] = rate  # the best this node's ports of this kind have shown
-        for track, row in zip(self.nics, sample.nics, strict=False):
-            track.apply(row, t, received, self.cfg)
+        # Counters advance for the whole fleet at once, before the next snapshot.
+        self.port_columns.stage(self.ports, sample.ports, sample.t, received)
+        self.port_columns.stage(self.nics, sample.nics, sample.t, received)
         if sample.hw is not None:
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters

@@ -9,13 +9,34 @@ access, once per tick at most, by whoever needs them (a node screen, a scrape).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fleet.model import GpuBrief, PortBrief
-from fleet.state.build import PortParts, gpu_snapshot, port_snapshot
+from fleet.state.build import PortStatic, gpu_snapshot, port_snapshot
 from fleet.state.layout import FieldIndex, Row
+from fleet.state.port_columns import PortFrozen
 
 GpuErrors = tuple[tuple[tuple[str, str], ...], ...]
+
+
+class PortRows:
+    """One node's ports (or NICs) at a tick: briefs, session facts, raw rows, hw counters."""
+
+    __slots__ = ("briefs", "hw", "rows", "static")
+
+    def __init__(
+        self,
+        briefs: tuple[PortBrief, ...],
+        static: tuple[PortStatic, ...],
+        rows: tuple[Row | None, ...],
+        hw: tuple[Mapping[str, int], ...],
+    ) -> None:
+        self.briefs, self.static, self.rows, self.hw = briefs, static, rows, hw
+
+    def build(self, tick: PortFrozen) -> tuple[Any, ...]:
+        n = len(self.briefs)
+        return tuple(map(port_snapshot, self.briefs, self.static, self.rows, self.hw, (tick,) * n))
 
 
 class StateRows:
@@ -31,10 +52,11 @@ class StateRows:
         "gpu_briefs",
         "gpu_start",
         "nic_briefs",
-        "nic_parts",
+        "nics",
         "port_briefs",
-        "port_parts",
+        "ports",
         "steady",
+        "tick",
     )
 
     def __init__(
@@ -43,15 +65,16 @@ class StateRows:
         gpu_briefs: tuple[GpuBrief, ...],
         gpu_parts: tuple[FieldIndex | None, tuple[Row | None, ...], tuple[list[object], ...]],
         errors: GpuErrors | None,
-        ports: tuple[tuple[PortBrief, ...], tuple[PortParts, ...]],
-        nics: tuple[tuple[PortBrief, ...], tuple[PortParts, ...]],
+        ports: PortRows,
+        nics: PortRows,
+        tick: PortFrozen,
     ) -> None:
         self.gpu_start = gpu_start
         self.gpu_briefs = gpu_briefs
         self.fast, self.fast_rows, self.steady = gpu_parts
         self.errors = errors
-        self.port_briefs, self.port_parts = ports
-        self.nic_briefs, self.nic_parts = nics
+        self.ports, self.nics, self.tick = ports, nics, tick
+        self.port_briefs, self.nic_briefs = ports.briefs, nics.briefs
         self._gpus: tuple[Any, ...] | None = None
         self._ports: tuple[Any, ...] | None = None
         self._nics: tuple[Any, ...] | None = None
@@ -64,10 +87,10 @@ class StateRows:
             return self._gpus
         if which == "ports":
             if self._ports is None:
-                self._ports = tuple(map(port_snapshot, self.port_briefs, self.port_parts))
+                self._ports = self.ports.build(self.tick)
             return self._ports
         if self._nics is None:
-            self._nics = tuple(map(port_snapshot, self.nic_briefs, self.nic_parts))
+            self._nics = self.nics.build(self.tick)
         return self._nics
 
     def built(self, which: str) -> tuple[Any, ...] | None:
