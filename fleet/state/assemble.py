@@ -7,6 +7,7 @@ No GpuSnapshot or PortSnapshot is built here: the NodeSnapshot holds the tick's 
 from __future__ import annotations
 
 import math
+from operator import is_
 
 from fleet.config.health_section import HealthSection
 from fleet.health import (
@@ -35,9 +36,11 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
     view = node_status_view(
         node.status, node.status_reason, node.last_sample_at, node.interval, cfg, now
     )
-    _judge_gpus(node, cfg, now)
-    ports = _ports(node, node.ports, cfg, now)
-    nics = _ports(node, node.nics, cfg, now)
+    judged = _judge_gpus(node, cfg, now)
+    ports, judged_ports = _ports(node, node.ports, cfg, now)
+    nics, judged_nics = _ports(node, node.nics, cfg, now)
+    if judged or judged_ports or judged_nics or node.earliest is None:
+        node.earliest = _earliest(node)  # holds change only when something was judged
     judgements = [track.judgement for track in node.ports]
     state, reasons, until = judge_node(
         view, node.verdict_views, node.spec.expected_gpus, judgements, cfg, now
@@ -48,7 +51,7 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
         transition = NodeTransition(node.spec.name, state, now, reasons)
     node.state_reasons = reasons
     _count_utilization(node, state != "unreachable")
-    node.until = min(until, view.until, _earliest(node))
+    node.until = min(until, view.until, node.earliest)
     node.snap = _node_snapshot(node, view, ports, nics, tick)
     node.dirty = False
     return transition
@@ -61,22 +64,29 @@ def _earliest(node: NodeTrack) -> float:
     return min(times, default=math.inf)
 
 
-def _judge_gpus(node: NodeTrack, cfg: HealthSection, now: float) -> None:
-    """Judge the GPUs that need it; new briefs and verdict ranks only where one changed."""
+def _judge_gpus(node: NodeTrack, cfg: HealthSection, now: float) -> bool:
+    """Judge the GPUs that need it; new briefs and verdict ranks only where one changed.
+
+    Returns:
+        Whether any GPU was judged.
+    """
     tracks = node.gpus
     changed = len(node.gpu_briefs) != len(tracks)
+    judged = False
     for track in tracks:
         if track.rejudge or now >= track.until:
             track.judge(cfg, now)
+            judged = True
         if track.brief is None:
             changed = True
     if not changed:
-        return
+        return judged
     briefs = tuple(track.brief_now() for track in tracks)
     node.gpu_briefs = briefs
     node.verdict_views = tuple(GpuVerdictView(b.index, b.verdict, b.reasons) for b in briefs)
     start = node.gpu_start
     node.arena.verdict[start : start + len(briefs)] = [VERDICT_RANK[b.verdict] for b in briefs]
+    return judged
 
 
 def _count_utilization(node: NodeTrack, counted: bool) -> None:
@@ -90,21 +100,39 @@ def _count_utilization(node: NodeTrack, counted: bool) -> None:
     mask[start : start + count] = counted
 
 
-def _ports(node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float) -> PortRows:
+def _ports(
+    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float
+) -> tuple[PortRows, bool]:
+    """The ports' rows at this tick, and whether any port was judged.
+
+    The briefs tuple (and the hw one) is last tick's object while every element is:
+    readers skip a node's ports by that identity.
+    """
     briefs = []
+    judged = False
     for track in tracks:
         expected = None if track.is_nic else node.expected_rate(track.info.kind)
         if track.rejudge or now >= track.judgement.until or expected != track.expected:
             judgement: Judgement = judge_port(track.facts, expected, cfg, now)
             track.judge(judgement, now)
             track.expected = expected
+            judged = True
         briefs.append(track.brief_now(expected))
-    static = node.port_static.get(id(tracks))
-    if static is None or len(static) != len(tracks):
-        static = tuple(map(port_static, tracks))
-        node.port_static[id(tracks)] = static
     rows = tuple(track.row for track in tracks)
-    return PortRows(tuple(briefs), static, rows, tuple(track.hw for track in tracks))
+    hw = tuple(track.hw for track in tracks)
+    last = node.port_rows.get(id(tracks))
+    if last is None or len(last.briefs) != len(tracks):
+        result = PortRows(tuple(briefs), tuple(map(port_static, tracks)), rows, hw)
+    else:
+        same = all(map(is_, briefs, last.briefs))
+        result = PortRows(
+            last.briefs if same else tuple(briefs),
+            last.static,
+            rows,
+            last.hw if all(map(is_, hw, last.hw)) else hw,
+        )
+    node.port_rows[id(tracks)] = result
+    return result, judged
 
 
 def _steady(node: NodeTrack) -> tuple[list[object], ...]:

@@ -11,12 +11,12 @@ from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
-from fleet.state.build import PortStatic
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
 from fleet.state.port import PortTrack
 from fleet.state.port_columns import PortColumns
+from fleet.state.rows import PortRows
 from fleet.xid import xid_text
 
 
@@ -76,8 +76,9 @@ class NodeTrack:
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
         self.verdict_views: tuple[GpuVerdictView, ...] = ()
         self.steady: tuple[list[object], ...] = ()
-        # Per track list (ports, NICs) of this session: what its PortSnapshots keep.
-        self.port_static: dict[int, tuple[PortStatic, ...]] = {}
+        # Per track list (ports, NICs) of this session: the rows of the last snapshot.
+        self.port_rows: dict[int, PortRows] = {}
+        self.earliest: float | None = None  # the earliest hold of a GPU or port
 
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
@@ -126,7 +127,8 @@ class NodeTrack:
         self._place_gpus(len(gpus), layout)
         self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
         self.nics = [self._port(info, layout, None) for info in hello.nics]
-        self.port_static = {}
+        self.port_rows = {}
+        self.earliest = None
         self.dirty = True
 
     def _place_gpus(self, count: int, layout: Layout) -> None:

@@ -64,10 +64,14 @@ def _matrix(rows: list[Row], width: int) -> np.ndarray:
     """Rows as a float matrix ``width`` wide (None and anything unreadable: NaN)."""
     try:
         matrix = np.array(rows, dtype=np.float64)
-        if matrix.ndim == 2 and matrix.shape[1] >= width:
-            return matrix
     except (ValueError, TypeError, OverflowError):
-        pass  # ragged rows (short or long) or a value beyond float range
+        matrix = None  # ragged rows (short or long) or a value beyond float range
+    if matrix is not None and matrix.ndim == 2:
+        if matrix.shape[1] >= width:
+            return matrix
+        out = np.full((len(rows), width), np.nan)  # rows short alike: the rest is missing
+        out[:, : matrix.shape[1]] = matrix
+        return out
     out = np.full((len(rows), width), np.nan)
     for i, row in enumerate(rows):
         for j, value in enumerate(row[:width]):
