@@ -117,7 +117,10 @@ def _ports(
             track.judge(judgement, now)
             track.expected = expected
             judged = True
-        briefs.append(track.brief_now(expected))
+        brief = track.brief
+        if brief is None or brief.expected_rate_gbps != expected:
+            brief = track.brief_now(expected)
+        briefs.append(brief)
     rows = tuple(track.row for track in tracks)
     hw = tuple(track.hw for track in tracks)
     last = node.port_rows.get(id(tracks))

@@ -157,6 +157,7 @@ class GpuTrack:
         facts.remap_pending = pick_flag(row, index["remap_pending"])
         facts.remap_failure = pick_flag(row, index["remap_failure"])
         facts.recovery_action = pick_int(row, index["recovery_action"])
+        links = (facts.nvlink_active, facts.nvlink_total)
         facts.nvlink_active = pick_int(row, index["nvlink_active"])
         facts.nvlink_total = pick_int(row, index["nvlink_total"])
         self.replay.update(pick(row, index["nvlink_replay"]), t)
@@ -166,7 +167,8 @@ class GpuTrack:
         facts.nvlink_crc_rate = self.crc.rate
         self._note_nvlink_errors(received)
         self.rejudge = True
-        self.brief = None  # NVLink counts may have moved
+        if links != (facts.nvlink_active, facts.nvlink_total):
+            self.brief = None
 
     def _note_nvlink_errors(self, received: float) -> None:
         parts = [
