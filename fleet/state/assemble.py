@@ -19,7 +19,7 @@ from fleet.health import (
     node_status_view,
 )
 from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition
-from fleet.state.build import port_static, steady_values
+from fleet.state.build import SteadyGpu, port_static, steady_of
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
 from fleet.state.port_columns import PortFrozen
@@ -138,13 +138,13 @@ def _ports(
     return result, judged
 
 
-def _steady(node: NodeTrack) -> tuple[list[object], ...]:
+def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:
     layout = node.layout
     if layout is None:
         return ()
     steady = node.steady
     if len(steady) != len(node.gpus) or any(t.slow_values is None for t in node.gpus):
-        steady = tuple(steady_values(track, layout.slow) for track in node.gpus)
+        steady = tuple(steady_of(track, layout.slow) for track in node.gpus)
         node.steady = steady
     return steady
 

@@ -59,12 +59,30 @@ _AT_LOST, _AT_ERRORS, _AT_VERDICT, _AT_REASONS, _AT_SINCE = (
 _AT_MEM, _AT_CLOCK, _AT_PSTATE = (_GPU_AT[n] for n in ("mem_used_bytes", "clock_reasons", "pstate"))
 
 
-def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
-    """Identity and slow-tick fields in GpuSnapshot order (cached until the next slow row)."""
-    cached = track.slow_values
-    if cached is None:
-        info, srow = track.info, track.slow
-        cached = list(_GPU_DEFAULTS)
+class SteadyGpu:
+    """A GPU's identity and slow-tick readings as of its latest slow sample.
+
+    Taken when a slow row, NVLink counters or a new session arrive (references only);
+    the GpuSnapshot field values are worked out on the first build and kept.
+    """
+
+    __slots__ = ("_values", "crc_rate", "index", "info", "recovery", "replay", "row")
+
+    def __init__(self, track: GpuTrack, index: FieldIndex) -> None:
+        self.info, self.row, self.index = track.info, track.slow, index
+        self.crc_rate = track.crc.rate
+        self.replay, self.recovery = track.replay.delta, track.recovery.delta
+        self._values: list[object] | None = None
+
+    def values(self) -> list[object]:
+        """Identity and slow-tick fields in GpuSnapshot order (a list never written again)."""
+        if self._values is None:
+            self._values = self._work_out()
+        return self._values
+
+    def _work_out(self) -> list[object]:
+        info, srow, slow = self.info, self.row, self.index
+        values = list(_GPU_DEFAULTS)
         steady: dict[str, object] = {
             "index": info.index,
             "uuid": info.uuid,
@@ -72,9 +90,9 @@ def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
             "serial": info.serial,
             "pci_bus_id": info.pci_bus_id,
             "memory_total_bytes": info.memory_total_bytes,
-            "nvlink_crc_rate": track.crc.rate,
-            "nvlink_replay_delta": track.replay.delta,
-            "nvlink_recovery_delta": track.recovery.delta,
+            "nvlink_crc_rate": self.crc_rate,
+            "nvlink_replay_delta": self.replay,
+            "nvlink_recovery_delta": self.recovery,
         }
         if srow is not None:  # slow rows are padded to the declared length at ingest
             for name, i in slow.plan(_SLOW_INTS):
@@ -86,20 +104,27 @@ def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
         limit = pick(srow, slow["power_limit_w"])
         steady["power_limit_w"] = _float(limit) if limit is not None else info.power_limit_w
         for name, reading in steady.items():
-            cached[_GPU_AT[name]] = reading
-        track.slow_values = cached
-    return cached
+            values[_GPU_AT[name]] = reading
+        return values
+
+
+def steady_of(track: GpuTrack, slow: FieldIndex) -> SteadyGpu:
+    """The track's steady readings (the same object until the next slow row)."""
+    steady = track.slow_values
+    if steady is None:
+        steady = track.slow_values = SteadyGpu(track, slow)
+    return steady
 
 
 def gpu_snapshot(
     brief: GpuBrief,
-    steady: list[object],
+    steady: SteadyGpu,
     row: Row | None,
     errors: tuple[tuple[str, str], ...],
     fast: FieldIndex,
 ) -> GpuSnapshot:
     """A GpuSnapshot from one GPU's frozen parts: steady values, fast row and verdict."""
-    values = steady.copy()
+    values = steady.values().copy()
     if row is not None:  # rows are padded to the declared length at ingest
         # JSON numbers pass as they are: an int is a valid float reading.
         for at, i in fast.routes(_FAST_NUMBERS, _GPU_AT):

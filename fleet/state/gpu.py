@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from collectors.agent.fields import NVLINK_FIELDS
 from collectors.protocol import GpuInfo, Value
@@ -12,6 +13,9 @@ from fleet.counters import Counter
 from fleet.health import GpuFacts, XidMark, judge_gpu
 from fleet.model import GpuBrief, Verdict
 from fleet.state.layout import FieldIndex, Row, pick, pick_flag, pick_int
+
+if TYPE_CHECKING:
+    from fleet.state.build import SteadyGpu
 from fleet.xid import describe
 
 _LINK_CRC = (NVLINK_FIELDS.index("crc_flit"), NVLINK_FIELDS.index("crc_data"))
@@ -72,7 +76,7 @@ class GpuTrack:
         self.fast: Row | None = None
         self.slow: Row | None = None
         # Snapshot fields that change only with hello or a slow tick (see state.build).
-        self.slow_values: list[object] | None = None
+        self.slow_values: SteadyGpu | None = None
         self.errors: tuple[tuple[str, str], ...] = ()
         self.replay = Counter()
         self.recovery = Counter()

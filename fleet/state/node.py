@@ -11,6 +11,7 @@ from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
+from fleet.state.build import SteadyGpu
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
@@ -75,7 +76,7 @@ class NodeTrack:
         # What the last snapshot held, reused while nothing in it changed.
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
         self.verdict_views: tuple[GpuVerdictView, ...] = ()
-        self.steady: tuple[list[object], ...] = ()
+        self.steady: tuple[SteadyGpu, ...] = ()
         # Per track list (ports, NICs) of this session: the rows of the last snapshot.
         self.port_rows: dict[int, PortRows] = {}
         self.earliest: float | None = None  # the earliest hold of a GPU or port

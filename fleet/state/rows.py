@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fleet.model import GpuBrief, PortBrief
-from fleet.state.build import PortStatic, gpu_snapshot, port_snapshot
+from fleet.state.build import PortStatic, SteadyGpu, gpu_snapshot, port_snapshot
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port_columns import PortFrozen
 
@@ -63,7 +63,7 @@ class StateRows:
         self,
         gpu_start: int,
         gpu_briefs: tuple[GpuBrief, ...],
-        gpu_parts: tuple[FieldIndex | None, tuple[Row | None, ...], tuple[list[object], ...]],
+        gpu_parts: tuple[FieldIndex | None, tuple[Row | None, ...], tuple[SteadyGpu, ...]],
         errors: GpuErrors | None,
         ports: PortRows,
         nics: PortRows,
