@@ -58,6 +58,7 @@ class GpuTrack:
         "fast",
         "info",
         "link_crc",
+        "links_shown",
         "reasons",
         "recovery",
         "rejudge",
@@ -89,6 +90,8 @@ class GpuTrack:
         self.until = math.inf
         self.rejudge = True  # health facts changed: evaluate the rules again
         self.brief: GpuBrief | None = None  # None: identity, verdict or links changed
+        # NVLink active/total of this session's latest slow row (what its snapshot shows).
+        self.links_shown: tuple[int | None, int | None] = (None, None)
 
     def new_session(self, info: GpuInfo, at: float) -> None:
         """The agent said hello again: hardware XIDs clear once this GPU answers."""
@@ -96,6 +99,7 @@ class GpuTrack:
         # The new session may order slow fields differently: compare rows within it only.
         self.slow = None
         self.slow_values = None
+        self.links_shown = (None, None)
         self.session_started = at
         self.rejudge = True
         self.brief = None
@@ -161,7 +165,6 @@ class GpuTrack:
         facts.remap_pending = pick_flag(row, index["remap_pending"])
         facts.remap_failure = pick_flag(row, index["remap_failure"])
         facts.recovery_action = pick_int(row, index["recovery_action"])
-        links = (facts.nvlink_active, facts.nvlink_total)
         facts.nvlink_active = pick_int(row, index["nvlink_active"])
         facts.nvlink_total = pick_int(row, index["nvlink_total"])
         self.replay.update(pick(row, index["nvlink_replay"]), t)
@@ -171,7 +174,8 @@ class GpuTrack:
         facts.nvlink_crc_rate = self.crc.rate
         self._note_nvlink_errors(received)
         self.rejudge = True
-        if links != (facts.nvlink_active, facts.nvlink_total):
+        if self.links_shown != (facts.nvlink_active, facts.nvlink_total):
+            self.links_shown = (facts.nvlink_active, facts.nvlink_total)
             self.brief = None
 
     def _note_nvlink_errors(self, received: float) -> None:
@@ -241,8 +245,7 @@ class GpuTrack:
                 self.verdict,
                 self.reasons,
                 self.since,
-                facts.nvlink_active,
-                facts.nvlink_total,
+                *self.links_shown,
             )
             self.brief = brief
         return brief
