@@ -125,6 +125,12 @@ def main() -> None:
     print(f"state per tick (ingest + tick, no decode, no scrape): median {state_ms:.0f} ms")
     print(f"CPU per 1,000 messages: {1000 * sum(costs) / (len(costs) * args.nodes):.3f} s")
     print(f"scrape render CPU: {[round(1000 * s) for s in scrapes]} ms")
+    by_generation = ", ".join(
+        f"gen {g}: {sum(1 for h, _ in pauses.seen if h == g)} up to "
+        f"{1000 * max((s for h, s in pauses.seen if h == g), default=0):.0f} ms"
+        for g in (0, 1, 2)
+    )
+    print(f"GC by generation (count, largest CPU): {by_generation}")
     print(f"GC: {len(pauses.seen)} collections, {len(full)} full; largest pause (CPU) "
           f"{1000 * max((s for _, s in pauses.seen), default=0):.0f} ms, largest full "
           f"{1000 * max(full, default=0):.0f} ms")  # fmt: skip
