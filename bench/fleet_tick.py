@@ -80,8 +80,11 @@ def main() -> None:
     total = args.warmup + args.ticks
     lines = [[node.sample(T0 + k) for node in nodes] for k in range(1, total + 1)]
     gc.freeze()  # what start() does first in every tree
+    policy = getattr(fleet.runtime, "gc_thresholds", None)  # a tree's start-up policy
     young = getattr(fleet.runtime, "GC_YOUNG_THRESHOLD", None)
-    if young is not None:
+    if policy is not None:
+        gc.set_threshold(*policy(gc.get_threshold()))
+    elif young is not None:
         gc.set_threshold(young, *gc.get_threshold()[1:])
     for name, node in zip(names, nodes, strict=True):
         state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
@@ -131,6 +134,8 @@ def main() -> None:
         for g in (0, 1, 2)
     )
     print(f"GC by generation (count, largest CPU): {by_generation}")
+    gc_total = 1000 * sum(s for _, s in pauses.seen) / max(len(costs), 1)
+    print(f"GC CPU per measured tick: {gc_total:.1f} ms")
     print(f"GC: {len(pauses.seen)} collections, {len(full)} full; largest pause (CPU) "
           f"{1000 * max((s for _, s in pauses.seen), default=0):.0f} ms, largest full "
           f"{1000 * max(full, default=0):.0f} ms")  # fmt: skip
