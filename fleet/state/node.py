@@ -16,9 +16,14 @@ from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
 from fleet.state.port import PortTrack
-from fleet.state.port_columns import PortColumns
+from fleet.state.port_columns import PortColumns, RowPlan
 from fleet.state.rows import PortRows
 from fleet.xid import xid_text
+
+
+def _uniform(tracks: list[PortTrack]) -> RowPlan | None:
+    plans = {id(track.plan): track.plan for track in tracks}
+    return next(iter(plans.values())) if len(plans) == 1 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +85,8 @@ class NodeTrack:
         # Per track list (ports, NICs) of this session: the rows of the last snapshot.
         self.port_rows: dict[int, PortRows] = {}
         self.earliest: float | None = None  # the earliest hold of a GPU or port
+        # The field plan all ports (NICs) share, so a flush takes their rows at once.
+        self.port_plans: tuple[RowPlan | None, RowPlan | None] = (None, None)
 
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
@@ -129,6 +136,7 @@ class NodeTrack:
         self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
         self.nics = [self._port(info, layout, None) for info in hello.nics]
         self.port_rows = {}
+        self.port_plans = (_uniform(self.ports), _uniform(self.nics))
         self.earliest = None
         self.dirty = True
 
@@ -137,7 +145,9 @@ class NodeTrack:
         if count > self.gpu_slots:
             self.gpu_start, self.gpu_slots = arena.allocate(count), count
         arena.clear(self.gpu_start, self.gpu_slots)
-        self.fast_plan = FastPlan(layout.gpu)
+        self.fast_plan = plan = FastPlan(layout.gpu)
+        # Until its first sample a GPU shows its last readings (a swapped-in one: none).
+        arena.write(self.gpu_start, count, [track.fast for track in self.gpus], plan)
         self.counted = None  # the counted range changed with the GPU count
         self.gpu_briefs = ()
 
@@ -171,8 +181,9 @@ class NodeTrack:
         if self.fast_plan is not None:
             self.arena.write(self.gpu_start, len(self.gpus), sample.gpus, self.fast_plan)
         # Counters advance for the whole fleet at once, before the next snapshot.
-        self.port_columns.stage(self.ports, sample.ports, sample.t, received)
-        self.port_columns.stage(self.nics, sample.nics, sample.t, received)
+        columns = self.port_columns
+        columns.stage(self.ports, sample.ports, sample.t, received, self.port_plans[0])
+        columns.stage(self.nics, sample.nics, sample.t, received, self.port_plans[1])
         if sample.hw is not None:
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters

@@ -86,6 +86,24 @@ def _number(value: Value) -> float:
         return _NAN
 
 
+class _Batch:
+    """Rows of one field layout in one flush round, with their tracks and times."""
+
+    __slots__ = ("received", "rows", "times", "tracks")
+
+    def __init__(self) -> None:
+        self.tracks: list[PortTrack] = []
+        self.rows: list[Row] = []
+        self.times: list[float] = []
+        self.received: list[float] = []
+
+    def add(self, tracks: Sequence[PortTrack], rows: Sequence[Row], t: float, at: float) -> None:
+        self.tracks.extend(tracks)
+        self.rows.extend(rows)
+        self.times.extend([t] * len(rows))
+        self.received.extend([at] * len(rows))
+
+
 class PortFrozen:
     """Port rates and totals at one tick (never written after :meth:`PortColumns.freeze`)."""
 
@@ -125,7 +143,9 @@ class PortColumns:
             [self.column["symbol_error"], *self.fatal, *self._downed()], dtype=np.intp
         )
         self._plans: dict[tuple[tuple[str, ...], bool], RowPlan] = {}
-        self._staged: list[tuple[Sequence[PortTrack], Sequence[Row], float, float]] = []
+        self._staged: list[
+            tuple[Sequence[PortTrack], Sequence[Row], float, float, RowPlan | None]
+        ] = []
         self.used = 0
         self._allocate_arrays(capacity)
 
@@ -186,42 +206,63 @@ class PortColumns:
 
     # -- ingest ------------------------------------------------------------------------
 
-    def stage(self, tracks: Sequence[PortTrack], rows: Sequence[Row], t: float, at: float) -> None:
-        """Keep one sample's rows of a node's ports (or NICs) until the next flush."""
+    def stage(
+        self,
+        tracks: Sequence[PortTrack],
+        rows: Sequence[Row],
+        t: float,
+        at: float,
+        plan: RowPlan | None,
+    ) -> None:
+        """Keep one sample's rows of a node's ports (or NICs) until the next flush.
+
+        ``plan``: the plan every one of ``tracks`` has (None when they differ).
+        """
         if rows:
-            self._staged.append((tracks, rows, t, at))
+            self._staged.append((tracks, rows, t, at, plan))
 
     def flush(self) -> None:
         """Apply every staged row: counters with array operations, changed links in Python."""
         staged, self._staged = self._staged, []
         if not staged:
             return
-        rounds: list[dict[RowPlan, list[tuple[PortTrack, Row, float, float]]]] = []
+        rounds: list[dict[RowPlan, _Batch]] = []
         seen: dict[int, int] = {}
-        for tracks, rows, t, at in staged:
+        for tracks, rows, t, at, plan in staged:
             turn = seen.get(id(tracks), 0)  # a node's second sample: the next round
             seen[id(tracks)] = turn + 1
             if turn == len(rounds):
                 rounds.append({})
             groups = rounds[turn]
+            count = min(len(tracks), len(rows))
             for track, row in zip(tracks, rows, strict=False):
                 track.row = row
-                groups.setdefault(track.plan, []).append((track, row, t, at))
+            if plan is not None:  # the usual case: the node's rows at once
+                batch = groups.get(plan)
+                if batch is None:
+                    batch = groups[plan] = _Batch()
+                batch.add(tracks[:count], rows[:count], t, at)
+                continue
+            for track, row in zip(tracks, rows, strict=False):
+                batch = groups.get(track.plan)
+                if batch is None:
+                    batch = groups[track.plan] = _Batch()
+                batch.add((track,), (row,), t, at)
         for groups in rounds:
-            for plan, entries in groups.items():
-                self._apply(plan, entries)
+            for plan, batch in groups.items():
+                self._apply(plan, batch)
 
-    def _apply(self, plan: RowPlan, entries: list[tuple[PortTrack, Row, float, float]]) -> None:
-        tracks = [e[0] for e in entries]
+    def _apply(self, plan: RowPlan, batch: _Batch) -> None:
+        tracks = batch.tracks
         slots = np.fromiter((track.slot for track in tracks), dtype=np.intp, count=len(tracks))
-        matrix = _matrix([e[1] for e in entries], plan.width)
-        times = np.fromiter((e[2] for e in entries), dtype=np.float64, count=len(entries))
-        moved = np.zeros(len(entries), dtype=bool)
+        matrix = _matrix(batch.rows, plan.width)
+        times = np.array(batch.times, dtype=np.float64)
+        moved = np.zeros(len(tracks), dtype=bool)
         if plan.dst.size:
             moved = self._advance(slots, plan.dst, matrix[:, plan.src], times)
         view = self._facts_view(plan, slots, matrix)
         for i in np.flatnonzero(self._changed(slots, view) | moved):
-            tracks[int(i)].absorb(self, view[i], entries[int(i)][3])
+            tracks[int(i)].absorb(self, view[i], batch.received[int(i)])
 
     def _advance(
         self, slots: np.ndarray, cols: np.ndarray, values: np.ndarray, t: np.ndarray
