@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from operator import is_
+from typing import Any
 
 from fleet.config.health_section import HealthSection
 from fleet.health import (
@@ -37,8 +38,16 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
         node.status, node.status_reason, node.last_sample_at, node.interval, cfg, now
     )
     judged = _judge_gpus(node, cfg, now)
-    ports, judged_ports = _ports(node, node.ports, cfg, now)
-    nics, judged_nics = _ports(node, node.nics, cfg, now)
+    # Ports whose facts did not move since the last refresh and whose holds still run
+    # would be judged the same: keep their briefs, take the tick's rows.
+    steady = not node.ports_changed.since_refresh and now < node.ports_until
+    ports, judged_ports = _ports(node, node.ports, cfg, now, steady)
+    nics, judged_nics = _ports(node, node.nics, cfg, now, steady)
+    node.ports_changed.since_refresh = False
+    if judged_ports or judged_nics:
+        node.ports_until = min(
+            (p.judgement.until for p in (*node.ports, *node.nics)), default=math.inf
+        )
     if judged or judged_ports or judged_nics or node.earliest is None:
         node.earliest = _earliest(node)  # holds change only when something was judged
     judgements = [track.judgement for track in node.ports]
@@ -101,13 +110,20 @@ def _count_utilization(node: NodeTrack, counted: bool) -> None:
 
 
 def _ports(
-    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float
+    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float, steady: bool
 ) -> tuple[PortRows, bool]:
     """The ports' rows at this tick, and whether any port was judged.
 
     The briefs tuple (and the hw one) is last tick's object while every element is:
     readers skip a node's ports by that identity.
     """
+    last = node.port_rows.get(id(tracks))
+    if steady and last is not None and len(last.briefs) == len(tracks):
+        hw = tuple(track.hw for track in tracks)
+        rows = tuple(track.row for track in tracks)
+        result = PortRows(last.briefs, last.static, rows, _same_or(last.hw, hw))
+        node.port_rows[id(tracks)] = result
+        return result, False
     briefs = []
     judged = False
     for track in tracks:
@@ -123,19 +139,19 @@ def _ports(
         briefs.append(brief)
     rows = tuple(track.row for track in tracks)
     hw = tuple(track.hw for track in tracks)
-    last = node.port_rows.get(id(tracks))
     if last is None or len(last.briefs) != len(tracks):
         result = PortRows(tuple(briefs), tuple(map(port_static, tracks)), rows, hw)
     else:
-        same = all(map(is_, briefs, last.briefs))
         result = PortRows(
-            last.briefs if same else tuple(briefs),
-            last.static,
-            rows,
-            last.hw if all(map(is_, hw, last.hw)) else hw,
+            _same_or(last.briefs, tuple(briefs)), last.static, rows, _same_or(last.hw, hw)
         )
     node.port_rows[id(tracks)] = result
     return result, judged
+
+
+def _same_or(last: tuple[Any, ...], now: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``last`` when it holds the very same objects as ``now`` (readers compare by identity)."""
+    return last if len(last) == len(now) and all(map(is_, now, last)) else now
 
 
 def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:

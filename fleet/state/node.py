@@ -15,7 +15,7 @@ from fleet.state.build import SteadyGpu
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
-from fleet.state.port import PortTrack
+from fleet.state.port import PortsChanged, PortTrack
 from fleet.state.port_columns import PortColumns, RowPlan
 from fleet.state.rows import PortRows
 from fleet.xid import xid_text
@@ -85,6 +85,8 @@ class NodeTrack:
         # Per track list (ports, NICs) of this session: the rows of the last snapshot.
         self.port_rows: dict[int, PortRows] = {}
         self.earliest: float | None = None  # the earliest hold of a GPU or port
+        self.ports_changed = PortsChanged()
+        self.ports_until = math.inf  # the earliest hold of a port or NIC
         # The field plan all ports (NICs) share, so a flush takes their rows at once.
         self.port_plans: tuple[RowPlan | None, RowPlan | None] = (None, None)
 
@@ -136,6 +138,7 @@ class NodeTrack:
         self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
         self.nics = [self._port(info, layout, None) for info in hello.nics]
         self.port_rows = {}
+        self.ports_changed.since_refresh = True
         self.port_plans = (_uniform(self.ports), _uniform(self.nics))
         self.earliest = None
         self.dirty = True
@@ -155,7 +158,7 @@ class NodeTrack:
         index = layout.nic if info.kind == "eth" else layout.port
         track = self.port_by_name.get(info.name)
         if track is None or track.info.kind != info.kind:
-            track = PortTrack(info, index, self.port_columns, best)
+            track = PortTrack(info, index, self.port_columns, best, self.ports_changed)
             self.port_by_name[info.name] = track
         else:
             track.node_max = best

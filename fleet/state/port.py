@@ -44,11 +44,21 @@ def _reader(positions: list[int]) -> Callable[[Row], tuple[Value, ...]]:
     return lambda row: ()
 
 
+class PortsChanged:
+    """A node's flag: a flush changed what its ports' judgements or briefs read."""
+
+    __slots__ = ("since_refresh",)
+
+    def __init__(self) -> None:
+        self.since_refresh = True
+
+
 class PortTrack:
     """The facts, verdict and latest raw row of one port or NIC; counters in columns."""
 
     __slots__ = (
         "brief",
+        "changed",
         "columns",
         "counter_names",
         "counter_values",
@@ -75,6 +85,7 @@ class PortTrack:
         index: FieldIndex,
         columns: PortColumns,
         node_max: dict[str, float] | None,
+        changed: PortsChanged,
     ) -> None:
         self.info = info
         self.is_nic = info.kind == "eth"
@@ -85,6 +96,7 @@ class PortTrack:
         self.slot = columns.allocate()
         # The node's best rate per port kind (None: a NIC list, which sets no best).
         self.node_max = node_max
+        self.changed = changed
         self.brief: PortBrief | None = None  # None: link state, rate or verdict changed
         self.link_downed: int | None = None  # the cumulative link_downed counter (IB)
         self.relayout(info, index)
@@ -126,6 +138,8 @@ class PortTrack:
             self.facts_key = key
             self.rejudge = True
             self.brief = None
+        if self.rejudge or self.brief is None:
+            self.changed.since_refresh = True
 
     def _absorb_ib(self, columns: PortColumns, view: tuple[float, ...], received: float) -> None:
         state, phys, rate, symbol, rcv, discards, pegged = view
@@ -154,6 +168,7 @@ class PortTrack:
             return
         if shown > best.get(facts.kind, 0):
             best[facts.kind] = shown  # the best this node's ports of this kind have shown
+            self.changed.since_refresh = True  # other ports' expected rate moved
 
     @property
     def hold(self) -> float:
