@@ -10,7 +10,7 @@ from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import FieldIndex, Row, pick
 from fleet.state.port import IB_DATA_UNIT, PortTrack
-from fleet.state.port_columns import PortFrozen
+from fleet.state.port_columns import PortReadings
 
 # counter names and their reader, the port's slot, is it a NIC, the declared row width
 PortStatic = tuple[tuple[str, ...], Callable[[Row], tuple[Value, ...]], int, bool, int]
@@ -149,10 +149,14 @@ def port_static(track: PortTrack) -> PortStatic:
 
 
 def port_snapshot(
-    brief: PortBrief, static: PortStatic, row: Row | None, hw: Mapping[str, int], tick: PortFrozen
+    brief: PortBrief,
+    static: PortStatic,
+    row: Row | None,
+    hw: Mapping[str, int],
+    tick: PortReadings,
 ) -> PortSnapshot:
     """A PortSnapshot from one port's brief, session facts, raw row and the tick's rates."""
-    names, reader, slot, is_nic, width = static
+    names, reader, _, is_nic, width = static
     counters: tuple[tuple[str, int | None], ...] = ()
     if row is not None:
         if len(row) < width:  # a short row reads as missing values
@@ -162,16 +166,16 @@ def port_snapshot(
     if hw:
         counters += tuple(hw.items())
     if is_nic:
-        rx, tx = tick.rate_of(slot, "rx_bytes"), tick.rate_of(slot, "tx_bytes")
-        symbol, rcv, discards = None, tick.rate_of(slot, "rx_errors"), None
+        rx, tx = tick.rate("rx_bytes"), tick.rate("tx_bytes")
+        symbol, rcv, discards = None, tick.rate("rx_errors"), None
         downed_total = 0
     else:
-        rx = tick.rate_of(slot, "port_rcv_data", IB_DATA_UNIT)
-        tx = tick.rate_of(slot, "port_xmit_data", IB_DATA_UNIT)
-        symbol = tick.rate_of(slot, "symbol_error")
-        rcv = tick.rate_of(slot, "port_rcv_errors")
-        discards = tick.rate_of(slot, "port_xmit_discards")
-        downed_total = tick.total_of(slot, "link_downed")
+        rx = tick.rate("port_rcv_data", IB_DATA_UNIT)
+        tx = tick.rate("port_xmit_data", IB_DATA_UNIT)
+        symbol = tick.rate("symbol_error")
+        rcv = tick.rate("port_rcv_errors")
+        discards = tick.rate("port_xmit_discards")
+        downed_total = tick.total("link_downed")
     return PortSnapshot(
         name=brief.name,
         kind=brief.kind,

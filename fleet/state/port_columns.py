@@ -114,18 +114,31 @@ class PortFrozen:
     ) -> None:
         self.column, self.rate, self.total, self.tracked = column, rate, total, tracked
 
-    def rate_of(self, slot: int, name: str, unit: int = 1) -> float | None:
+    def readings(self, slots: list[int]) -> list[PortReadings]:
+        """The rates and totals of ``slots`` as Python numbers (one array read per node)."""
+        rates = np.where(self.tracked[slots], self.rate[slots], np.nan).tolist()
+        totals = self.total[slots].tolist()
+        return [PortReadings(self.column, r, t) for r, t in zip(rates, totals, strict=True)]
+
+
+class PortReadings:
+    """One port's rates and totals at one tick."""
+
+    __slots__ = ("column", "rates", "totals")
+
+    def __init__(self, column: dict[str, int], rates: list[float], totals: list[float]) -> None:
+        self.column, self.rates, self.totals = column, rates, totals
+
+    def rate(self, name: str, unit: int = 1) -> float | None:
         """Per-second rate of a counter (times ``unit``), None when unknown or not sent."""
         col = self.column.get(name)
-        if col is None or not self.tracked[slot, col]:
-            return None
-        value = float(self.rate[slot, col])
+        value = _NAN if col is None else self.rates[col]
         return None if value != value else value * unit
 
-    def total_of(self, slot: int, name: str) -> int:
+    def total(self, name: str) -> int:
         """Increments seen since the controller started watching."""
         col = self.column.get(name)
-        return 0 if col is None else int(self.total[slot, col])
+        return 0 if col is None else int(self.totals[col])
 
 
 class PortColumns:

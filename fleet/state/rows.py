@@ -35,8 +35,8 @@ class PortRows:
         self.briefs, self.static, self.rows, self.hw = briefs, static, rows, hw
 
     def build(self, tick: PortFrozen) -> tuple[Any, ...]:
-        n = len(self.briefs)
-        return tuple(map(port_snapshot, self.briefs, self.static, self.rows, self.hw, (tick,) * n))
+        readings = tick.readings([static[2] for static in self.static])
+        return tuple(map(port_snapshot, self.briefs, self.static, self.rows, self.hw, readings))
 
 
 class StateRows:
