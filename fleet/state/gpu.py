@@ -150,8 +150,7 @@ class GpuTrack:
         """Take one slow tick: reliability state and NVLink counters."""
         if row is None:
             return
-        if len(row) < len(index):
-            row = index.pad(row)
+        row = tuple(row) if len(row) >= len(index) else tuple(index.pad(row))  # see _apply_gpus
         if self.slow is not None and _reset_between(self.slow, row, index):
             self.reset_seen(received)
         self.slow = row

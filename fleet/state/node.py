@@ -199,8 +199,10 @@ class NodeTrack:
         n_rows, width = len(rows), len(layout.gpu)
         for i, track in enumerate(self.gpus):
             row: Row | None = rows[i] if i < n_rows else None
-            if row is not None and len(row) < width:
-                row = layout.gpu.pad(row)
+            if row is not None:
+                # Kept for a second as a tuple of numbers: the collector stops tracking
+                # it after one pass, where a list would be scanned by every collection.
+                row = tuple(row) if len(row) >= width else tuple(layout.gpu.pad(row))
             track.apply_fast(row, row is None or i in lost, clock, received)
         for key, fields in sample.errs.items():
             track_at = self._gpu_at(key)

@@ -249,7 +249,7 @@ class PortColumns:
             groups = rounds[turn]
             count = min(len(tracks), len(rows))
             for track, row in zip(tracks, rows, strict=False):
-                track.row = row
+                track.row = tuple(row)  # untracked by the collector after one pass
             if plan is not None:  # the usual case: the node's rows at once
                 batch = groups.get(plan)
                 if batch is None:
