@@ -8,12 +8,15 @@ A value that could not be read is ``None`` (shown as "N/A").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal, NamedTuple, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
 from collectors.updates import NodeStatus
+from fleet.briefs import GpuBrief, PortBrief
+from fleet.lazy_fields import PENDING as PENDING  # the state passes it for lazy fields
+from fleet.lazy_fields import NodeRows, evolved, install_lazy_fields
 
 Verdict = Literal["ok", "warn", "fail", "lost", "unknown"]
 VERDICTS: tuple[Verdict, ...] = ("ok", "warn", "fail", "lost", "unknown")
@@ -96,100 +99,6 @@ class PortSnapshot:
     verdict: Verdict = "unknown"
     reasons: tuple[str, ...] = ()
     since: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GpuBrief:
-    """What the per-tick readers (links, drift, the event log) need of one GPU.
-
-    The state hands out the same brief object while none of these fields changes, so a
-    reader compares a node's briefs by identity instead of building every GpuSnapshot.
-    """
-
-    index: int
-    uuid: str
-    serial: str | None
-    lost: bool
-    verdict: Verdict
-    reasons: tuple[str, ...]
-    since: float | None
-    nvlink_active: int | None
-    nvlink_total: int | None
-
-    @classmethod
-    def of(cls, gpu: GpuSnapshot) -> GpuBrief:
-        return cls(
-            gpu.index,
-            gpu.uuid,
-            gpu.serial,
-            gpu.lost,
-            gpu.verdict,
-            gpu.reasons,
-            gpu.since,
-            gpu.nvlink_active,
-            gpu.nvlink_total,
-        )
-
-
-class PortBrief(NamedTuple):
-    """What the per-tick readers need of one port or NIC (its link, not its traffic)."""
-
-    name: str
-    kind: str
-    state: str | None
-    phys_state: str | None
-    rate_gbps: float | None
-    expected_rate_gbps: float | None
-    link_downed: int | None
-    verdict: Verdict
-    reasons: tuple[str, ...]
-    since: float | None
-
-    @classmethod
-    def of(cls, port: PortSnapshot) -> PortBrief:
-        return cls(
-            port.name,
-            port.kind,
-            port.state,
-            port.phys_state,
-            port.rate_gbps,
-            port.expected_rate_gbps,
-            port.link_downed,
-            port.verdict,
-            port.reasons,
-            port.since,
-        )
-
-
-class NodeRows(Protocol):
-    """A node's readings frozen at one tick, from which its GPU and port objects are built.
-
-    ``FleetState`` hands out NodeSnapshots backed by rows: the tuples ``gpus``, ``ports``
-    and ``nics`` are built on first access only (most ticks nobody reads them: a tick's
-    readers use the briefs and the fleet's columns).
-    """
-
-    gpu_briefs: tuple[GpuBrief, ...]
-    port_briefs: tuple[PortBrief, ...]
-    nic_briefs: tuple[PortBrief, ...]
-    gpu_start: int  # the node's first row in ``FleetSnapshot.columns``
-
-    def build(self, which: str) -> tuple[Any, ...]:
-        """The ``gpus``, ``ports`` or ``nics`` tuple (built once, then the same object)."""
-        ...
-
-    def built(self, which: str) -> tuple[Any, ...] | None:
-        """The tuple ``build(which)`` returned, or None when it was never asked for."""
-        ...
-
-
-class _Pending(tuple):
-    """The marker a lazy NodeSnapshot field holds until its tuple is built."""
-
-    __slots__ = ()
-
-
-PENDING: Any = _Pending()
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,43 +282,9 @@ class FleetSnapshot:
         return None
 
 
-class _LazyTuple:
-    """A NodeSnapshot field that is built from the node's rows when it holds PENDING."""
-
-    __slots__ = ("name", "slot")
-
-    def __init__(self, name: str, slot: Any) -> None:
-        self.name, self.slot = name, slot
-
-    def __get__(self, node: NodeSnapshot | None, owner: type | None = None) -> Any:
-        if node is None:
-            return self
-        value = self.slot.__get__(node, owner)
-        if value is PENDING:
-            rows = node.rows
-            value = () if rows is None else rows.build(self.name)
-            self.slot.__set__(node, value)  # a cache of a pure function of frozen rows
-        return value
-
-    def __set__(self, node: NodeSnapshot, value: Any) -> None:
-        self.slot.__set__(node, value)
-
-
-_RAW_FIELDS: dict[str, Any] = {
-    name: NodeSnapshot.__dict__[name] for name in ("gpus", "ports", "nics")
-}
-for _name, _slot in _RAW_FIELDS.items():
-    setattr(NodeSnapshot, _name, _LazyTuple(_name, _slot))
-_NODE_FIELDS = tuple(f.name for f in fields(NodeSnapshot))
+_RAW_FIELDS = install_lazy_fields(NodeSnapshot, ("gpus", "ports", "nics"))
 
 
 def evolve(node: NodeSnapshot, **changes: Any) -> NodeSnapshot:
     """``dataclasses.replace`` that keeps unread GPU and port tuples unbuilt."""
-    values = {
-        name: _RAW_FIELDS[name].__get__(node, NodeSnapshot)
-        if name in _RAW_FIELDS
-        else getattr(node, name)
-        for name in _NODE_FIELDS
-    }
-    values.update(changes)
-    return NodeSnapshot(**values)
+    return evolved(node, _RAW_FIELDS, changes)

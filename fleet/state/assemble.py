@@ -23,7 +23,7 @@ from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition
 from fleet.state.build import SteadyGpu, port_static, steady_of
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
-from fleet.state.port_columns import PortFrozen
+from fleet.state.port_tick import PortFrozen
 from fleet.state.rows import GpuErrors, PortRows, StateRows
 
 

@@ -10,7 +10,7 @@ from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import FieldIndex, Row, pick
 from fleet.state.port import IB_DATA_UNIT, PortTrack
-from fleet.state.port_columns import PortReadings
+from fleet.state.port_tick import PortReadings
 
 # counter names and their reader, the port's slot, is it a NIC, the declared row width
 PortStatic = tuple[tuple[str, ...], Callable[[Row], tuple[Value, ...]], int, bool, int]

@@ -16,7 +16,8 @@ from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
 from fleet.state.port import PortsChanged, PortTrack
-from fleet.state.port_columns import PortColumns, RowPlan
+from fleet.state.port_batch import RowPlan
+from fleet.state.port_columns import PortColumns
 from fleet.state.rows import PortRows
 from fleet.xid import xid_text
 

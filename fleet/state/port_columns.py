@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from collectors.agent.fields import counter_bits
-from collectors.protocol import Value
 from fleet.config.health_section import HealthSection
 from fleet.counters import ceiling
 from fleet.state.layout import FieldIndex, Row
+from fleet.state.port_batch import RowBatch, RowPlan, matrix_of
+from fleet.state.port_tick import PortFrozen
 
 if TYPE_CHECKING:
     from fleet.state.port import PortTrack
@@ -37,108 +38,10 @@ IB_DATA = ("port_xmit_data", "port_rcv_data")
 NIC_COUNTERS = ("rx_bytes", "tx_bytes", "rx_errors")
 NIC_RATED = ("", "rx_errors", "")  # in IB_RATED's places: rx_errors stands for rcv errors
 FACTS_WIDTH = 7
-_NAN = float("nan")
 
 
 def _unique(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
-
-
-class RowPlan:
-    """Where one field layout (IB or NIC) keeps the values the columns read."""
-
-    __slots__ = ("dst", "is_nic", "links", "src", "width")
-
-    def __init__(self, index: FieldIndex, is_nic: bool, tracked: dict[str, int]) -> None:
-        self.is_nic = is_nic
-        self.width = len(index)
-        known = [(col, index[name]) for name, col in tracked.items() if index[name] is not None]
-        self.dst = np.array([c for c, _ in known], dtype=np.intp)
-        self.src = np.array([p for _, p in known], dtype=np.intp)
-        # IB: state, phys_state, rate_gbps; NIC: up, speed_mbps (-1: not sent)
-        names = ("up", "speed_mbps") if is_nic else ("state", "phys_state", "rate_gbps")
-        self.links = [index.positions.get(n, -1) for n in names]
-
-
-def _matrix(rows: list[Row], width: int) -> np.ndarray:
-    """Rows as a float matrix ``width`` wide (None and anything unreadable: NaN)."""
-    try:
-        matrix = np.array(rows, dtype=np.float64)
-    except (ValueError, TypeError, OverflowError):
-        matrix = None  # ragged rows (short or long) or a value beyond float range
-    if matrix is not None and matrix.ndim == 2:
-        if matrix.shape[1] >= width:
-            return matrix
-        out = np.full((len(rows), width), np.nan)  # rows short alike: the rest is missing
-        out[:, : matrix.shape[1]] = matrix
-        return out
-    out = np.full((len(rows), width), np.nan)
-    for i, row in enumerate(rows):
-        for j, value in enumerate(row[:width]):
-            out[i, j] = _number(value)
-    return out
-
-
-def _number(value: Value) -> float:
-    try:
-        return _NAN if value is None else float(value)
-    except OverflowError:
-        return _NAN
-
-
-class _Batch:
-    """Rows of one field layout in one flush round, with their tracks and times."""
-
-    __slots__ = ("received", "rows", "times", "tracks")
-
-    def __init__(self) -> None:
-        self.tracks: list[PortTrack] = []
-        self.rows: list[Row] = []
-        self.times: list[float] = []
-        self.received: list[float] = []
-
-    def add(self, tracks: Sequence[PortTrack], rows: Sequence[Row], t: float, at: float) -> None:
-        self.tracks.extend(tracks)
-        self.rows.extend(rows)
-        self.times.extend([t] * len(rows))
-        self.received.extend([at] * len(rows))
-
-
-class PortFrozen:
-    """Port rates and totals at one tick (never written after :meth:`PortColumns.freeze`)."""
-
-    __slots__ = ("column", "rate", "total", "tracked")
-
-    def __init__(
-        self, column: dict[str, int], rate: np.ndarray, total: np.ndarray, tracked: np.ndarray
-    ) -> None:
-        self.column, self.rate, self.total, self.tracked = column, rate, total, tracked
-
-    def readings(self, slots: list[int]) -> list[PortReadings]:
-        """The rates and totals of ``slots`` as Python numbers (one array read per node)."""
-        rates = np.where(self.tracked[slots], self.rate[slots], np.nan).tolist()
-        totals = self.total[slots].tolist()
-        return [PortReadings(self.column, r, t) for r, t in zip(rates, totals, strict=True)]
-
-
-class PortReadings:
-    """One port's rates and totals at one tick."""
-
-    __slots__ = ("column", "rates", "totals")
-
-    def __init__(self, column: dict[str, int], rates: list[float], totals: list[float]) -> None:
-        self.column, self.rates, self.totals = column, rates, totals
-
-    def rate(self, name: str, unit: int = 1) -> float | None:
-        """Per-second rate of a counter (times ``unit``), None when unknown or not sent."""
-        col = self.column.get(name)
-        value = _NAN if col is None else self.rates[col]
-        return None if value != value else value * unit
-
-    def total(self, name: str) -> int:
-        """Increments seen since the controller started watching."""
-        col = self.column.get(name)
-        return 0 if col is None else int(self.totals[col])
 
 
 class PortColumns:
@@ -239,7 +142,7 @@ class PortColumns:
         staged, self._staged = self._staged, []
         if not staged:
             return
-        rounds: list[dict[RowPlan, _Batch]] = []
+        rounds: list[dict[RowPlan, RowBatch]] = []
         seen: dict[int, int] = {}
         for tracks, rows, t, at, plan in staged:
             turn = seen.get(id(tracks), 0)  # a node's second sample: the next round
@@ -253,22 +156,22 @@ class PortColumns:
             if plan is not None:  # the usual case: the node's rows at once
                 batch = groups.get(plan)
                 if batch is None:
-                    batch = groups[plan] = _Batch()
+                    batch = groups[plan] = RowBatch()
                 batch.add(tracks[:count], rows[:count], t, at)
                 continue
             for track, row in zip(tracks, rows, strict=False):
                 batch = groups.get(track.plan)
                 if batch is None:
-                    batch = groups[track.plan] = _Batch()
+                    batch = groups[track.plan] = RowBatch()
                 batch.add((track,), (row,), t, at)
         for groups in rounds:
             for plan, batch in groups.items():
                 self._apply(plan, batch)
 
-    def _apply(self, plan: RowPlan, batch: _Batch) -> None:
+    def _apply(self, plan: RowPlan, batch: RowBatch) -> None:
         tracks = batch.tracks
         slots = np.fromiter((track.slot for track in tracks), dtype=np.intp, count=len(tracks))
-        matrix = _matrix(batch.rows, plan.width)
+        matrix = matrix_of(batch.rows, plan.width)
         times = np.array(batch.times, dtype=np.float64)
         moved = np.zeros(len(tracks), dtype=bool)
         if plan.dst.size:
@@ -344,14 +247,6 @@ class PortColumns:
         )
 
     # -- reading -----------------------------------------------------------------------
-
-    def rate_of(self, slot: int, name: str) -> float | None:
-        """The counter's rate per second (None: unknown or not sent)."""
-        col = self.column.get(name)
-        if col is None or not self.tracked[slot, col]:
-            return None
-        value = self.rate[slot, col]
-        return None if value != value else float(value)
 
     def value_of(self, slot: int, name: str) -> int | None:
         """The counter's last good reading (None: none yet, or not sent)."""

@@ -15,7 +15,7 @@ from typing import Any
 from fleet.model import GpuBrief, PortBrief
 from fleet.state.build import PortStatic, SteadyGpu, gpu_snapshot, port_snapshot
 from fleet.state.layout import FieldIndex, Row
-from fleet.state.port_columns import PortFrozen
+from fleet.state.port_tick import PortFrozen
 
 GpuErrors = tuple[tuple[tuple[str, str], ...], ...]
 
