@@ -78,8 +78,12 @@ def install_lazy_fields(cls: type, names: tuple[str, ...]) -> dict[str, Any]:
 
 def evolved(obj: Any, raw: dict[str, Any], changes: dict[str, Any]) -> Any:
     """A copy of dataclass ``obj`` with ``changes``, lazy fields passed on unread."""
+    # Unread fields pass on unbuilt only while the copy keeps the rows they are built from.
+    keep = "rows" not in changes or changes["rows"] is getattr(obj, "rows", None)
     values = {
-        f.name: raw[f.name].__get__(obj, type(obj)) if f.name in raw else getattr(obj, f.name)
+        f.name: raw[f.name].__get__(obj, type(obj))
+        if keep and f.name in raw
+        else getattr(obj, f.name)
         for f in fields(obj)
         if f.init
     }

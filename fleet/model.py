@@ -177,6 +177,11 @@ class NodeSnapshot:
             return self.rows.nic_briefs
         return tuple(map(PortBrief.of, self.nics))
 
+    def detached(self) -> NodeSnapshot:
+        """This node with its GPU and port objects built and no rows: what goes on a wire
+        (msgspec encodes every field) or to another process."""
+        return self if self.rows is None else evolve(self, rows=None)
+
     def _from_rows(self, which: str) -> bool:
         # A copy made with other objects (a probe verdict, a flagged reason) answers from them.
         rows = self.rows

@@ -95,3 +95,16 @@ def test_a_counter_beyond_float_range_reads_as_missing_for_its_port_only() -> No
     assert node.ports[0].verdict == "ok" and node.ports[1].verdict == "ok"
     assert dict(node.ports[0].counters)["port_xmit_data"] == 10**400  # raw, as sent
     assert np.isfinite(node.ports[1].tx_bytes_per_s or 0.0)
+
+
+def test_a_detached_node_carries_its_objects_and_encodes_for_the_bus() -> None:
+    from fleet.cluster.wire import decode_node, encode
+
+    feed = NodeFeed()
+    state = _fleet(feed)
+    node = state.snapshot(feed.t + 0.5).nodes[0]
+    detached = node.detached()
+    assert detached.rows is None and detached == node
+    decoded = decode_node(encode(detached))
+    assert decoded.gpus == node.gpus and decoded.ports == node.ports
+    assert decoded.driver == node.driver == "580.65"
