@@ -26,10 +26,11 @@ from pathlib import Path
 from fleet.model import (
     EventRecord,
     FleetSnapshot,
-    GpuSnapshot,
+    GpuBrief,
     NodeSnapshot,
     NodeState,
     NodeTransition,
+    evolve,
 )
 
 log = logging.getLogger(__name__)
@@ -53,10 +54,11 @@ class Inventory:
     @staticmethod
     def of(node: NodeSnapshot) -> Inventory:
         """The inventory a snapshot shows."""
+        gpus = node.gpu_briefs
         return Inventory(
-            len(node.gpus),
-            tuple(sorted(p.name for p in node.ports)),
-            tuple(g.nvlink_active for g in node.gpus),
+            len(gpus),
+            tuple(sorted(p.name for p in node.port_briefs)),
+            tuple(g.nvlink_active for g in gpus),
         )
 
 
@@ -98,6 +100,7 @@ class _NodeDrift:
     effective: NodeState | None = None  # the state this module last reported while it acted
     since: float | None = None
     read: tuple[object, ...] = ()  # the inventory the reasons were read from
+    briefs: tuple[object, ...] = ()  # the briefs ``read`` was taken from (same object: same)
 
 
 @dataclass(slots=True)
@@ -115,6 +118,7 @@ class DriftTracker:
     expected: dict[str, Inventory] = field(default_factory=dict)
     serials: dict[str, _Serial] = field(default_factory=dict)
     _identity: dict[tuple[str, int], tuple[str, str | None]] = field(default_factory=dict)
+    _briefs: dict[str, tuple[GpuBrief, ...]] = field(default_factory=dict)
     _drift: dict[str, _NodeDrift] = field(default_factory=dict)
     _dirty: bool = False
     _identities: dict[str, tuple[object, ...]] = field(default_factory=dict)
@@ -131,10 +135,13 @@ class DriftTracker:
         nodes: list[NodeSnapshot] = []
         transitions = list(snapshot.transitions)
         for node in snapshot.nodes:
-            identity = tuple(map(_IDENTITY_KEY, node.gpus))
-            if self._identities.get(node.name) != identity:  # seldom: compare GPU by GPU
-                self._identities[node.name] = identity
-                events.extend(self._identity_events(node, at))
+            briefs = node.gpu_briefs  # the state's same object while no GPU changed
+            if self._briefs.get(node.name) is not briefs:
+                self._briefs[node.name] = briefs
+                identity = tuple(map(_IDENTITY_KEY, briefs))
+                if self._identities.get(node.name) != identity:  # seldom: GPU by GPU
+                    self._identities[node.name] = identity
+                    events.extend(self._identity_events(node, at))
             judged, transition = self._judge(node, at)
             if self._flagged:
                 judged = self._flag_offenders(judged)
@@ -162,9 +169,14 @@ class DriftTracker:
         drift = self._drift.setdefault(node.name, _NodeDrift())
         expected = self.expected.get(node.name)
         if node.status == "streaming" and expected is not None:
-            key = (node.expected_gpus, tuple(map(_NAME, node.ports)), tuple(map(_LINKS, node.gpus)))
-            if key != drift.read:
-                drift.reasons, drift.read = drift_reasons(expected, node), key
+            ports, gpus = node.port_briefs, node.gpu_briefs
+            seen = drift.briefs
+            # The state hands out the same brief tuples while no link or GPU changed.
+            if not seen or seen[0] is not ports or seen[1] is not gpus:
+                drift.briefs = (ports, gpus)
+                key = (node.expected_gpus, tuple(map(_NAME, ports)), tuple(map(_LINKS, gpus)))
+                if key != drift.read:
+                    drift.reasons, drift.read = drift_reasons(expected, node), key
         if not drift.reasons or node.state == "unreachable":
             return self._release(node, drift, at)
         state: NodeState = "broken"
@@ -174,7 +186,7 @@ class DriftTracker:
             since = at if node.state == "up" else (node.state_since or at)
             drift.effective, drift.since = state, since
             transition = NodeTransition(node.name, state, since, reasons)
-        return replace(
+        return evolve(
             node, state=state, broken_reasons=reasons, state_since=drift.since
         ), transition
 
@@ -187,7 +199,7 @@ class DriftTracker:
         drift.effective = drift.since = None
         if node.state == "broken":
             return node, None  # still broken for its own reasons: the interval continues
-        node = replace(node, state_since=at)
+        node = evolve(node, state_since=at)
         return node, NodeTransition(node.name, node.state, at, node.broken_reasons)
 
     def _learn(self, nodes: Iterable[NodeSnapshot]) -> bool:
@@ -202,7 +214,7 @@ class DriftTracker:
 
     def _identity_events(self, node: NodeSnapshot, at: float) -> list[EventRecord]:
         events = []
-        for gpu in node.gpus:
+        for gpu in node.gpu_briefs:
             if not gpu.uuid:
                 continue  # a GPU lost before the agent started: no identity to compare
             key, ident = (node.name, gpu.index), (gpu.uuid, gpu.serial)
@@ -219,7 +231,7 @@ class DriftTracker:
                 events.append(offender)
         return events
 
-    def _serial_event(self, node: str, gpu: GpuSnapshot, at: float) -> EventRecord | None:
+    def _serial_event(self, node: str, gpu: GpuBrief, at: float) -> EventRecord | None:
         serial = gpu.serial or gpu.uuid
         record = self.serials.setdefault(serial, _Serial())
         if gpu.verdict not in FAILED and gpu.verdict not in HEALTHY:
@@ -247,6 +259,10 @@ class DriftTracker:
 
     def _flag_offenders(self, node: NodeSnapshot) -> NodeSnapshot:
         """A failing repeat offender says so among its GPU's reasons."""
+        if not any(
+            (g.serial or g.uuid) in self._flagged and g.verdict in FAILED for g in node.gpu_briefs
+        ):
+            return node
         gpus = tuple(
             replace(g, reasons=(*g.reasons, self._flagged[serial]))
             if (serial := g.serial or g.uuid) in self._flagged and g.verdict in FAILED
@@ -255,7 +271,7 @@ class DriftTracker:
         )
         if all(a is b for a, b in zip(gpus, node.gpus, strict=True)):
             return node
-        return replace(node, gpus=gpus)
+        return evolve(node, gpus=gpus)
 
     def offenders(self) -> dict[str, int]:
         """Serials that failed more than once, with their failure counts."""
@@ -306,9 +322,9 @@ def _healthy(node: NodeSnapshot) -> bool:
     return (
         node.status == "streaming"
         and node.state == "up"
-        and bool(node.gpus)
-        and all(g.verdict != "unknown" for g in node.gpus)
-        and all(p.verdict != "unknown" for p in node.ports)
+        and bool(node.gpu_briefs)
+        and all(g.verdict != "unknown" for g in node.gpu_briefs)
+        and all(p.verdict != "unknown" for p in node.port_briefs)
     )
 
 
@@ -319,7 +335,7 @@ def _swapped(before: tuple[str, str | None], now: tuple[str, str | None]) -> boo
     return before[0] != now[0]
 
 
-def _swap(node: str, gpu: GpuSnapshot, before: tuple[str, str | None], at: float) -> EventRecord:
+def _swap(node: str, gpu: GpuBrief, before: tuple[str, str | None], at: float) -> EventRecord:
     old_uuid, old_serial = before
     if gpu.serial and old_serial and gpu.serial != old_serial:
         what = f"serial {old_serial} -> {gpu.serial}"

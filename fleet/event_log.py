@@ -19,7 +19,7 @@ from typing import Literal
 
 import polars as pl
 
-from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
+from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortBrief
 
 log = logging.getLogger(__name__)
 
@@ -184,16 +184,19 @@ def node_changes(before: NodeSnapshot, after: NodeSnapshot, t: float) -> list[Lo
         reason = f": {after.status_reason}" if after.status_reason else ""
         severity: Severity = "good" if after.status == "streaming" else "warn"
         out.append(LogEntry(t, after.name, "connection", f"{after.status}{reason}", severity))
-    previous = {g.uuid: g for g in before.gpus}
-    for gpu in after.gpus:
-        old = previous.get(gpu.uuid)
-        if old is not None:
-            out.extend(_gpu_changes(after.name, old, gpu, t))
-    ports = {p.name: p for p in before.ports + before.nics}
-    for port in after.ports + after.nics:
-        old_port = ports.get(port.name)
-        if old_port is not None and old_port.verdict != port.verdict:
-            out.append(_port_change(after.name, port, t))
+    # The same brief tuple: no GPU (or port) verdict changed, nothing to build or compare.
+    if before.gpu_briefs is not after.gpu_briefs:
+        previous = {g.uuid: g for g in before.gpus}
+        for gpu in after.gpus:
+            old = previous.get(gpu.uuid)
+            if old is not None:
+                out.extend(_gpu_changes(after.name, old, gpu, t))
+    if before.port_briefs is not after.port_briefs or before.nic_briefs is not after.nic_briefs:
+        ports = {p.name: p for p in before.port_briefs + before.nic_briefs}
+        for port in after.port_briefs + after.nic_briefs:
+            old_port = ports.get(port.name)
+            if old_port is not None and old_port.verdict != port.verdict:
+                out.append(_port_change(after.name, port, t))
     return out
 
 
@@ -229,7 +232,7 @@ def _gpu_changes(node: str, old: GpuSnapshot, new: GpuSnapshot, t: float) -> lis
     return out
 
 
-def _port_change(node: str, port: PortSnapshot, t: float) -> LogEntry:
+def _port_change(node: str, port: PortBrief, t: float) -> LogEntry:
     why = f": {'; '.join(port.reasons)}" if port.reasons else ""
     return LogEntry(
         port.since or t,

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from operator import attrgetter
 
-from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
+from fleet.model import EventRecord, FleetSnapshot, GpuBrief, NodeSnapshot, PortBrief, evolve
 
 LINK_KINDS = (
     "link_down",
@@ -55,7 +55,7 @@ class _PortView:
     link_downed: int | None
 
 
-def _port_view(port: PortSnapshot) -> _PortView:
+def _port_view(port: PortBrief) -> _PortView:
     if port.kind == "eth":
         up = None if port.state is None else port.state == "up"
     else:
@@ -76,6 +76,7 @@ class LinkEventDiffer:
         self._merged: dict[str, tuple[NodeSnapshot, int, NodeSnapshot]] = {}
         self.counts: dict[str, int] = dict.fromkeys(LINK_KINDS, 0)
         self._keys: dict[str, tuple[object, ...]] = {}  # per node: its links' last key
+        self._briefs: dict[str, tuple[object, ...]] = {}  # per node: the briefs keyed last
 
     def diff(self, snapshot: FleetSnapshot) -> tuple[EventRecord, ...]:
         """The link events between the previous snapshot and ``snapshot``."""
@@ -116,24 +117,33 @@ class LinkEventDiffer:
             return cached[2]
         limit = max(len(node.events), RECENT_PER_NODE)
         merged = sorted((*node.events, *recent), key=lambda e: e.t)[-limit:]
-        result = replace(node, events=tuple(merged))
+        result = evolve(node, events=tuple(merged))
         self._merged[node.name] = (node, version, result)
         return result
 
     def _node_events(self, node: NodeSnapshot, at: float) -> Iterator[EventRecord]:
-        # Telemetry changes every tick, links seldom: compare one key per node (built in C)
-        # and look closer only when it changed.
-        ports, nics = tuple(map(_PORT_KEY, node.ports)), tuple(map(_PORT_KEY, node.nics))
-        key = (ports, nics, tuple(map(_GPU_KEY, node.gpus)))
+        # Telemetry changes every tick, links seldom: the state hands out the same brief
+        # tuples while no link changed; else compare one key per node (built in C) and
+        # look closer only when it changed.
+        ports, nics, gpus = node.port_briefs, node.nic_briefs, node.gpu_briefs
+        seen = self._briefs.get(node.name)
+        if seen is not None and seen[0] is ports and seen[1] is nics and seen[2] is gpus:
+            return
+        self._briefs[node.name] = (ports, nics, gpus)
+        key = (
+            tuple(map(_PORT_KEY, ports)),
+            tuple(map(_PORT_KEY, nics)),
+            tuple(map(_GPU_KEY, gpus)),
+        )
         if self._keys.get(node.name) == key:
             return
         self._keys[node.name] = key
-        for port in (*node.ports, *node.nics):
+        for port in (*ports, *nics):
             yield from self._port_events(node.name, port, at)
-        for gpu in node.gpus:
+        for gpu in gpus:
             yield from self._nvlink_events(node.name, gpu, at)
 
-    def _port_events(self, node: str, port: PortSnapshot, at: float) -> Iterator[EventRecord]:
+    def _port_events(self, node: str, port: PortBrief, at: float) -> Iterator[EventRecord]:
         key = (node, port.name)
         now, before = _port_view(port), self._ports.get(key)
         self._ports[key] = now
@@ -154,7 +164,7 @@ class LinkEventDiffer:
         if before.slow != now.slow and now.up:
             yield _rate_event(node, port, at, now.slow)
 
-    def _nvlink_events(self, node: str, gpu: GpuSnapshot, at: float) -> Iterator[EventRecord]:
+    def _nvlink_events(self, node: str, gpu: GpuBrief, at: float) -> Iterator[EventRecord]:
         active, total = gpu.nvlink_active, gpu.nvlink_total
         if active is None or not gpu.uuid:
             return
@@ -175,7 +185,7 @@ def _growth(before: int | None, now: int | None) -> int:
     return now - before if now > before else 0  # a counter that went down was reset
 
 
-def _rate_event(node: str, port: PortSnapshot, at: float, slow: bool) -> EventRecord:
+def _rate_event(node: str, port: PortBrief, at: float, slow: bool) -> EventRecord:
     rate = port.rate_gbps or 0.0
     code = round(rate)
     if slow:

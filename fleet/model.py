@@ -8,10 +8,15 @@ A value that could not be read is ``None`` (shown as "N/A").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
 
 from collectors.updates import NodeStatus
+from fleet.briefs import GpuBrief, PortBrief
+from fleet.lazy_fields import PENDING as PENDING  # the state passes it for lazy fields
+from fleet.lazy_fields import NodeRows, evolved, install_lazy_fields
 
 Verdict = Literal["ok", "warn", "fail", "lost", "unknown"]
 VERDICTS: tuple[Verdict, ...] = ("ok", "warn", "fail", "lost", "unknown")
@@ -130,6 +135,8 @@ class NodeSnapshot:
     agent_version: str | None = None
     model: str | None = None  # GPU model name of GPU 0
     sampled_at: float | None = None  # the node's own clock on its latest sample (Sample.t)
+    # Set by FleetState: gpus/ports/nics passed as PENDING are built from these rows.
+    rows: NodeRows | None = field(default=None, compare=False, repr=False)
 
     @property
     def broken(self) -> bool:
@@ -139,7 +146,49 @@ class NodeSnapshot:
     @property
     def healthy_gpus(self) -> int:
         """GPUs whose verdict is ok or warn."""
-        return sum(1 for g in self.gpus if g.verdict in ("ok", "warn"))
+        return sum(1 for g in self.gpu_briefs if g.verdict in ("ok", "warn"))
+
+    @property
+    def gpu_count(self) -> int:
+        """``len(gpus)`` without building the GPU objects."""
+        return len(self.gpu_briefs)
+
+    @property
+    def gpu_briefs(self) -> tuple[GpuBrief, ...]:
+        """Identity, verdict and NVLink state of each GPU (the same object while unchanged)."""
+        if self._from_rows("gpus"):
+            assert self.rows is not None
+            return self.rows.gpu_briefs
+        return tuple(map(GpuBrief.of, self.gpus))
+
+    @property
+    def port_briefs(self) -> tuple[PortBrief, ...]:
+        """Link state and verdict of each port (the same object while unchanged)."""
+        if self._from_rows("ports"):
+            assert self.rows is not None
+            return self.rows.port_briefs
+        return tuple(map(PortBrief.of, self.ports))
+
+    @property
+    def nic_briefs(self) -> tuple[PortBrief, ...]:
+        """Link state and verdict of each NIC (the same object while unchanged)."""
+        if self._from_rows("nics"):
+            assert self.rows is not None
+            return self.rows.nic_briefs
+        return tuple(map(PortBrief.of, self.nics))
+
+    def detached(self) -> NodeSnapshot:
+        """This node with its GPU and port objects built and no rows: what goes on a wire
+        (msgspec encodes every field) or to another process."""
+        return self if self.rows is None else evolve(self, rows=None)
+
+    def _from_rows(self, which: str) -> bool:
+        # A copy made with other objects (a probe verdict, a flagged reason) answers from them.
+        rows = self.rows
+        if rows is None:
+            return False
+        raw = _RAW_FIELDS[which].__get__(self, NodeSnapshot)
+        return raw is PENDING or raw is rows.built(which)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +237,19 @@ class NodeTransition:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuColumns:
+    """Every GPU of a tick as rows of arrays (one row per GPU slot, never written again).
+
+    ``fast`` holds the fast fields in ``collectors.agent.fields.GPU_FIELDS`` order (NaN
+    where a value is missing); ``verdict`` each GPU's ``VERDICT_RANK``. A node backed by
+    rows owns ``rows.gpu_start`` to ``gpu_start + gpu_count``; other rows are unused.
+    """
+
+    fast: np.ndarray
+    verdict: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class FleetSnapshot:
     """The whole fleet at ``taken_at``: the one object every reader is handed."""
 
@@ -198,6 +260,8 @@ class FleetSnapshot:
     # What happened since the previous snapshot, for the history recorder and exporters.
     transitions: tuple[NodeTransition, ...] = ()
     new_events: tuple[EventRecord, ...] = ()
+    # Set by FleetState: every GPU's fast readings and verdict as columns.
+    columns: GpuColumns | None = field(default=None, compare=False, repr=False)
 
     @property
     def nodes_streaming(self) -> int:
@@ -209,7 +273,7 @@ class FleetSnapshot:
 
     @property
     def gpus_total(self) -> int:
-        return sum(max(n.expected_gpus, len(n.gpus)) for n in self.nodes)
+        return sum(max(n.expected_gpus, n.gpu_count) for n in self.nodes)
 
     @property
     def gpus_healthy(self) -> int:
@@ -221,3 +285,11 @@ class FleetSnapshot:
             if n.name == name:
                 return n
         return None
+
+
+_RAW_FIELDS = install_lazy_fields(NodeSnapshot, ("gpus", "ports", "nics"))
+
+
+def evolve(node: NodeSnapshot, **changes: Any) -> NodeSnapshot:
+    """``dataclasses.replace`` that keeps unread GPU and port tuples unbuilt."""
+    return evolved(node, _RAW_FIELDS, changes)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from collectors.ssh import NodeTarget, SshOptions, connect_node
-from fleet.model import FleetSnapshot, NodeSnapshot, ProbeVerdict
+from fleet.model import FleetSnapshot, NodeSnapshot, ProbeVerdict, evolve
 from fleet.probe_history import latest_gpu_verdicts, read_probe_history, record_probe_report
 from probes.collect import ProgressCallback
 from probes.report import ProbeReport, Suite
@@ -109,13 +109,13 @@ class FleetProber:
         # the dashboard's per-node line cache keeps working for probed nodes too.
         if cached is not None and cached[0] is node and cached[1] == self._version:
             return cached[2]
-        if not any((node.name, g.index) in self.verdicts for g in node.gpus):
+        if not any((node.name, g.index) in self.verdicts for g in node.gpu_briefs):
             return node
         gpus = tuple(
             replace(g, probe_verdict=self.verdicts.get((node.name, g.index), g.probe_verdict))
             for g in node.gpus
         )
-        decorated = replace(node, gpus=gpus)
+        decorated = evolve(node, gpus=gpus)  # its ports stay unbuilt until read
         self._decorated[node.name] = (node, self._version, decorated)
         return decorated
 

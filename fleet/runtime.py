@@ -47,14 +47,27 @@ log = logging.getLogger(__name__)
 
 # The SLA summary reads month-to-date history from disk: refreshing it every tick is waste.
 SLA_REFRESH_S = 30.0
-# A tick allocates tens of thousands of short-lived snapshot objects; with CPython's default
-# 700-allocation young generation they are scanned and promoted dozens of times per tick.
-GC_YOUNG_THRESHOLD = 20_000
+# A tick no longer allocates tens of thousands of snapshot objects, so the young
+# generation stays at CPython's 700: collections scan a few hundred objects (a few ms),
+# where a 20,000 threshold let each one scan what a whole message burst left alive
+# (30-100 ms). The generation-2 trigger is pushed out of reach: a full collection scans
+# every live sample of the tick (hundreds of ms) and the HeapFreezer runs it on a
+# schedule instead (gc.freeze skips the long-lived heap in it).
+GC_FULL_TRIGGER_OFF = 1_000_000
+
+
+def gc_thresholds(current: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The collector thresholds the runtime runs under (from CPython's ``current``)."""
+    young, middle, _ = current
+    return young, middle, GC_FULL_TRIGGER_OFF
+
+
 # Ticks with an unchanged number of streaming nodes before the fleet counts as settled.
 SETTLED_TICKS = 5
-# Once the heap is frozen CPython's own trigger for a full collection (survivors > 1/4 of
-# those of the last full one) almost never fires, and cyclic garbage would pile up. A
-# full collection now scans only what is not frozen (about one snapshot), so it is cheap.
+# The runtime turns CPython's own trigger for a full collection off (GC_FULL_TRIGGER_OFF),
+# so cyclic garbage would pile up: a full collection runs on this schedule instead. It
+# scans only what is not frozen (the live samples and snapshot of one tick); at 1,000
+# nodes that is still the largest pause (bench/fleet_tick.py prints it).
 FULL_COLLECT_S = 30.0
 
 
@@ -145,8 +158,7 @@ class FleetRuntime:
         # Start-up objects (config, modules, targets) live for the whole run: keeping them
         # out of the collector's generations removes the full-GC pauses seen in tick times.
         gc.freeze()
-        young, middle, old = gc.get_threshold()
-        gc.set_threshold(max(young, GC_YOUNG_THRESHOLD), middle, old)
+        gc.set_threshold(*gc_thresholds(gc.get_threshold()))
         await self._ssh.start()
         self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
 

@@ -202,7 +202,7 @@ class ShardPublisher:
     async def _on_detail(self, msg: Msg) -> None:
         latest = self._fleet.latest()
         node = latest.node(msg.data.decode("utf-8", "replace")) if latest else None
-        await msg.respond(b"" if node is None else encode(node))
+        await msg.respond(b"" if node is None else encode(node.detached()))
 
     async def _on_series(self, msg: Msg) -> None:
         try:

@@ -35,7 +35,14 @@ from fleet.history.layout import (
 from fleet.history.ledger import LedgerInputs, last_observation_ms, load_ledger
 from fleet.history.lock import RecorderLock, lock_is_held, write_heartbeat
 from fleet.history.reader import load_coverage, load_state_files, recent_days
-from fleet.history.ring import U8_NULL, GpuRegistry, SampleRing, TickFrame, tick_frame
+from fleet.history.ring import (
+    U8_NULL,
+    ColumnReader,
+    GpuRegistry,
+    SampleRing,
+    TickFrame,
+    tick_frame,
+)
 from fleet.history.rollup import MinuteAccumulator
 from fleet.history.series import MINUTE_MS, FleetMinuteSeries
 from fleet.history.states import KEEP_CLOSED_DAYS, NodeStateBook
@@ -84,6 +91,7 @@ class HistoryRecorder:
         self._latest_util: float | None = None
         self._last_t: float | None = None  # time of the latest snapshot
         self._last_nodes: tuple[NodeSnapshot, ...] | None = None
+        self._columns = ColumnReader()
         self._last_persist = float("-inf")
         self._day: date | None = None
         self._lock: RecorderLock | None = None
@@ -201,7 +209,11 @@ class HistoryRecorder:
             return TickFrame(snapshot.taken_at, last.layout, last.frame)
         self._last_nodes = snapshot.nodes
         layout = self.registry.layout_of(snapshot.nodes)
-        return TickFrame(snapshot.taken_at, layout, tick_frame(snapshot.nodes))
+        # The state's snapshots carry columns; ones built from objects (tests) do not.
+        frame = self._columns.frame(snapshot, layout)
+        if frame is None:
+            frame = tick_frame(snapshot.nodes)
+        return TickFrame(snapshot.taken_at, layout, frame)
 
     def _close_minute(self) -> None:
         minute_ms = self._minute.minute_ms

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from fleet.model import VERDICT_RANK, VERDICTS, GpuSnapshot, NodeSnapshot
+from collectors.agent.fields import GPU_FIELDS
+from fleet.model import (
+    VERDICT_RANK,
+    VERDICTS,
+    FleetSnapshot,
+    GpuBrief,
+    GpuColumns,
+    NodeSnapshot,
+)
 
 U8_NULL = 255
 MEM_NULL = np.iinfo(np.uint32).max
@@ -65,17 +73,17 @@ class GpuRegistry:
 
     def layout_of(self, nodes: Sequence[NodeSnapshot]) -> Layout:
         """The layout of a tick; reused while the fleet's shape does not change."""
-        signature = tuple((n.name, len(n.gpus)) for n in nodes)
+        signature = tuple((n.name, n.gpu_count) for n in nodes)
         if self._layout is not None and self._layout.signature == signature:
             return self._layout
         keys = np.fromiter(
-            (self._key_for(n.name, g) for n in nodes for g in n.gpus), dtype=np.uint32
+            (self._key_for(n.name, g) for n in nodes for g in n.gpu_briefs), dtype=np.uint32
         )
         contiguous = bool(np.array_equal(keys, np.arange(len(keys), dtype=np.uint32)))
         self._layout = Layout(signature, keys, contiguous)
         return self._layout
 
-    def _key_for(self, node: str, gpu: GpuSnapshot) -> int:
+    def _key_for(self, node: str, gpu: GpuBrief) -> int:
         slot = (node, gpu.index)
         key = self._keys.get(slot)
         if key is None:
@@ -118,20 +126,82 @@ def _u8(values: np.ndarray) -> np.ndarray:
 def tick_frame(nodes: Sequence[NodeSnapshot]) -> pl.DataFrame:
     """One frame with a row per GPU of ``nodes`` (in node, then GPU order), narrow dtypes."""
     gpus = [g for n in nodes for g in n.gpus]
-    mem = _floats([g.mem_used_bytes for g in gpus]) / MIB
+    return _frame(
+        _floats([g.util_gpu for g in gpus]),
+        _floats([g.sm_active for g in gpus]),
+        _floats([g.mem_used_bytes for g in gpus]) / MIB,
+        _floats([g.power_w for g in gpus]),
+        _floats([g.temp_c for g in gpus]),
+        np.fromiter([VERDICT_RANK[g.verdict] for g in gpus], dtype=np.uint8, count=len(gpus)),
+    )
+
+
+_RECORDED = ("util_gpu", "sm_active", "mem_used_mib", "power_w", "temp_c")
+_UTIL, _SM, _MEM, _POWER, _TEMP = (GPU_FIELDS.index(name) for name in _RECORDED)
+
+
+def column_rows(nodes: Sequence[NodeSnapshot]) -> np.ndarray | None:
+    """The rows of ``nodes``' GPUs in the tick's columns (None: a node has no rows)."""
+    starts = []
+    for node in nodes:
+        rows = node.rows
+        if rows is None:
+            return None
+        starts.append(np.arange(rows.gpu_start, rows.gpu_start + node.gpu_count))
+    return np.concatenate(starts) if starts else np.zeros(0, dtype=np.intp)
+
+
+def columns_frame(columns: GpuColumns, rows: np.ndarray) -> pl.DataFrame:
+    """:func:`tick_frame` read from the state's columns instead of GPU objects."""
+    fast = columns.fast[rows]
+    return _frame(
+        fast[:, _UTIL],
+        fast[:, _SM],
+        fast[:, _MEM],
+        fast[:, _POWER],
+        fast[:, _TEMP],
+        columns.verdict[rows],
+    )
+
+
+class ColumnReader:
+    """Tick frames from a snapshot's columns, with the row index kept while slots hold."""
+
+    def __init__(self) -> None:
+        self._key: tuple[Layout, tuple[int | None, ...]] | None = None
+        self._rows: np.ndarray | None = None
+
+    def frame(self, snapshot: FleetSnapshot, layout: Layout) -> pl.DataFrame | None:
+        """The tick's frame, or None when the snapshot carries no columns."""
+        columns = snapshot.columns
+        if columns is None:
+            return None
+        starts = tuple(None if n.rows is None else n.rows.gpu_start for n in snapshot.nodes)
+        key = self._key
+        if key is None or key[0] is not layout or key[1] != starts:
+            self._key, self._rows = (layout, starts), column_rows(snapshot.nodes)
+        return None if self._rows is None else columns_frame(columns, self._rows)
+
+
+def _frame(
+    util: np.ndarray,
+    sm_active: np.ndarray,
+    mem: np.ndarray,
+    power: np.ndarray,
+    temp: np.ndarray,
+    verdict: np.ndarray,
+) -> pl.DataFrame:
     mem_mib = np.full(mem.shape, MEM_NULL, dtype=np.uint32)
     known = ~np.isnan(mem)
     mem_mib[known] = np.rint(mem[known])
     return pl.DataFrame(
         {
-            "util": _u8(_floats([g.util_gpu for g in gpus])),
-            "sm_active": _floats([g.sm_active for g in gpus]).astype(np.float32),
+            "util": _u8(util),
+            "sm_active": sm_active.astype(np.float32),
             "mem_mib": mem_mib,
-            "power_w": _floats([g.power_w for g in gpus]).astype(np.float32),
-            "temp_c": _u8(_floats([g.temp_c for g in gpus])),
-            "verdict": np.fromiter(
-                [VERDICT_RANK[g.verdict] for g in gpus], dtype=np.uint8, count=len(gpus)
-            ),
+            "power_w": power.astype(np.float32),
+            "temp_c": _u8(temp),
+            "verdict": verdict,
         }
     )
 

@@ -1,8 +1,14 @@
-"""Judge a node and build its NodeSnapshot, reusing every GPU and port object that held still."""
+"""Judge a node and freeze its tick: briefs, rows and the verdict columns.
+
+No GpuSnapshot or PortSnapshot is built here: the NodeSnapshot holds the tick's rows
+(:class:`fleet.state.rows.StateRows`) and builds them when a reader asks.
+"""
 
 from __future__ import annotations
 
 import math
+from operator import is_
+from typing import Any
 
 from fleet.config.health_section import HealthSection
 from fleet.health import (
@@ -13,14 +19,16 @@ from fleet.health import (
     judge_port,
     node_status_view,
 )
-from fleet.model import GpuSnapshot, NodeSnapshot, NodeTransition, PortSnapshot
-from fleet.state.build import gpu_snapshot, port_snapshot
+from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition
+from fleet.state.build import SteadyGpu, port_static, steady_of
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
+from fleet.state.port_tick import PortFrozen
+from fleet.state.rows import GpuErrors, PortRows, StateRows
 
 
-def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
-    """Re-judge ``node`` at ``now`` and rebuild its snapshot.
+def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | None:
+    """Re-judge ``node`` at ``now`` and freeze its snapshot.
 
     Returns:
         The transition when the node's state changed (its first state counts as one).
@@ -29,21 +37,31 @@ def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
     view = node_status_view(
         node.status, node.status_reason, node.last_sample_at, node.interval, cfg, now
     )
-    gpus = _gpus(node, cfg, now)
-    ports = _ports(node, node.ports, cfg, now)
-    nics = _ports(node, node.nics, cfg, now)
-    views = [GpuVerdictView(g.index, g.verdict, g.reasons) for g in gpus]
+    judged = _judge_gpus(node, cfg, now)
+    # Ports whose facts did not move since the last refresh and whose holds still run
+    # would be judged the same: keep their briefs, take the tick's rows.
+    steady = not node.ports_changed.since_refresh and now < node.ports_until
+    ports, judged_ports = _ports(node, node.ports, cfg, now, steady)
+    nics, judged_nics = _ports(node, node.nics, cfg, now, steady)
+    node.ports_changed.since_refresh = False
+    if judged_ports or judged_nics:
+        node.ports_until = min(
+            (p.judgement.until for p in (*node.ports, *node.nics)), default=math.inf
+        )
+    if judged or judged_ports or judged_nics or node.earliest is None:
+        node.earliest = _earliest(node)  # holds change only when something was judged
     judgements = [track.judgement for track in node.ports]
-    state, reasons, until = judge_node(view, views, node.spec.expected_gpus, judgements, cfg, now)
+    state, reasons, until = judge_node(
+        view, node.verdict_views, node.spec.expected_gpus, judgements, cfg, now
+    )
     transition = None
     if state != node.state:
         node.state, node.state_since = state, now
         transition = NodeTransition(node.spec.name, state, now, reasons)
     node.state_reasons = reasons
-    if state == "unreachable":  # its last readings are not the fleet's utilization now
-        node.util_sum, node.util_count = 0.0, 0
-    node.until = min(until, view.until, _earliest(node))
-    node.snap = _node_snapshot(node, view, gpus, ports, nics)
+    _count_utilization(node, state != "unreachable")
+    node.until = min(until, view.until, node.earliest)
+    node.snap = _node_snapshot(node, view, ports, nics, tick)
     node.dirty = False
     return transition
 
@@ -55,60 +73,130 @@ def _earliest(node: NodeTrack) -> float:
     return min(times, default=math.inf)
 
 
-def _gpus(node: NodeTrack, cfg: HealthSection, now: float) -> tuple[GpuSnapshot, ...]:
-    layout = node.layout
-    out = []
-    total, count = 0.0, 0
-    for track in node.gpus:
-        if track.dirty or now >= track.until or track.snap is None:
-            if track.rejudge or now >= track.until:
-                track.judge(cfg, now)
-            if layout is not None:
-                track.snap = gpu_snapshot(track, layout.gpu, layout.slow)
-            else:
-                track.snap = GpuSnapshot(track.info.index, track.info.uuid, track.info.name)
-            track.dirty = False
-        snap = track.snap
-        if snap.util_gpu is not None:
-            total += snap.util_gpu
-            count += 1
-        out.append(snap)
-    node.util_sum, node.util_count = total, count
-    return tuple(out)
+def _judge_gpus(node: NodeTrack, cfg: HealthSection, now: float) -> bool:
+    """Judge the GPUs that need it; new briefs and verdict ranks only where one changed.
+
+    Returns:
+        Whether any GPU was judged.
+    """
+    tracks = node.gpus
+    changed = len(node.gpu_briefs) != len(tracks)
+    judged = False
+    for track in tracks:
+        if track.rejudge or now >= track.until:
+            track.judge(cfg, now)
+            judged = True
+        if track.brief is None:
+            changed = True
+    if not changed:
+        return judged
+    briefs = tuple(track.brief_now() for track in tracks)
+    node.gpu_briefs = briefs
+    node.verdict_views = tuple(GpuVerdictView(b.index, b.verdict, b.reasons) for b in briefs)
+    start = node.gpu_start
+    node.arena.verdict[start : start + len(briefs)] = [VERDICT_RANK[b.verdict] for b in briefs]
+    return judged
+
+
+def _count_utilization(node: NodeTrack, counted: bool) -> None:
+    # An unreachable node's last readings are not the fleet's utilization now.
+    if counted == node.counted:
+        return
+    node.counted = counted
+    start, count = node.gpu_start, len(node.gpus)
+    mask = node.arena.counted
+    mask[start : start + node.gpu_slots] = False
+    mask[start : start + count] = counted
 
 
 def _ports(
-    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float
-) -> tuple[PortSnapshot, ...]:
-    out = []
+    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float, steady: bool
+) -> tuple[PortRows, bool]:
+    """The ports' rows at this tick, and whether any port was judged.
+
+    The briefs tuple (and the hw one) is last tick's object while every element is:
+    readers skip a node's ports by that identity.
+    """
+    last = node.port_rows.get(id(tracks))
+    if steady and last is not None and len(last.briefs) == len(tracks):
+        hw = tuple(track.hw for track in tracks)
+        rows = tuple(track.row for track in tracks)
+        result = PortRows(last.briefs, last.static, rows, _same_or(last.hw, hw))
+        node.port_rows[id(tracks)] = result
+        return result, False
+    briefs = []
+    judged = False
     for track in tracks:
-        snap = track.snap
-        if track.dirty or now >= track.judgement.until or snap is None:
-            expected = None if track.is_nic else node.expected_rate(track.info.kind)
-            if track.rejudge or now >= track.judgement.until or expected != track.expected:
-                judgement: Judgement = judge_port(track.facts, expected, cfg, now)
-                track.judge(judgement, now)
-                track.expected = expected
-            snap = port_snapshot(track, expected)
-            track.snap = snap
-            track.dirty = False
-        out.append(snap)
-    return tuple(out)
+        expected = None if track.is_nic else node.expected_rate(track.info.kind)
+        if track.rejudge or now >= track.judgement.until or expected != track.expected:
+            judgement: Judgement = judge_port(track.facts, expected, cfg, now)
+            track.judge(judgement, now)
+            track.expected = expected
+            judged = True
+        brief = track.brief
+        if brief is None or brief.expected_rate_gbps != expected:
+            brief = track.brief_now(expected)
+        briefs.append(brief)
+    rows = tuple(track.row for track in tracks)
+    hw = tuple(track.hw for track in tracks)
+    if last is None or len(last.briefs) != len(tracks):
+        result = PortRows(tuple(briefs), tuple(map(port_static, tracks)), rows, hw)
+    else:
+        result = PortRows(
+            _same_or(last.briefs, tuple(briefs)), last.static, rows, _same_or(last.hw, hw)
+        )
+    node.port_rows[id(tracks)] = result
+    return result, judged
+
+
+def _same_or(last: tuple[Any, ...], now: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``last`` when it holds the very same objects as ``now`` (readers compare by identity)."""
+    return last if len(last) == len(now) and all(map(is_, now, last)) else now
+
+
+def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:
+    layout = node.layout
+    if layout is None:
+        return ()
+    steady = node.steady
+    if len(steady) != len(node.gpus) or any(t.slow_values is None for t in node.gpus):
+        steady = tuple(steady_of(track, layout.slow) for track in node.gpus)
+        node.steady = steady
+    return steady
+
+
+def _errors(node: NodeTrack) -> GpuErrors | None:
+    if not any(track.errors for track in node.gpus):
+        return None
+    return tuple(track.errors for track in node.gpus)
 
 
 def _node_snapshot(
     node: NodeTrack,
     view: NodeStatusView,
-    gpus: tuple[GpuSnapshot, ...],
-    ports: tuple[PortSnapshot, ...],
-    nics: tuple[PortSnapshot, ...],
+    ports: PortRows,
+    nics: PortRows,
+    tick: PortFrozen,
 ) -> NodeSnapshot:
-    hello = node.hello
+    hello, layout = node.hello, node.layout
     if len(node.events_view) != len(node.events) or (
         node.events and node.events_view[-1] is not node.events[-1]
     ):
         node.events_view = tuple(node.events)
     assert node.state is not None
+    rows = StateRows(
+        node.gpu_start,
+        node.gpu_briefs,
+        (
+            None if layout is None else layout.gpu,
+            tuple(track.fast for track in node.gpus),
+            _steady(node),
+        ),
+        _errors(node),
+        ports,
+        nics,
+        tick,
+    )
     return NodeSnapshot(
         name=node.spec.name,
         status=view.status,
@@ -118,13 +206,14 @@ def _node_snapshot(
         broken_reasons=node.state_reasons,
         state_since=node.state_since,
         expected_gpus=node.spec.expected_gpus,
-        gpus=gpus,
-        ports=ports,
-        nics=nics,
+        gpus=PENDING,
+        ports=PENDING,
+        nics=PENDING,
         events=node.events_view,
         driver=hello.driver if hello else None,
         cuda=hello.cuda if hello else None,
         agent_version=hello.agent if hello else None,
-        model=gpus[0].name if gpus else None,
+        model=node.gpus[0].info.name if node.gpus else None,
         sampled_at=node.sampled_at,
+        rows=rows,
     )

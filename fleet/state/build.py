@@ -1,13 +1,19 @@
-"""Frozen snapshot objects from tracks: called only for what changed since the last snapshot."""
+"""Snapshot objects from a tick's frozen parts: built only when a reader asks for them."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 
-from fleet.model import GpuSnapshot, PortSnapshot
+from collectors.protocol import Value
+from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
 from fleet.state.gpu import GpuTrack
-from fleet.state.layout import FieldIndex, pick
+from fleet.state.layout import FieldIndex, Row, pick
 from fleet.state.port import IB_DATA_UNIT, PortTrack
+from fleet.state.port_tick import PortReadings
+
+# counter names and their reader, the port's slot, is it a NIC, the declared row width
+PortStatic = tuple[tuple[str, ...], Callable[[Row], tuple[Value, ...]], int, bool, int]
 
 _MIB = 1 << 20
 _FAST_NUMBERS = (
@@ -53,12 +59,30 @@ _AT_LOST, _AT_ERRORS, _AT_VERDICT, _AT_REASONS, _AT_SINCE = (
 _AT_MEM, _AT_CLOCK, _AT_PSTATE = (_GPU_AT[n] for n in ("mem_used_bytes", "clock_reasons", "pstate"))
 
 
-def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
-    """Identity and slow-tick fields in GpuSnapshot order (cached until the next slow row)."""
-    cached = track.slow_values
-    if cached is None:
-        info, srow = track.info, track.slow
-        cached = list(_GPU_DEFAULTS)
+class SteadyGpu:
+    """A GPU's identity and slow-tick readings as of its latest slow sample.
+
+    Taken when a slow row, NVLink counters or a new session arrive (references only);
+    the GpuSnapshot field values are worked out on the first build and kept.
+    """
+
+    __slots__ = ("_values", "crc_rate", "index", "info", "recovery", "replay", "row")
+
+    def __init__(self, track: GpuTrack, index: FieldIndex) -> None:
+        self.info, self.row, self.index = track.info, track.slow, index
+        self.crc_rate = track.crc.rate
+        self.replay, self.recovery = track.replay.delta, track.recovery.delta
+        self._values: list[object] | None = None
+
+    def values(self) -> list[object]:
+        """Identity and slow-tick fields in GpuSnapshot order (a list never written again)."""
+        if self._values is None:
+            self._values = self._work_out()
+        return self._values
+
+    def _work_out(self) -> list[object]:
+        info, srow, slow = self.info, self.row, self.index
+        values = list(_GPU_DEFAULTS)
         steady: dict[str, object] = {
             "index": info.index,
             "uuid": info.uuid,
@@ -66,9 +90,9 @@ def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
             "serial": info.serial,
             "pci_bus_id": info.pci_bus_id,
             "memory_total_bytes": info.memory_total_bytes,
-            "nvlink_crc_rate": track.crc.rate,
-            "nvlink_replay_delta": track.replay.delta,
-            "nvlink_recovery_delta": track.recovery.delta,
+            "nvlink_crc_rate": self.crc_rate,
+            "nvlink_replay_delta": self.replay,
+            "nvlink_recovery_delta": self.recovery,
         }
         if srow is not None:  # slow rows are padded to the declared length at ingest
             for name, i in slow.plan(_SLOW_INTS):
@@ -80,15 +104,27 @@ def steady_values(track: GpuTrack, slow: FieldIndex) -> list[object]:
         limit = pick(srow, slow["power_limit_w"])
         steady["power_limit_w"] = _float(limit) if limit is not None else info.power_limit_w
         for name, reading in steady.items():
-            cached[_GPU_AT[name]] = reading
-        track.slow_values = cached
-    return cached
+            values[_GPU_AT[name]] = reading
+        return values
 
 
-def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnapshot:
-    """A GpuSnapshot of the track's latest readings and verdict."""
-    values = steady_values(track, slow).copy()
-    row = track.fast
+def steady_of(track: GpuTrack, slow: FieldIndex) -> SteadyGpu:
+    """The track's steady readings (the same object until the next slow row)."""
+    steady = track.slow_values
+    if steady is None:
+        steady = track.slow_values = SteadyGpu(track, slow)
+    return steady
+
+
+def gpu_snapshot(
+    brief: GpuBrief,
+    steady: SteadyGpu,
+    row: Row | None,
+    errors: tuple[tuple[str, str], ...],
+    fast: FieldIndex,
+) -> GpuSnapshot:
+    """A GpuSnapshot from one GPU's frozen parts: steady values, fast row and verdict."""
+    values = steady.values().copy()
     if row is not None:  # rows are padded to the declared length at ingest
         # JSON numbers pass as they are: an int is a valid float reading.
         for at, i in fast.routes(_FAST_NUMBERS, _GPU_AT):
@@ -99,45 +135,63 @@ def gpu_snapshot(track: GpuTrack, fast: FieldIndex, slow: FieldIndex) -> GpuSnap
         values[_AT_MEM] = None if mem is None else int(mem * _MIB)
         values[_AT_CLOCK] = None if reasons is None else int(reasons)
         values[_AT_PSTATE] = None if pstate is None else int(pstate)
-    values[_AT_LOST] = track.facts.lost
-    values[_AT_ERRORS] = track.errors
-    values[_AT_VERDICT] = track.verdict
-    values[_AT_REASONS] = track.reasons
-    values[_AT_SINCE] = track.since
+    values[_AT_LOST] = brief.lost
+    values[_AT_ERRORS] = errors
+    values[_AT_VERDICT] = brief.verdict
+    values[_AT_REASONS] = brief.reasons
+    values[_AT_SINCE] = brief.since
     return GpuSnapshot(*values)  # type: ignore[arg-type]
 
 
-def port_snapshot(track: PortTrack, expected_rate: float | None) -> PortSnapshot:
-    """A PortSnapshot of the track's latest readings, rates and verdict."""
-    facts, judgement = track.facts, track.judgement
-    counters = track.counter_view()
-    if track.hw:
-        counters += tuple(track.hw.items())
-    if track.is_nic:
-        rx, tx = track.rate("rx_bytes"), track.rate("tx_bytes")
-        link_downed, downed_total = None, 0
+def port_static(track: PortTrack) -> PortStatic:
+    """What a PortSnapshot needs of ``track`` that holds for the whole session."""
+    return (track.counter_names, track.counter_values, track.slot, track.is_nic, len(track.index))
+
+
+def port_snapshot(
+    brief: PortBrief,
+    static: PortStatic,
+    row: Row | None,
+    hw: Mapping[str, int],
+    tick: PortReadings,
+) -> PortSnapshot:
+    """A PortSnapshot from one port's brief, session facts, raw row and the tick's rates."""
+    names, reader, _, is_nic, width = static
+    counters: tuple[tuple[str, int | None], ...] = ()
+    if row is not None:
+        if len(row) < width:  # a short row reads as missing values
+            row = [*row, *([None] * (width - len(row)))]
+        # sysfs counters are integers; the agent sends them as JSON integers.
+        counters = tuple(zip(names, reader(row), strict=True))  # type: ignore[arg-type]
+    if hw:
+        counters += tuple(hw.items())
+    if is_nic:
+        rx, tx = tick.rate("rx_bytes"), tick.rate("tx_bytes")
+        symbol, rcv, discards = None, tick.rate("rx_errors"), None
+        downed_total = 0
     else:
-        rx = track.rate("port_rcv_data", IB_DATA_UNIT)
-        tx = track.rate("port_xmit_data", IB_DATA_UNIT)
-        downed = track.counters.get("link_downed")
-        link_downed = None if downed is None else downed.value
-        downed_total = 0 if downed is None else downed.total
+        rx = tick.rate("port_rcv_data", IB_DATA_UNIT)
+        tx = tick.rate("port_xmit_data", IB_DATA_UNIT)
+        symbol = tick.rate("symbol_error")
+        rcv = tick.rate("port_rcv_errors")
+        discards = tick.rate("port_xmit_discards")
+        downed_total = tick.total("link_downed")
     return PortSnapshot(
-        name=facts.name,
-        kind=facts.kind,
-        state=facts.state,
-        phys_state=facts.phys_state,
-        rate_gbps=facts.rate_gbps,
-        expected_rate_gbps=expected_rate,
-        link_downed=link_downed,
+        name=brief.name,
+        kind=brief.kind,
+        state=brief.state,
+        phys_state=brief.phys_state,
+        rate_gbps=brief.rate_gbps,
+        expected_rate_gbps=brief.expected_rate_gbps,
+        link_downed=brief.link_downed,
         link_downed_delta=downed_total,
-        symbol_error_rate=facts.symbol_error_rate,
-        rcv_error_rate=facts.rcv_error_rate,
-        xmit_discard_rate=facts.xmit_discard_rate,
+        symbol_error_rate=symbol,
+        rcv_error_rate=rcv,
+        xmit_discard_rate=discards,
         rx_bytes_per_s=rx,
         tx_bytes_per_s=tx,
         counters=counters,
-        verdict=judgement.verdict,
-        reasons=judgement.reasons,
-        since=track.since,
+        verdict=brief.verdict,
+        reasons=brief.reasons,
+        since=brief.since,
     )

@@ -15,16 +15,19 @@ from fleet.model import (
     UtilizationSummary,
 )
 from fleet.state.assemble import refresh
+from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
+from fleet.state.port_columns import PortColumns
 
 
 class FleetState:
     """The live fleet: cheap ``ingest`` per update, ``snapshot`` once per tick.
 
-    ``ingest`` keeps the latest decoded arrays and advances counters; it builds no
-    snapshot objects. ``snapshot`` rebuilds only nodes that received data or whose
-    holds or staleness deadlines passed, and reuses every other NodeSnapshot object.
-    Not thread-safe: call both from the event loop.
+    ``ingest`` keeps the latest decoded rows, writes the fast GPU values into the
+    fleet's columns and advances counters; it builds no snapshot objects. ``snapshot``
+    re-freezes only nodes that received data or whose holds or staleness deadlines
+    passed, and reuses every other NodeSnapshot object; GPU and port objects are built
+    only when a reader asks for them. Not thread-safe: call both from the event loop.
     """
 
     def __init__(
@@ -32,9 +35,13 @@ class FleetState:
     ) -> None:
         self._health = health
         self._event_history = event_history
+        self._arena = GpuArena(8 * max(len(nodes), 8))
+        self._ports = PortColumns(health, 10 * max(len(nodes), 8))
         self._nodes: dict[str, NodeTrack] = {}
         for spec in nodes:
-            self._nodes[spec.name] = NodeTrack(spec, health, event_history)
+            self._nodes[spec.name] = NodeTrack(
+                spec, health, event_history, self._arena, self._ports
+            )
         self._order: list[NodeTrack] = list(self._nodes.values())
         self._view: tuple[NodeSnapshot, ...] | None = None
         self._new_events: list[EventRecord] = []
@@ -68,19 +75,24 @@ class FleetState:
 
     def _adopt(self, name: str) -> NodeTrack:
         # A node the transport knows but the config did not list: watch it with defaults.
-        node = NodeTrack(NodeSpec(name), self._health, self._event_history)
+        node = self._track(NodeSpec(name))
         self._nodes[name] = node
         self._order.append(node)
         self._view = None
         return node
 
+    def _track(self, spec: NodeSpec) -> NodeTrack:
+        return NodeTrack(spec, self._health, self._event_history, self._arena, self._ports)
+
     def snapshot(self, now: float) -> FleetSnapshot:
         """The fleet at ``now`` (controller clock), with what happened since the last call."""
         transitions: list[NodeTransition] = []
         changed = self._view is None
+        self._ports.flush()
+        tick = self._ports.freeze()
         for node in self._order:
             if node.dirty or now >= node.until or node.snap is None:
-                transition = refresh(node, now)
+                transition = refresh(node, now, tick)
                 changed = True
                 if transition is not None:
                     transitions.append(transition)
@@ -90,13 +102,9 @@ class FleetState:
         return FleetSnapshot(
             taken_at=now,
             nodes=self._view,
-            utilization=self._utilization(),
+            # Rolling averages come from history (fleet/history); the state knows only now.
+            utilization=UtilizationSummary(now=self._arena.utilization_now()),
             transitions=tuple(transitions),
             new_events=events,
+            columns=self._arena.freeze(),
         )
-
-    def _utilization(self) -> UtilizationSummary:
-        total = sum(node.util_sum for node in self._order)
-        count = sum(node.util_count for node in self._order)
-        # Rolling averages come from history (fleet/history); the state knows only now.
-        return UtilizationSummary(now=total / count if count else None)

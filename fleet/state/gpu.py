@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from collectors.agent.fields import NVLINK_FIELDS
 from collectors.protocol import GpuInfo, Value
 from fleet.config.health_section import HealthSection
 from fleet.counters import Counter
 from fleet.health import GpuFacts, XidMark, judge_gpu
-from fleet.model import GpuSnapshot, Verdict
+from fleet.model import GpuBrief, Verdict
 from fleet.state.layout import FieldIndex, Row, pick, pick_flag, pick_int
+
+if TYPE_CHECKING:
+    from fleet.state.build import SteadyGpu
 from fleet.xid import describe
 
 _LINK_CRC = (NVLINK_FIELDS.index("crc_flit"), NVLINK_FIELDS.index("crc_data"))
@@ -47,13 +51,14 @@ class GpuTrack:
     """Latest readings, counter baselines, XID marks and the verdict of one GPU."""
 
     __slots__ = (
+        "brief",
         "crc",
-        "dirty",
         "errors",
         "facts",
         "fast",
         "info",
         "link_crc",
+        "links_shown",
         "reasons",
         "recovery",
         "rejudge",
@@ -62,7 +67,6 @@ class GpuTrack:
         "since",
         "slow",
         "slow_values",
-        "snap",
         "until",
         "verdict",
     )
@@ -73,7 +77,7 @@ class GpuTrack:
         self.fast: Row | None = None
         self.slow: Row | None = None
         # Snapshot fields that change only with hello or a slow tick (see state.build).
-        self.slow_values: list[object] | None = None
+        self.slow_values: SteadyGpu | None = None
         self.errors: tuple[tuple[str, str], ...] = ()
         self.replay = Counter()
         self.recovery = Counter()
@@ -84,9 +88,10 @@ class GpuTrack:
         self.reasons: tuple[str, ...] = ()
         self.since: float | None = None
         self.until = math.inf
-        self.dirty = True  # readings changed: build a new snapshot object
         self.rejudge = True  # health facts changed: evaluate the rules again
-        self.snap: GpuSnapshot | None = None
+        self.brief: GpuBrief | None = None  # None: identity, verdict or links changed
+        # NVLink active/total of this session's latest slow row (what its snapshot shows).
+        self.links_shown: tuple[int | None, int | None] = (None, None)
 
     def new_session(self, info: GpuInfo, at: float) -> None:
         """The agent said hello again: hardware XIDs clear once this GPU answers."""
@@ -94,8 +99,10 @@ class GpuTrack:
         # The new session may order slow fields differently: compare rows within it only.
         self.slow = None
         self.slow_values = None
+        self.links_shown = (None, None)
         self.session_started = at
-        self.dirty = self.rejudge = True
+        self.rejudge = True
+        self.brief = None
 
     def apply_fast(
         self, row: Row | None, lost: bool, clock_index: int | None, received: float
@@ -107,6 +114,7 @@ class GpuTrack:
         was_lost = facts.lost and facts.sampled
         if lost != facts.lost or not facts.sampled:
             self.rejudge = True
+            self.brief = None
         facts.sampled = True
         facts.lost = lost
         if lost:
@@ -123,7 +131,6 @@ class GpuTrack:
                 self.session_started = None
             elif was_lost:
                 self.reset_seen(received)  # only a reset brings back a GPU that fell off
-        self.dirty = True
 
     def reset_seen(self, at: float, inclusive: bool = False) -> None:
         """Evidence that the GPU was reset at ``at``: hardware XIDs and NVLink holds end."""
@@ -143,8 +150,7 @@ class GpuTrack:
         """Take one slow tick: reliability state and NVLink counters."""
         if row is None:
             return
-        if len(row) < len(index):
-            row = index.pad(row)
+        row = tuple(row) if len(row) >= len(index) else tuple(index.pad(row))  # see _apply_gpus
         if self.slow is not None and _reset_between(self.slow, row, index):
             self.reset_seen(received)
         self.slow = row
@@ -166,7 +172,10 @@ class GpuTrack:
         self.crc.update(_crc_sum(flit, data), t)
         facts.nvlink_crc_rate = self.crc.rate
         self._note_nvlink_errors(received)
-        self.dirty = self.rejudge = True
+        self.rejudge = True
+        if self.links_shown != (facts.nvlink_active, facts.nvlink_total):
+            self.links_shown = (facts.nvlink_active, facts.nvlink_total)
+            self.brief = None
 
     def _note_nvlink_errors(self, received: float) -> None:
         parts = [
@@ -202,13 +211,14 @@ class GpuTrack:
             self.facts.xids[code] = XidMark(code, at, at)
         else:
             mark.seen(at)
-        self.dirty = self.rejudge = True
+        self.rejudge = True
 
     def mark_lost(self, reason: str) -> None:
         """The agent reported the GPU lost between samples."""
         self.facts.lost = True
         self.facts.lost_reason = reason
-        self.dirty = self.rejudge = True
+        self.rejudge = True
+        self.brief = None
 
     def judge(self, cfg: HealthSection, now: float) -> None:
         """Re-evaluate the verdict; ``since`` moves only when the verdict changes."""
@@ -216,4 +226,25 @@ class GpuTrack:
         verdict, reasons, until = judge_gpu(self.facts, cfg, now)
         if verdict != self.verdict or self.since is None:
             self.since = now
+            self.brief = None
+        elif reasons != self.reasons:
+            self.brief = None
         self.verdict, self.reasons, self.until = verdict, reasons, until
+
+    def brief_now(self) -> GpuBrief:
+        """The GPU's brief: the same object until something in it changed."""
+        brief = self.brief
+        if brief is None:
+            info, facts = self.info, self.facts
+            brief = GpuBrief(
+                info.index,
+                info.uuid,
+                info.serial,
+                facts.lost,
+                self.verdict,
+                self.reasons,
+                self.since,
+                *self.links_shown,
+            )
+            self.brief = brief
+        return brief

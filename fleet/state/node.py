@@ -9,11 +9,22 @@ from dataclasses import dataclass
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
-from fleet.model import EventRecord, NodeSnapshot, NodeState
+from fleet.health import GpuVerdictView
+from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
+from fleet.state.build import SteadyGpu
+from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import Layout, Row
-from fleet.state.port import PortTrack
+from fleet.state.port import PortsChanged, PortTrack
+from fleet.state.port_batch import RowPlan
+from fleet.state.port_columns import PortColumns
+from fleet.state.rows import PortRows
 from fleet.xid import xid_text
+
+
+def _uniform(tracks: list[PortTrack]) -> RowPlan | None:
+    plans = {id(track.plan): track.plan for track in tracks}
+    return next(iter(plans.values())) if len(plans) == 1 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +38,21 @@ class NodeSpec:
 class NodeTrack:
     """Everything the state knows about one node between snapshots."""
 
-    def __init__(self, spec: NodeSpec, cfg: HealthSection, event_history: int) -> None:
+    def __init__(
+        self,
+        spec: NodeSpec,
+        cfg: HealthSection,
+        event_history: int,
+        arena: GpuArena,
+        port_columns: PortColumns,
+    ) -> None:
         self.spec = spec
         self.cfg = cfg
+        self.arena = arena
+        self.port_columns = port_columns
+        self.gpu_start = 0  # the node's slots in the fleet's GPU columns
+        self.gpu_slots = 0
+        self.fast_plan: FastPlan | None = None
         self.status: NodeStatus = "connecting"
         self.status_reason = ""
         self.last_seen: float | None = None
@@ -55,8 +78,18 @@ class NodeTrack:
         self.state: NodeState | None = None
         self.state_reasons: tuple[str, ...] = ()
         self.state_since: float | None = None
-        self.util_sum = 0.0
-        self.util_count = 0
+        self.counted: bool | None = None  # do this node's GPUs count toward utilization?
+        # What the last snapshot held, reused while nothing in it changed.
+        self.gpu_briefs: tuple[GpuBrief, ...] = ()
+        self.verdict_views: tuple[GpuVerdictView, ...] = ()
+        self.steady: tuple[SteadyGpu, ...] = ()
+        # Per track list (ports, NICs) of this session: the rows of the last snapshot.
+        self.port_rows: dict[int, PortRows] = {}
+        self.earliest: float | None = None  # the earliest hold of a GPU or port
+        self.ports_changed = PortsChanged()
+        self.ports_until = math.inf  # the earliest hold of a port or NIC
+        # The field plan all ports (NICs) share, so a flush takes their rows at once.
+        self.port_plans: tuple[RowPlan | None, RowPlan | None] = (None, None)
 
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
@@ -102,19 +135,35 @@ class NodeTrack:
             gpus.append(track)
         self.gpus = gpus
         self.by_uuid = {track.info.uuid: track for track in gpus}
-        self.ports = [self._port(info, layout) for info in hello.ports]
-        self.nics = [self._port(info, layout) for info in hello.nics]
+        self._place_gpus(len(gpus), layout)
+        self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
+        self.nics = [self._port(info, layout, None) for info in hello.nics]
+        self.port_rows = {}
+        self.ports_changed.since_refresh = True
+        self.port_plans = (_uniform(self.ports), _uniform(self.nics))
+        self.earliest = None
         self.dirty = True
 
-    def _port(self, info: PortInfo, layout: Layout) -> PortTrack:
+    def _place_gpus(self, count: int, layout: Layout) -> None:
+        arena = self.arena
+        if count > self.gpu_slots:
+            self.gpu_start, self.gpu_slots = arena.allocate(count), count
+        arena.clear(self.gpu_start, self.gpu_slots)
+        self.fast_plan = plan = FastPlan(layout.gpu)
+        # Until its first sample a GPU shows its last readings (a swapped-in one: none).
+        arena.write(self.gpu_start, count, [track.fast for track in self.gpus], plan)
+        self.counted = None  # the counted range changed with the GPU count
+        self.gpu_briefs = ()
+
+    def _port(self, info: PortInfo, layout: Layout, best: dict[str, float] | None) -> PortTrack:
         index = layout.nic if info.kind == "eth" else layout.port
         track = self.port_by_name.get(info.name)
         if track is None or track.info.kind != info.kind:
-            track = PortTrack(info, index, self.cfg)
+            track = PortTrack(info, index, self.port_columns, best, self.ports_changed)
             self.port_by_name[info.name] = track
         else:
-            track.info = info
-            track.relayout(index, self.cfg)
+            track.node_max = best
+            track.relayout(info, index)
         return track
 
     def expected_rate(self, kind: str) -> float | None:
@@ -133,15 +182,12 @@ class NodeTrack:
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
         self._apply_gpus(sample, layout, received)
-        t = sample.t
-        for track, row in zip(self.ports, sample.ports, strict=False):
-            track.apply(row, t, received, self.cfg)
-            facts = track.facts
-            rate, kind = facts.rate_gbps, facts.kind
-            if rate is not None and facts.state == "ACTIVE" and rate > self.max_rate.get(kind, 0):
-                self.max_rate[kind] = rate  # the best this node's ports of this kind have shown
-        for track, row in zip(self.nics, sample.nics, strict=False):
-            track.apply(row, t, received, self.cfg)
+        if self.fast_plan is not None:
+            self.arena.write(self.gpu_start, len(self.gpus), sample.gpus, self.fast_plan)
+        # Counters advance for the whole fleet at once, before the next snapshot.
+        columns = self.port_columns
+        columns.stage(self.ports, sample.ports, sample.t, received, self.port_plans[0])
+        columns.stage(self.nics, sample.nics, sample.t, received, self.port_plans[1])
         if sample.hw is not None:
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters
@@ -154,8 +200,10 @@ class NodeTrack:
         n_rows, width = len(rows), len(layout.gpu)
         for i, track in enumerate(self.gpus):
             row: Row | None = rows[i] if i < n_rows else None
-            if row is not None and len(row) < width:
-                row = layout.gpu.pad(row)
+            if row is not None:
+                # Kept for a second as a tuple of numbers: the collector stops tracking
+                # it after one pass, where a list would be scanned by every collection.
+                row = tuple(row) if len(row) >= width else tuple(layout.gpu.pad(row))
             track.apply_fast(row, row is None or i in lost, clock, received)
         for key, fields in sample.errs.items():
             track_at = self._gpu_at(key)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from fleet.model import FleetSnapshot, NodeSnapshot
-from fleet.runtime import FULL_COLLECT_S, SETTLED_TICKS, HeapFreezer
+from fleet.runtime import FULL_COLLECT_S, SETTLED_TICKS, HeapFreezer, gc_thresholds
 
 
 @pytest.fixture(autouse=True)
@@ -56,3 +56,10 @@ def test_collects_what_is_not_frozen_every_period_once_frozen() -> None:
     freezer.observe(_fleet(frozen_at + FULL_COLLECT_S, 2), every_node_tried=True)
     assert freezer.collected_at == frozen_at + FULL_COLLECT_S
     assert gc.get_stats()[2]["collections"] == full + 1
+
+
+def test_the_runtime_keeps_the_young_threshold_and_leaves_full_collections_to_the_freezer() -> None:
+    young, middle, old = gc_thresholds((700, 10, 10))
+    assert (young, middle) == (700, 10)
+    # 10 generation-1 collections per tick: never within a day of ticks.
+    assert old / 10 > 24 * 3600

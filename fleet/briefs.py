@@ -1,0 +1,77 @@
+"""Briefs: the few facts of a GPU or port that per-tick readers compare.
+
+The state hands out the same brief (and the same tuple of briefs) while none of these
+fields changes, so drift, link events and the event log skip a node by identity instead
+of building and walking every GpuSnapshot and PortSnapshot each tick.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from fleet.model import GpuSnapshot, PortSnapshot, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class GpuBrief:
+    """What the per-tick readers (links, drift, the event log) need of one GPU.
+
+    The state hands out the same brief object while none of these fields changes, so a
+    reader compares a node's briefs by identity instead of building every GpuSnapshot.
+    """
+
+    index: int
+    uuid: str
+    serial: str | None
+    lost: bool
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    since: float | None
+    nvlink_active: int | None
+    nvlink_total: int | None
+
+    @classmethod
+    def of(cls, gpu: GpuSnapshot) -> GpuBrief:
+        return cls(
+            gpu.index,
+            gpu.uuid,
+            gpu.serial,
+            gpu.lost,
+            gpu.verdict,
+            gpu.reasons,
+            gpu.since,
+            gpu.nvlink_active,
+            gpu.nvlink_total,
+        )
+
+
+class PortBrief(NamedTuple):
+    """What the per-tick readers need of one port or NIC (its link, not its traffic)."""
+
+    name: str
+    kind: str
+    state: str | None
+    phys_state: str | None
+    rate_gbps: float | None
+    expected_rate_gbps: float | None
+    link_downed: int | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    since: float | None
+
+    @classmethod
+    def of(cls, port: PortSnapshot) -> PortBrief:
+        return cls(
+            port.name,
+            port.kind,
+            port.state,
+            port.phys_state,
+            port.rate_gbps,
+            port.expected_rate_gbps,
+            port.link_downed,
+            port.verdict,
+            port.reasons,
+            port.since,
+        )

@@ -1,0 +1,91 @@
+"""Fields of a frozen, slotted dataclass that are built on first read.
+
+``FleetState`` hands out NodeSnapshots whose ``gpus``, ``ports`` and ``nics`` hold
+:data:`PENDING`: the tuple is built from the node's :class:`NodeRows` the first time
+someone reads it and cached in the slot (a pure function of frozen rows, so a race
+between two threads builds it twice and keeps either).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from fleet.briefs import GpuBrief, PortBrief
+
+
+class NodeRows(Protocol):
+    """A node's readings frozen at one tick, from which its GPU and port objects are built.
+
+    ``FleetState`` hands out NodeSnapshots backed by rows: the tuples ``gpus``, ``ports``
+    and ``nics`` are built on first access only (most ticks nobody reads them: a tick's
+    readers use the briefs and the fleet's columns).
+    """
+
+    gpu_briefs: tuple[GpuBrief, ...]
+    port_briefs: tuple[PortBrief, ...]
+    nic_briefs: tuple[PortBrief, ...]
+    gpu_start: int  # the node's first row in ``FleetSnapshot.columns``
+
+    def build(self, which: str) -> tuple[Any, ...]:
+        """The ``gpus``, ``ports`` or ``nics`` tuple (built once, then the same object)."""
+        ...
+
+    def built(self, which: str) -> tuple[Any, ...] | None:
+        """The tuple ``build(which)`` returned, or None when it was never asked for."""
+        ...
+
+
+class _Pending(tuple):
+    """The marker a lazy NodeSnapshot field holds until its tuple is built."""
+
+    __slots__ = ()
+
+
+PENDING: Any = _Pending()
+
+
+class _LazyTuple:
+    """A NodeSnapshot field that is built from the node's rows when it holds PENDING."""
+
+    __slots__ = ("name", "slot")
+
+    def __init__(self, name: str, slot: Any) -> None:
+        self.name, self.slot = name, slot
+
+    def __get__(self, node: Any, owner: type | None = None) -> Any:
+        if node is None:
+            return self
+        value = self.slot.__get__(node, owner)
+        if value is PENDING:
+            rows = node.rows
+            value = () if rows is None else rows.build(self.name)
+            self.slot.__set__(node, value)  # a cache of a pure function of frozen rows
+        return value
+
+    def __set__(self, node: Any, value: Any) -> None:
+        self.slot.__set__(node, value)
+
+
+def install_lazy_fields(cls: type, names: tuple[str, ...]) -> dict[str, Any]:
+    """Make the slots ``names`` of dataclass ``cls`` lazy; returns their raw descriptors."""
+    raw = {name: cls.__dict__[name] for name in names}
+    for name, slot in raw.items():
+        setattr(cls, name, _LazyTuple(name, slot))
+    return raw
+
+
+def evolved(obj: Any, raw: dict[str, Any], changes: dict[str, Any]) -> Any:
+    """A copy of dataclass ``obj`` with ``changes``, lazy fields passed on unread."""
+    # Unread fields pass on unbuilt only while the copy keeps the rows they are built from.
+    keep = "rows" not in changes or changes["rows"] is getattr(obj, "rows", None)
+    values = {
+        f.name: raw[f.name].__get__(obj, type(obj))
+        if keep and f.name in raw
+        else getattr(obj, f.name)
+        for f in fields(obj)
+        if f.init
+    }
+    values.update(changes)
+    return type(obj)(**values)

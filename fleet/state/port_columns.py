@@ -1,0 +1,265 @@
+"""Port counters as columns: deltas, rates, resets and saturation for the fleet at once.
+
+Ingest only stages a sample's port rows (:meth:`PortColumns.stage`); before a snapshot
+(or a new session's layout) :meth:`PortColumns.flush` turns every staged row of the
+fleet into one matrix per field layout and advances every tracked counter with array
+operations, with the rules of :class:`fleet.counters.Counter`:
+
+- a missing reading (NaN) keeps the last good value and leaves delta and rate unknown;
+- a value below the last one is a reset: the delta is the new value, the rate unknown;
+- a value at or above the counter's ceiling is pegged: delta up to it, rate unknown.
+
+Values are float64, so a counter beyond 2**53 (a 64-bit data counter after months at
+full rate) loses its last digits; its rate stays right to 1e-16. Only rows whose link
+state, error rates or fatal counters changed are handed back to their
+:class:`~fleet.state.port.PortTrack` in Python: on a healthy fleet, almost none.
+Samples staged twice for one node before a flush are applied in order (rounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from collectors.agent.fields import counter_bits
+from fleet.config.health_section import HealthSection
+from fleet.counters import ceiling
+from fleet.state.layout import FieldIndex, Row
+from fleet.state.port_batch import RowBatch, RowPlan, matrix_of
+from fleet.state.port_tick import PortFrozen
+
+if TYPE_CHECKING:
+    from fleet.state.port import PortTrack
+
+IB_RATED = ("symbol_error", "port_rcv_errors", "port_xmit_discards")
+IB_DATA = ("port_xmit_data", "port_rcv_data")
+NIC_COUNTERS = ("rx_bytes", "tx_bytes", "rx_errors")
+NIC_RATED = ("", "rx_errors", "")  # in IB_RATED's places: rx_errors stands for rcv errors
+FACTS_WIDTH = 7
+
+
+def _unique(names: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+class PortColumns:
+    """Every port's tracked counters and link readings, one row per port slot."""
+
+    def __init__(self, cfg: HealthSection, capacity: int = 64) -> None:
+        fatal = tuple(n for n in cfg.port_fatal_counters if n not in IB_RATED)
+        self.ib_tracked = _unique(IB_RATED + IB_DATA + fatal)
+        self.names = _unique(self.ib_tracked + NIC_COUNTERS)
+        self.column = {name: i for i, name in enumerate(self.names)}
+        self.fatal = tuple(self.column[n] for n in cfg.port_fatal_counters if n in self.column)
+        self.fatal_hold_s = cfg.port_fatal_hold_s
+        # A change of these values (an increment, or a reset) goes to the track in Python.
+        self.watched = np.array(
+            [self.column["symbol_error"], *self.fatal, *self._downed()], dtype=np.intp
+        )
+        self._plans: dict[tuple[tuple[str, ...], bool], RowPlan] = {}
+        self._staged: list[
+            tuple[Sequence[PortTrack], Sequence[Row], float, float, RowPlan | None]
+        ] = []
+        self.used = 0
+        self._allocate_arrays(capacity)
+
+    def _downed(self) -> list[int]:
+        col = self.column.get("link_downed")
+        return [] if col is None else [col]
+
+    # -- slots and layouts -------------------------------------------------------------
+
+    def _allocate_arrays(self, capacity: int) -> None:
+        width = len(self.names)
+        self.last = np.full((capacity, width), np.nan)  # last good value
+        self.last_at = np.full((capacity, width), np.nan)
+        self.delta = np.full((capacity, width), np.nan)  # NaN: unknown
+        self.rate = np.full((capacity, width), np.nan)
+        self.total = np.zeros((capacity, width))
+        self.top = np.full((capacity, width), np.inf)  # the pegged value
+        self.saturated = np.zeros((capacity, width), dtype=bool)
+        self.tracked = np.zeros((capacity, width), dtype=bool)
+        self.seen = np.full((capacity, FACTS_WIDTH), np.nan)  # what each port's facts hold
+        self.applied = np.zeros(capacity, dtype=bool)
+
+    def allocate(self) -> int:
+        """A fresh port slot."""
+        if self.used == len(self.applied):
+            old = (self.last, self.last_at, self.delta, self.rate, self.total, self.top)
+            flags, seen, applied = (self.saturated, self.tracked), self.seen, self.applied
+            self._allocate_arrays(2 * len(self.applied))
+            for new, kept in zip(
+                (self.last, self.last_at, self.delta, self.rate, self.total, self.top),
+                old,
+                strict=True,
+            ):
+                new[: self.used] = kept
+            self.saturated[: self.used], self.tracked[: self.used] = flags
+            self.seen[: self.used], self.applied[: self.used] = seen, applied
+        self.used += 1
+        return self.used - 1
+
+    def plan(self, index: FieldIndex, is_nic: bool) -> RowPlan:
+        """The plan of a session's IB or NIC field list (shared by equal lists)."""
+        key = (index.names, is_nic)
+        plan = self._plans.get(key)
+        if plan is None:
+            names = NIC_COUNTERS if is_nic else self.ib_tracked
+            plan = RowPlan(index, is_nic, {n: self.column[n] for n in names})
+            self._plans[key] = plan
+        return plan
+
+    def configure(self, slot: int, plan: RowPlan, data_bits: int | None) -> None:
+        """A new session layout for the port in ``slot``: baselines of kept counters stay."""
+        self.flush()  # rows staged under the previous layout are read with it
+        self.tracked[slot] = False
+        self.tracked[slot, plan.dst] = True
+        for col in plan.dst:
+            top = ceiling(counter_bits(self.names[col], data_bits))
+            self.top[slot, col] = np.inf if top is None else top
+
+    # -- ingest ------------------------------------------------------------------------
+
+    def stage(
+        self,
+        tracks: Sequence[PortTrack],
+        rows: Sequence[Row],
+        t: float,
+        at: float,
+        plan: RowPlan | None,
+    ) -> None:
+        """Keep one sample's rows of a node's ports (or NICs) until the next flush.
+
+        ``plan``: the plan every one of ``tracks`` has (None when they differ).
+        """
+        if rows:
+            self._staged.append((tracks, rows, t, at, plan))
+
+    def flush(self) -> None:
+        """Apply every staged row: counters with array operations, changed links in Python."""
+        staged, self._staged = self._staged, []
+        if not staged:
+            return
+        rounds: list[dict[RowPlan, RowBatch]] = []
+        seen: dict[int, int] = {}
+        for tracks, rows, t, at, plan in staged:
+            turn = seen.get(id(tracks), 0)  # a node's second sample: the next round
+            seen[id(tracks)] = turn + 1
+            if turn == len(rounds):
+                rounds.append({})
+            groups = rounds[turn]
+            count = min(len(tracks), len(rows))
+            for track, row in zip(tracks, rows, strict=False):
+                track.row = tuple(row)  # untracked by the collector after one pass
+            if plan is not None:  # the usual case: the node's rows at once
+                batch = groups.get(plan)
+                if batch is None:
+                    batch = groups[plan] = RowBatch()
+                batch.add(tracks[:count], rows[:count], t, at)
+                continue
+            for track, row in zip(tracks, rows, strict=False):
+                batch = groups.get(track.plan)
+                if batch is None:
+                    batch = groups[track.plan] = RowBatch()
+                batch.add((track,), (row,), t, at)
+        for groups in rounds:
+            for plan, batch in groups.items():
+                self._apply(plan, batch)
+
+    def _apply(self, plan: RowPlan, batch: RowBatch) -> None:
+        tracks = batch.tracks
+        slots = np.fromiter((track.slot for track in tracks), dtype=np.intp, count=len(tracks))
+        matrix = matrix_of(batch.rows, plan.width)
+        times = np.array(batch.times, dtype=np.float64)
+        moved = np.zeros(len(tracks), dtype=bool)
+        if plan.dst.size:
+            moved = self._advance(slots, plan.dst, matrix[:, plan.src], times)
+        view = self._facts_view(plan, slots, matrix)
+        for i in np.flatnonzero(self._changed(slots, view) | moved):
+            tracks[int(i)].absorb(self, view[i], batch.received[int(i)])
+
+    def _advance(
+        self, slots: np.ndarray, cols: np.ndarray, values: np.ndarray, t: np.ndarray
+    ) -> np.ndarray:
+        """Advance the counters ``cols`` of ``slots``; True where a watched value moved."""
+        at = (slots[:, None], cols[None, :])
+        value = np.trunc(values)  # counters are integers: 3.7 counts as 3
+        present = ~np.isnan(value)
+        prev, prev_at, top = self.last[at], self.last_at[at], self.top[at]
+        compared = present & ~np.isnan(prev) & ~np.isnan(prev_at)
+        with np.errstate(invalid="ignore"):
+            pegged = present & (value >= top)
+            reset = compared & (value < prev)
+            delta = np.where(reset, value, value - prev)
+            elapsed = t[:, None] - prev_at
+            timed = compared & ~reset & ~pegged & (elapsed > 0)
+            rate = np.where(timed, delta / np.where(timed, elapsed, 1.0), np.nan)
+            moved = present & (value != prev)  # an increment, a reset, or a first reading
+        self.delta[at] = np.where(present, np.where(compared, delta, np.nan), np.nan)
+        self.rate[at] = rate
+        self.total[at] += np.where(compared, delta, 0.0)
+        self.saturated[at] = np.where(present, pegged, self.saturated[at])
+        self.last[at] = np.where(present, value, prev)
+        self.last_at[at] = np.where(present, t[:, None], prev_at)
+        return moved[:, np.isin(cols, self.watched)].any(axis=1)
+
+    def _facts_view(self, plan: RowPlan, slots: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+        """Per row what the port's facts hold: link readings, error rates, symbol pegged.
+
+        Columns: IB state, phys_state, rate_gbps (NIC up, speed_mbps), then the rates of
+        symbol_error, port_rcv_errors (NIC rx_errors), port_xmit_discards, and 1.0 when
+        symbol_error is pegged. NaN where unknown or not sent.
+        """
+        view = np.full((len(slots), FACTS_WIDTH), np.nan)
+        for k, position in enumerate(plan.links):
+            if position >= 0:
+                view[:, k] = matrix[:, position]
+        rated = NIC_RATED if plan.is_nic else IB_RATED
+        for k, name in enumerate(rated):
+            if name:
+                col = self.column[name]
+                view[:, 3 + k] = np.where(self.tracked[slots, col], self.rate[slots, col], np.nan)
+        if not plan.is_nic:
+            col = self.column["symbol_error"]
+            pegged = self.saturated[slots, col] & self.tracked[slots, col]
+            view[:, 6] = pegged
+        return view
+
+    def _changed(self, slots: np.ndarray, view: np.ndarray) -> np.ndarray:
+        """Rows whose facts view differs from what the track last absorbed."""
+        before = self.seen[slots]
+        same = (before == view) | (np.isnan(before) & np.isnan(view))
+        self.seen[slots] = view
+        changed = ~same.all(axis=1) | ~self.applied[slots]
+        self.applied[slots] = True
+        return changed
+
+    def freeze(self) -> PortFrozen:
+        """This tick's rates and totals, copied for the snapshot's lazy PortSnapshots."""
+        used = self.used
+        return PortFrozen(
+            self.column,
+            self.rate[:used].copy(),
+            self.total[:used].copy(),
+            self.tracked[:used].copy(),
+        )
+
+    # -- reading -----------------------------------------------------------------------
+
+    def value_of(self, slot: int, name: str) -> int | None:
+        """The counter's last good reading (None: none yet, or not sent)."""
+        col = self.column.get(name)
+        if col is None or not self.tracked[slot, col]:
+            return None
+        value = self.last[slot, col]
+        return None if value != value else int(value)
+
+    def delta_of(self, slot: int, name: str) -> int | None:
+        """Increments at the last reading (None: unknown)."""
+        col = self.column.get(name)
+        if col is None or not self.tracked[slot, col]:
+            return None
+        value = self.delta[slot, col]
+        return None if value != value else int(value)
