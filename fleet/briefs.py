@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from fleet.model import GpuSnapshot, PortSnapshot, Verdict
+    from fleet.model import GpuSnapshot, PortSnapshot, ProbeVerdict, Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,7 @@ class GpuBrief:
     since: float | None
     nvlink_active: int | None
     nvlink_total: int | None
+    probe_verdict: ProbeVerdict | None = None  # set on the GPUs FleetProber decorates
 
     @classmethod
     def of(cls, gpu: GpuSnapshot) -> GpuBrief:
@@ -44,6 +45,7 @@ class GpuBrief:
             gpu.since,
             gpu.nvlink_active,
             gpu.nvlink_total,
+            gpu.probe_verdict,
         )
 
 

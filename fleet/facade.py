@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from collectors.agent.fields import GPU_FIELDS
 from collectors.process_list import GpuProcess, ProcessListing
 from fleet.alerts import Acknowledgement, Alert
 from fleet.desk import OperatorDesk
@@ -33,6 +34,7 @@ from fleet.model import (
     VERDICTS,
     EventRecord,
     FleetSnapshot,
+    GpuColumns,
     GpuSnapshot,
     NodeSnapshot,
     PortSnapshot,
@@ -52,6 +54,7 @@ from probes.report import (
 )
 
 __all__ = [
+    "GPU_FIELDS",
     "VERDICTS",
     "VERDICT_RANK",
     "Acknowledgement",
@@ -60,6 +63,7 @@ __all__ = [
     "ExportRequest",
     "FleetFacade",
     "FleetSnapshot",
+    "GpuColumns",
     "GpuProbeVerdict",
     "GpuProcess",
     "GpuSeries",

@@ -68,17 +68,17 @@ class PortFacts(Protocol):
 # FleetProber's decorated nodes carry the probe's finding in their GPU objects).
 def gpu_facts(node: NodeSnapshot) -> Sequence[GpuFacts]:
     """Each visible GPU's verdict, reasons and identity."""
-    return node.gpus
+    return node.gpu_briefs
 
 
 def port_facts(node: NodeSnapshot) -> Sequence[PortFacts]:
     """Each fabric port's link state and verdict."""
-    return node.ports
+    return node.port_briefs
 
 
 def nic_facts(node: NodeSnapshot) -> Sequence[PortFacts]:
     """Each Ethernet NIC's link state and verdict."""
-    return node.nics
+    return node.nic_briefs
 
 
 def link_trouble(port: PortFacts) -> bool:

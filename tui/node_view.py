@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from fleet.facade import VERDICT_RANK, NodeSnapshot, Verdict
+from fleet.facade import GPU_FIELDS, VERDICT_RANK, GpuColumns, NodeSnapshot, Verdict
 from tui.hostlist import HostlistError, expand, looks_like_hostlist
 from tui.node_facts import GpuFacts, gpu_facts, nic_facts, port_facts
 
@@ -118,6 +118,29 @@ def node_figures(node: NodeSnapshot) -> NodeFigures:
     )
 
 
+_UTIL, _POWER, _TEMP = (GPU_FIELDS.index(f) for f in ("util_gpu", "power_w", "temp_c"))
+
+
+def column_figures(node: NodeSnapshot, columns: GpuColumns | None) -> NodeFigures | None:
+    """Utilization, power and temperature from the tick's columns (no GPU object built);
+    None when the node is not backed by the state's rows. ``mem_pct`` is left None: the
+    memory total is no column (the summary reads it from the objects when asked)."""
+    rows = node.rows
+    if columns is None or rows is None:
+        return None
+    block = columns.fast[rows.gpu_start : rows.gpu_start + node.gpu_count]
+    # Python floats summed in GPU order: the figure the objects give, to the bit.
+    utils = [v for v in block[:, _UTIL].tolist() if v == v]
+    powers = [v for v in block[:, _POWER].tolist() if v == v]
+    temps = [v for v in block[:, _TEMP].tolist() if v == v]
+    return NodeFigures(
+        util=sum(utils) / len(utils) if utils else None,
+        power_w=sum(powers) if powers else None,
+        hottest_c=max(temps) if temps else None,
+        mem_pct=None,
+    )
+
+
 class NodeSummary:
     """What the grid needs of one node besides its cells.
 
@@ -126,7 +149,7 @@ class NodeSummary:
     state or sorts by health never builds a node's objects for it.
     """
 
-    __slots__ = ("_figures", "_node", "has_warn", "unhealthy", "worst")
+    __slots__ = ("_columns", "_figures", "_mem", "_node", "has_warn", "unhealthy", "worst")
 
     def __init__(
         self,
@@ -136,18 +159,25 @@ class NodeSummary:
         *,
         node: NodeSnapshot | None = None,
         figures: NodeFigures | None = None,
+        columns: GpuColumns | None = None,
     ) -> None:
         self.worst = worst  # worst GPU or port verdict
         self.unhealthy = unhealthy  # expected GPUs not ok/warn
         self.has_warn = has_warn
         self._node = node
         self._figures = figures if figures is not None or node is not None else NO_FIGURES
+        self._columns = columns
+        self._mem: tuple[float | None] | None = None
 
     @property
     def figures(self) -> NodeFigures:
         if self._figures is None:
             assert self._node is not None
-            self._figures = node_figures(self._node)
+            from_columns = column_figures(self._node, self._columns)
+            if from_columns is None:
+                self._figures = node_figures(self._node)
+            else:
+                self._figures, self._mem = from_columns, None
         return self._figures
 
     @property
@@ -164,10 +194,24 @@ class NodeSummary:
 
     @property
     def mem_pct(self) -> float | None:
-        return self.figures.mem_pct
+        figures = self.figures
+        if self._columns is None or self._node is None or self._node.rows is None:
+            return figures.mem_pct
+        if self._mem is None:  # the memory total is read from the GPU objects
+            self._mem = (node_figures(self._node).mem_pct,)
+        return self._mem[0]
 
     def _key(self) -> tuple[object, ...]:
-        return (self.worst, self.unhealthy, self.has_warn, self.figures)
+        f = self.figures
+        return (
+            self.worst,
+            self.unhealthy,
+            self.has_warn,
+            f.util,
+            f.power_w,
+            f.hottest_c,
+            self.mem_pct,
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, NodeSummary) and self._key() == other._key()
@@ -179,7 +223,7 @@ class NodeSummary:
         return f"NodeSummary{self._key()!r}"
 
 
-def summarize(node: NodeSnapshot) -> NodeSummary:
+def summarize(node: NodeSnapshot, columns: GpuColumns | None = None) -> NodeSummary:
     """The node's health from its facts; its figures when first asked for."""
     gpus = gpu_facts(node)
     verdicts = [g.verdict for g in gpus] + [p.verdict for p in port_facts(node)]
@@ -193,6 +237,7 @@ def summarize(node: NodeSnapshot) -> NodeSummary:
         max(node.expected_gpus, len(gpus)) - healthy,
         "warn" in verdicts or probe_flags,
         node=node,
+        columns=columns,
     )
 
 
@@ -203,11 +248,13 @@ class SummaryCache:
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[NodeSnapshot, NodeSummary]] = {}
         self._previous: dict[int, tuple[NodeSnapshot, NodeSummary]] = {}
+        self._columns: GpuColumns | None = None
 
-    def refresh(self) -> None:
-        """A new tick: summaries used last tick carry over for node objects that did not
-        change; the rest are forgotten."""
+    def refresh(self, columns: GpuColumns | None = None) -> None:
+        """A new tick (``columns``: its GPU readings): summaries used last tick carry over
+        for node objects that did not change; the rest are forgotten."""
         self._previous, self._by_id = self._by_id, {}
+        self._columns = columns
 
     def get(self, node: NodeSnapshot) -> NodeSummary:
         key = id(node)
@@ -215,7 +262,7 @@ class SummaryCache:
         if hit is None or hit[0] is not node:
             hit = self._previous.get(key)
             if hit is None or hit[0] is not node:
-                hit = (node, summarize(node))
+                hit = (node, summarize(node, self._columns))
             self._by_id[key] = hit
         return hit[1]
 

@@ -102,7 +102,7 @@ class FleetGrid(ScrollView, can_focus=True):
 
     def _rebuild(self, full: bool = False) -> None:
         nodes = self.snapshot.nodes if self.snapshot is not None else ()
-        self._summaries.refresh()
+        self._summaries.refresh(self.snapshot.columns if self.snapshot is not None else None)
         layout = layout_for(nodes, max(1, self.scrollable_content_region.width))
         if layout != self._layout:
             self._layout, self._strips, full = layout, {}, True
