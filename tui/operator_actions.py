@@ -127,6 +127,12 @@ class OperatorActions(App[None]):
             if self._event_loop is not None:
                 self._event_loop.call_soon_threadsafe(self._on_alert, alert)
             return
+        # A listener may run in the fleet's own task, outside the app's context: a timer
+        # started there ticks without the active app (LookupError at shutdown, no toast),
+        # so the alert is taken as one of the app's own messages.
+        self.call_later(self._take_alert, alert)
+
+    def _take_alert(self, alert: Alert) -> None:
         if self.alerts_ring:
             self.bell()
         more = f" (+{alert.suppressed_before} held back)" if alert.suppressed_before else ""

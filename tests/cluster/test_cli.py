@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import logging
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,17 +37,6 @@ def test_check_shards_prints_the_assignment_and_connects_nowhere(
     ]
 
 
-@pytest.fixture
-def root_logging() -> Iterator[None]:
-    # `serve` points the root logger at this test's captured stderr: undo it afterwards.
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.mark.usefixtures("root_logging")
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

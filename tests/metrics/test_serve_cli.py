@@ -5,23 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gpufleet.cli import main
 from gpufleet.commands.serve import StructuredFormatter
-
-
-@pytest.fixture(autouse=True)
-def restore_root_logger() -> Iterator[None]:
-    """``serve`` configures the root logger; give the other tests theirs back."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def _record(msg: str, **extra: object) -> logging.LogRecord:

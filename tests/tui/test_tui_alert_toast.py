@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from contextvars import Context
 from dataclasses import replace
 
 from textual.widgets._toast import Toast  # not exported; the notification widgets
@@ -61,3 +63,16 @@ async def test_three_nodes_breaking_at_once_show_one_toast(make_app: MakeApp) ->
         assert len(app.screen.query(Toast)) == 1, toasts(app)
         (shown,) = toasts(app)
         assert "node-0002: " in shown and "node-0005: " in shown
+
+
+async def test_an_alert_from_a_task_outside_the_app_still_shows_its_toast(
+    make_app: MakeApp,
+) -> None:
+    # The attached fleet calls its listeners from its own task, whose context has no
+    # active app; a toast timer started there raised LookupError and never showed.
+    fleet = StaticFleet([demo_snapshot(6, faults=False)])
+    app = make_app(fleet)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        loop = asyncio.get_running_loop()
+        loop.call_soon(app._on_alert, alert("node-0003", "GPU 5 lost"), context=Context())
+        await wait_for(pilot, lambda: any("GPU 5 lost" in t for t in toasts(app)))
