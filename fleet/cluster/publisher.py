@@ -146,7 +146,7 @@ class ShardPublisher:
         self._seq += 1
         k, n = self.spec.index, self.spec.count
         self._summary = summarize(
-            k, n, self._seq, self._interval, snapshot.nodes, snapshot.taken_at
+            k, n, self._seq, self._interval, snapshot.nodes, snapshot.taken_at, snapshot.columns
         )
         batch = ShardEvents(
             k,
@@ -162,7 +162,7 @@ class ShardPublisher:
     def _gpu_changes(self, snapshot: FleetSnapshot) -> tuple[GpuVerdictChange, ...]:
         changes = []
         for node in snapshot.nodes:
-            for gpu in node.gpus:
+            for gpu in node.gpu_briefs:  # briefs: no GPU object built each tick
                 key = (node.name, gpu.index)
                 before = self._verdicts.get(key)
                 if before is not None and before != gpu.verdict:

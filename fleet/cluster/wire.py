@@ -15,9 +15,11 @@ from typing import Any
 
 import msgspec
 
+from collectors.agent.fields import GPU_FIELDS
 from collectors.updates import NodeStatus
 from fleet.model import (
     EventRecord,
+    GpuColumns,
     GpuSnapshot,
     NodeSnapshot,
     NodeState,
@@ -27,6 +29,7 @@ from fleet.model import (
 )
 
 SUBJECT_ROOT = "gpufleet"
+_UTIL = GPU_FIELDS.index("util_gpu")
 STREAM = "GPUFLEET_EVENTS"
 
 
@@ -162,8 +165,12 @@ def decode_node(data: bytes) -> NodeSnapshot:
     return _NODE.decode(data)
 
 
-def summarize_node(node: NodeSnapshot) -> NodeSummary:
-    """The compact form of ``node`` for the per-tick summary."""
+def summarize_node(node: NodeSnapshot, columns: GpuColumns | None = None) -> NodeSummary:
+    """The compact form of ``node`` for the per-tick summary.
+
+    With the tick's ``columns`` the GPUs' utilization comes from them and verdicts from
+    the briefs, so a shard's every-tick summary builds no GPU or port object.
+    """
     return NodeSummary(
         node.name,
         node.status,
@@ -174,20 +181,46 @@ def summarize_node(node: NodeSnapshot) -> NodeSummary:
         node.last_seen,
         node.expected_gpus,
         node.model,
-        tuple(GpuSummary(g.index, g.util_gpu, g.verdict, g.reasons) for g in node.gpus),
-        tuple(PortSummary(p.name, p.kind, p.verdict, p.reasons) for p in node.ports),
+        _gpu_summaries(node, columns),
+        tuple(PortSummary(p.name, p.kind, p.verdict, p.reasons) for p in node.port_briefs),
     )
 
 
+def _gpu_summaries(node: NodeSnapshot, columns: GpuColumns | None) -> tuple[GpuSummary, ...]:
+    briefs = node.gpu_briefs
+    rows = node.rows
+    if columns is None or rows is None or node.gpu_count != len(briefs):
+        return tuple(GpuSummary(g.index, g.util_gpu, g.verdict, g.reasons) for g in node.gpus)
+    utils = columns.fast[rows.gpu_start : rows.gpu_start + len(briefs), _UTIL].tolist()
+    return tuple(
+        GpuSummary(b.index, _reading(u), b.verdict, b.reasons)
+        for b, u in zip(briefs, utils, strict=True)
+    )
+
+
+def _reading(value: float) -> float | None:
+    # NaN is no reading; a whole percentage goes out as the agent sent it ("60", not
+    # "60.0"): the columns are float64, and two bytes per GPU are a quarter of a summary.
+    if value != value:
+        return None
+    return int(value) if value.is_integer() else value
+
+
 def summarize(
-    shard: int, count: int, seq: int, interval: float, nodes: Sequence[NodeSnapshot], at: float
+    shard: int,
+    count: int,
+    seq: int,
+    interval: float,
+    nodes: Sequence[NodeSnapshot],
+    at: float,
+    columns: GpuColumns | None = None,
 ) -> list[bytes]:
     """Encoded :class:`ShardSummary` parts of ``nodes`` taken at ``at``.
 
     A part holds at most ``NODES_PER_MESSAGE`` nodes: NATS refuses messages above its
     ``max_payload`` (1 MiB by default), which one summary of a 5,000-node shard exceeds.
     """
-    compact = tuple(map(summarize_node, nodes))
+    compact = tuple(summarize_node(node, columns) for node in nodes)
     parts = max(1, -(-len(compact) // NODES_PER_MESSAGE))
     return [
         encode(
