@@ -8,10 +8,8 @@ simulated GPU, and a test can look the probe's pid up in /proc.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -102,13 +100,3 @@ def group_members(pgid: int) -> list[int]:
         if fields[0] != "Z" and int(fields[2]) == pgid:
             members.append(int(entry.name))
     return members
-
-
-async def wait_until(condition: Callable[[], bool], within: float = 10.0) -> bool:
-    """Poll ``condition`` until it holds or ``within`` seconds pass; returns its last value."""
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True

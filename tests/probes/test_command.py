@@ -5,13 +5,13 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from collectors.ssh.upload import MISMATCH_STATUS, sha256_hex
 from probes.command import kill_command, probe_command, shell_word
+from tests.runtime.waits import wait_until_blocking
 
 from .conftest import group_members
 
@@ -71,9 +71,7 @@ def test_kill_command_ends_a_whole_process_group() -> None:
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 10
-        while len(group_members(leader.pid)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)  # polling a condition, bounded by the deadline
+        wait_until_blocking(lambda: len(group_members(leader.pid)) >= 3, within_s=10)
         assert len(group_members(leader.pid)) == 3
         subprocess.run(shlex.split(kill_command(leader.pid, grace_s=1.0)), check=True, timeout=10)
         leader.wait(timeout=10)

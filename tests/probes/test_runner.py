@@ -10,8 +10,9 @@ from pathlib import Path
 
 from probes.report import ProbeEvent, ProbeMeasurement, ProbeProgress
 from probes.runner import ProbeRunner
+from tests.runtime.waits import wait_until
 
-from .conftest import ENDLESS, group_members, process_running, sim_fleet, wait_until
+from .conftest import ENDLESS, group_members, process_running, sim_fleet
 
 MakeRunner = Callable[..., ProbeRunner]
 
@@ -112,7 +113,7 @@ async def test_cancel_kills_the_probe_process_group(
         execs = fleet.nodes["node-001"].execs
     assert report.status == "cancelled" and report.pgid is not None
     assert execs == 2  # the probe, then the kill over a second channel
-    assert await wait_until(lambda: not process_running(report.pgid or 0))
+    await wait_until(lambda: not process_running(report.pgid or 0), within_s=10)
     assert group_members(report.pgid) == []
     assert not runner.busy("node-001") and not runner.cancel("node-001")
 
@@ -135,7 +136,7 @@ async def test_the_runner_enforces_the_time_limit_itself(
     assert report.status == "timeout"
     assert report.verdict_of(0) == "fail"
     assert report.pgid is not None
-    assert await wait_until(lambda: group_members(report.pgid or 0) == [])
+    await wait_until(lambda: group_members(report.pgid or 0) == [], within_s=10)
 
 
 def test_the_system_python_really_lacks_torch() -> None:
