@@ -17,36 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after PYTHONPATH's tree
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # bench.fleet_states from a checkout
 
-from fleet_nodes import CannedNode
-
-from collectors.protocol import decode_line
-from collectors.ssh.target import NodeTarget
-from collectors.updates import NodeMessage
+from bench.fleet_states import state_ticks
 from fleet.cluster.wire import summarize
-from fleet.config import Config
-from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
-
-T0 = 1.8e9
-
-
-def ticks(count: int, rounds: int) -> list[FleetSnapshot]:
-    """``rounds`` consecutive snapshots of ``count`` canned nodes, every node changed."""
-    names = [f"node-{i:05d}" for i in range(count)]
-    runtime = FleetRuntime(
-        Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time
-    )
-    nodes = [CannedNode(i, 8, 8, 1.0) for i in range(count)]
-    for name, node in zip(names, nodes, strict=True):
-        runtime._state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
-    out = []
-    for k in range(1, rounds + 1):
-        for name, node in zip(names, nodes, strict=True):
-            runtime._state.ingest(NodeMessage(name, decode_line(node.sample(T0 + k)), T0 + k))
-        out.append(runtime.tick(T0 + k + 0.5))
-    return out
 
 
 def main() -> None:
@@ -55,7 +29,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     ours, objects = [], []
-    for snap in ticks(args.nodes, args.rounds):
+    for snap in state_ticks(args.nodes, args.rounds):
         t = time.process_time()
         fast = summarize(1, 1, 1, 1.0, snap.nodes, snap.taken_at, snap.columns)
         ours.append(time.process_time() - t)

@@ -4,16 +4,10 @@ GPU and port objects, and builds none of them (the state builds objects on first
 from __future__ import annotations
 
 import json
-import time
 
-from bench.fleet_nodes import CannedNode
-from collectors.protocol import decode_line
-from collectors.ssh.target import NodeTarget
-from collectors.updates import NodeMessage
+from bench.fleet_states import state_ticks
 from fleet.cluster.wire import decode_summary, summarize, summarize_node
-from fleet.config import Config
 from fleet.facade import FleetSnapshot
-from fleet.runtime import FleetRuntime
 from testkit.snapshots import T0
 from tests.tui.object_reads import ReadCounter
 
@@ -24,24 +18,12 @@ def without_gpu(line: bytes, index: int) -> bytes:
     return json.dumps(sample).encode() + b"\n"
 
 
-def state_snapshot(count: int, ticks: int = 3) -> FleetSnapshot:
-    names = [f"node-{i:03d}" for i in range(1, count + 1)]
-    runtime = FleetRuntime(
-        Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time
-    )
-    nodes = [CannedNode(i, 8, 8, 1.0) for i in range(count)]
-    for name, node in zip(names, nodes, strict=True):
-        runtime._state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
-    snapshot = None
-    for k in range(1, ticks + 1):
-        for i, (name, node) in enumerate(zip(names, nodes, strict=True)):
-            line = node.sample(T0 + k)
-            if i == 1 and k == ticks:
-                line = without_gpu(line, 3)
-            runtime._state.ingest(NodeMessage(name, decode_line(line), T0 + k))
-        snapshot = runtime.tick(T0 + k + 0.5)
-    assert snapshot is not None
-    return snapshot
+def lose_gpu_3_of_node_2(line: bytes, node: int, tick: int) -> bytes:
+    return without_gpu(line, 3) if node == 1 and tick == 3 else line
+
+
+def state_snapshot(count: int) -> FleetSnapshot:
+    return state_ticks(count, 3, lose_gpu_3_of_node_2, t0=T0)[-1]
 
 
 def test_summaries_from_columns_equal_the_objects_and_build_none() -> None:
