@@ -131,7 +131,9 @@ async def test_the_runner_enforces_the_time_limit_itself(
     wrapper.chmod(0o755)
     async with sim_fleet(tmp_path, gpus=1, slow={"node-001": {0: ENDLESS}}) as fleet:
         (target,) = fleet.targets()
-        runner = make_runner(python=str(wrapper), timeout_s=2.0, startup_grace_s=3.0)
+        # The grace covers importing torch on a loaded CI machine: without the probe's
+        # hello the report has no GPUs to fail (seen at load 9 with 3 s).
+        runner = make_runner(python=str(wrapper), timeout_s=2.0, startup_grace_s=10.0)
         report = await asyncio.wait_for(runner.run(target), 60)
     assert report.status == "timeout"
     assert report.verdict_of(0) == "fail"
