@@ -8,6 +8,8 @@
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 ... -d .whl PKG==VER
 #   pip install --no-deps --target /tmp/site312 ... .whl/*.whl
 #   tar cf - -C /tmp/site312 . | xz -T2 -6 > .whl/site312.tar.xz
+# Older trees for before/after go along as .whl/tree-REV.tar (git archive REV) and are
+# unpacked to /tmp/tree-REV, for `--src /tmp/tree-REV`.
 # then run, there:  OUT=DIR bash bench/on_device_fleet.sh NAME ARGS... [-- NAME ARGS...]
 # Each NAME ARGS... is one bench_fleet.py run whose figures go to $OUT/NAME.json.
 set -u
@@ -20,6 +22,11 @@ fi
 # dependencies on the interpreter's own path instead (after its site-packages).
 echo "$SITE" >"$(python3 -c 'import site; print(site.getsitepackages()[0])')/gpufleet-bench.pth"
 export PYTHONPATH="$PWD" PYTHONUNBUFFERED=1
+for tree in .whl/tree-*.tar; do
+  [ -e "$tree" ] || continue
+  dest=/tmp/$(basename "$tree" .tar)
+  mkdir -p "$dest" && tar xf "$tree" -C "$dest"
+done
 echo "cores $(nproc), $(python3 --version)"
 run() {
   local name=$1; shift
