@@ -42,6 +42,31 @@ async def test_a_backlog_lets_the_loop_run_between_slices() -> None:
     assert pacer.waiting == 0
 
 
+async def test_batches_of_several_channels_keep_their_order_across_slices() -> None:
+    # A slice of 3 clock units ends inside the first batch: the next slice resumes there.
+    pacer = LinePacer(slice_s=3, clock=Ticks())
+    delivered: list[str] = []
+    waiting_after_first_slice: list[int] = []
+
+    class Consumer:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def deliver(self, line: bytes) -> None:
+            delivered.append(f"{self.name}{line.decode()}")
+
+    a, b = Consumer("a"), Consumer("b")
+    pacer.offer(a, [b"1", b"2", b"3", b"4"])
+    pacer.offer(b, [])
+    pacer.offer(b, [b"1", b"2"])
+    pacer.offer(a, [b"5"])
+    assert pacer.waiting == 7
+    asyncio.get_running_loop().call_soon(lambda: waiting_after_first_slice.append(pacer.waiting))
+    await wait_until(lambda: pacer.waiting == 0, within_s=10)
+    assert delivered == ["a1", "a2", "a3", "a4", "b1", "b2", "a5"]
+    assert waiting_after_first_slice == [4]
+
+
 async def test_lines_before_the_close_are_handled_before_ended_resolves() -> None:
     order: list[str] = []
     channel = AgentChannel(lambda line: order.append(line.decode()), LinePacer())
