@@ -67,12 +67,20 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
                 if line.strip()
             )
             return
-        lines = (self._pending + data).split(b"\n") if self._pending else data.split(b"\n")
-        self._pending = lines.pop()
-        if len(self._pending) > MAX_LINE_BYTES:
-            self.fail(ProtocolError(f"a line grew past the {MAX_LINE_BYTES}-byte cap"))
-            return
-        lines = [line for line in lines if line.strip()]
+        if self._pending:
+            data = self._pending + data
+            self._pending = b""
+        if data.find(b"\n") == len(data) - 1:
+            # The usual read: the agent flushes a message at a time, one packet each.
+            line = data[:-1]
+            lines = [line] if line.strip() else []
+        else:
+            lines = data.split(b"\n")
+            self._pending = lines.pop()
+            if len(self._pending) > MAX_LINE_BYTES:
+                self.fail(ProtocolError(f"a line grew past the {MAX_LINE_BYTES}-byte cap"))
+                return
+            lines = [line for line in lines if line.strip()]
         if not lines or self._over:
             return
         self._queued += len(lines)

@@ -80,6 +80,17 @@ async def test_lines_before_the_close_are_handled_before_ended_resolves() -> Non
     assert isinstance(exc, AgentExited) and "status 3" in str(exc)
 
 
+async def test_reads_of_one_line_part_lines_and_blank_lines_split_the_same() -> None:
+    order: list[str] = []
+    channel = AgentChannel(lambda line: order.append(line.decode()), LinePacer())
+    reads = [b'{"a": 1}\n', b"\n", b" \t\n", b'{"b"', b": 2}\n", b"", b'{"c": 3}\n{"d"', b": 4}\n"]
+    for data in reads:
+        channel.data_received(data, None)
+    channel.connection_lost(None)
+    await asyncio.wait_for(channel.ended, 10)
+    assert order == ['{"a": 1}', '{"b": 2}', '{"c": 3}', '{"d": 4}']
+
+
 async def test_lines_after_a_protocol_failure_are_dropped() -> None:
     order: list[str] = []
     pacer = LinePacer()
