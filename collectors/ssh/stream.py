@@ -46,7 +46,6 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
         self._queued = 0
         self._paused = False
         self._closed_by: BaseException | None = None  # set while queued lines remain
-        self._over = False  # ``ended`` resolved: read per line, a flag is cheaper than done()
         self._pending = b""
         self._stderr: deque[str] = deque(maxlen=_STDERR_LINES_KEPT)
         self._exit = ""
@@ -81,7 +80,7 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
                 self.fail(ProtocolError(f"a line grew past the {MAX_LINE_BYTES}-byte cap"))
                 return
             lines = [line for line in lines if line.strip()]
-        if not lines or self._over:
+        if not lines or self.ended.done():
             return
         self._queued += len(lines)
         self._pacer.offer(self, lines)
@@ -92,7 +91,8 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
     def deliver(self, line: bytes) -> None:
         """Handle one queued line (called by the pacer, in order)."""
         self._queued -= 1
-        if not self._over:
+        # done(), not a flag: a cancelled reader cancels ``ended`` from outside.
+        if not self.ended.done():
             self._on_line(line)
         if self._paused and self._queued <= _RESUME_AT_LINES and self._chan is not None:
             self._paused = False
@@ -127,6 +127,5 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
         self._finish(exc)
 
     def _finish(self, exc: BaseException) -> None:
-        self._over = True
         if not self.ended.done():
             self.ended.set_result(exc)

@@ -107,6 +107,18 @@ async def test_lines_after_a_protocol_failure_are_dropped() -> None:
     assert str(exc) == "bad line"
 
 
+async def test_lines_queued_when_the_reader_is_cancelled_are_dropped() -> None:
+    # Cancelling the task that awaits ``ended`` (a fleet stopping) cancels the future
+    # itself: lines still queued in the pacer must not reach the sink after that.
+    got: list[bytes] = []
+    pacer = LinePacer()
+    channel = AgentChannel(got.append, pacer)
+    channel.data_received(b"first\nsecond\n", None)
+    channel.ended.cancel()
+    await wait_until(lambda: pacer.waiting == 0, within_s=10)
+    assert got == []
+
+
 BURST = 600
 
 
