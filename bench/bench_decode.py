@@ -1,8 +1,9 @@
 """What validating and sanitising every node line costs the decoder.
 
-Decodes the same lines with today's ``collectors.protocol.decode_line`` and with the
-decoder before validation (``collectors/protocol.py`` at commit 09179f1, read from
-git and loaded as its own module: the named baseline), in the same run. Lines: a
+Decodes the same lines with today's ``collectors.protocol.decode_line`` and, in the
+same run, with two named baselines read from git and loaded as their own modules:
+the decoder before validation (``collectors/protocol.py`` at commit 09179f1) and the
+validating decoder before the one-scan fast path (commit e80ac40, wave 3's). Lines: a
 canned 1 Hz sample of 8 GPUs and 8 IB ports (the hot path, ~840 B), a slow sample
 with NVLink and hw counters, the same with one counter at 2^64 - 1 (a twenty-digit
 number: every integer is then range-checked in Python), and a hello whose GPU names
@@ -25,16 +26,17 @@ from pathlib import Path
 from collectors.protocol import decode_line
 from testkit.loopback.canned import SampleMaker, hello_line
 
-BASELINE_COMMIT = "09179f1"
+BASELINE_COMMIT = "09179f1"  # no validation: msgspec's decode alone
+WAVE3_COMMIT = "e80ac40"  # validation with two scans of the line, before the fast path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def baseline_decoder() -> Callable[[bytes], object]:
+def baseline_decoder(commit: str) -> Callable[[bytes], object]:
     source = subprocess.run(
-        ["git", "show", f"{BASELINE_COMMIT}:collectors/protocol.py"],
+        ["git", "show", f"{commit}:collectors/protocol.py"],
         cwd=ROOT, capture_output=True, check=True, text=True,
     ).stdout  # fmt: skip
-    module = types.ModuleType("protocol_before_validation")
+    module = types.ModuleType(f"protocol_at_{commit}")
     sys.modules[module.__name__] = module  # msgspec resolves annotations through it
     exec(compile(source, "protocol_before_validation.py", "exec"), module.__dict__)
     decode: Callable[[bytes], object] = module.decode_line
@@ -76,15 +78,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20000)
     args = parser.parse_args()
-    before = baseline_decoder()
+    before = baseline_decoder(BASELINE_COMMIT)
+    wave3 = baseline_decoder(WAVE3_COMMIT)
     print(f"# python {sys.version.split()[0]}, CPU time, best of 15 x {args.repeat} decodes")
-    print("line            bytes   validated µs   before µs   ratio")
+    print(f"# before = no validation ({BASELINE_COMMIT}); wave 3 = validating, {WAVE3_COMMIT}")
+    print("line            bytes   ours µs   wave 3 µs   before µs   ours/w3   ours/before")
     for name, line in lines().items():
-        ours = theirs = float("inf")
-        for _ in range(3):  # interleaved, so both see the same machine
+        ours = w3 = theirs = float("inf")
+        for _ in range(3):  # interleaved, so all three see the same machine
             ours = min(ours, per_call_us(decode_line, line, args.repeat))
+            w3 = min(w3, per_call_us(wave3, line, args.repeat))
             theirs = min(theirs, per_call_us(before, line, args.repeat))
-        print(f"{name:14s} {len(line):6d}   {ours:12.2f}   {theirs:9.2f}   {ours / theirs:5.2f}x")
+        print(
+            f"{name:14s} {len(line):6d}   {ours:7.2f}   {w3:9.2f}   {theirs:9.2f}"
+            f"   {ours / w3:6.2f}x   {ours / theirs:10.2f}x"
+        )
 
 
 if __name__ == "__main__":

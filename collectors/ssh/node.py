@@ -71,6 +71,7 @@ class NodeSession:
         pacer: LinePacer | None = None,
     ) -> None:
         self.target = target
+        self._name = target.name
         self._pacer = pacer if pacer is not None else LinePacer()
         self._sink = sink
         self._options = options
@@ -171,6 +172,8 @@ class NodeSession:
             chan.close()
 
     def _on_line(self, line: bytes) -> None:
+        # Once per node message (~1,000 a second): the sink is called inline, and
+        # nothing is built but the decoded message and its envelope.
         try:
             message = decode_line(line)
         except ProtocolError as exc:
@@ -181,14 +184,18 @@ class NodeSession:
         now = self._clock()
         if isinstance(message, Sample):
             self.last_sample = now
-            if self.status is None or self.status.status != "streaming":
+            status = self.status
+            if status is None or status.status != "streaming":
                 self._set("streaming", f"samples flowing from {self.target.address}")
         elif isinstance(message, Hello):
             self.last_sample = now
             self._set("streaming", f"agent {message.agent} started on {message.host}")
         elif isinstance(message, Error) and message.fatal:
             self._set("agent-error", f"agent error {message.code}: {message.message}")
-        self._deliver(NodeMessage(self.target.name, message, now))
+        try:
+            self._sink(NodeMessage(self._name, message, now))
+        except Exception:
+            self._sink_raised()
 
     def _log_protocol_error(self, exc: ProtocolError) -> None:
         reason = str(exc)  # already clean and bounded
@@ -223,7 +230,10 @@ class NodeSession:
         try:
             self._sink(update)
         except Exception:
-            # The consumer's bug must not look like a node fault; log it once per node.
-            if not self._sink_failed:
-                self._sink_failed = True
-                log.exception("node %s: the update sink raised", self.target.name)
+            self._sink_raised()
+
+    def _sink_raised(self) -> None:
+        # The consumer's bug must not look like a node fault; log it once per node.
+        if not self._sink_failed:
+            self._sink_failed = True
+            log.exception("node %s: the update sink raised", self.target.name)

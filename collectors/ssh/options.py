@@ -29,6 +29,10 @@ PREFERRED_CIPHERS: tuple[str, ...] = (
     "aes256-ctr",
 )
 
+# Off, whatever the ssh config says: a 1 Hz sample is ~1 KB, so zlib would save a link
+# nothing and cost the controller a compressor and a decompressor per packet per node.
+# Every SSH server supports "none".
+NO_COMPRESSION: tuple[str, ...] = ("none",)
 
 _HostKey = tuple[str, str | None, int | None]
 
@@ -49,6 +53,8 @@ class SshOptions:
         stale_after_intervals: a connected node with no sample for this many
             intervals is ``stale``.
         encryption_algs: cipher preference; ``None`` keeps the library default.
+        compression_algs: compression preference; ``None`` keeps the library's and
+            the ssh config's (``Compression yes`` makes asyncssh choose zlib).
         ssh_config: OpenSSH client config files; ``()`` is what ``ssh`` reads
             (``~/.ssh/config`` and ``/etc/ssh/ssh_config`` when present), ``None``
             loads none.
@@ -64,6 +70,7 @@ class SshOptions:
     backoff_cap: float = 60.0
     stale_after_intervals: float = 3.0
     encryption_algs: tuple[str, ...] | None = PREFERRED_CIPHERS
+    compression_algs: tuple[str, ...] | None = NO_COMPRESSION
     ssh_config: tuple[str, ...] | None = ()
     agent_bundle: tuple[str, bytes] | None = None
     _keys: dict[tuple[str, ...], Sequence[asyncssh.SSHKeyPair]] = field(
@@ -162,6 +169,8 @@ class SshOptions:
         }
         if self.encryption_algs is not None:
             kwargs["encryption_algs"] = list(self.encryption_algs)
+        if self.compression_algs is not None:
+            kwargs["compression_algs"] = list(self.compression_algs)
         return kwargs
 
     def client_keys(

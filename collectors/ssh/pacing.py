@@ -30,7 +30,10 @@ class LineConsumer(Protocol):
 
 
 class LinePacer:
-    """One FIFO of (channel, line) for a fleet, drained in slices of :data:`SLICE_S`.
+    """One FIFO of channels' line batches for a fleet, drained in slices of :data:`SLICE_S`.
+
+    A batch is the list of lines one read of a channel produced: queued as one entry
+    (no object per line), handed back line by line, the clock read after each.
 
     Args:
         slice_s: the most seconds one drain callback spends before yielding.
@@ -42,19 +45,25 @@ class LinePacer:
     ) -> None:
         self._slice_s = slice_s
         self._clock = clock
-        self._queue: deque[tuple[LineConsumer, bytes]] = deque()
+        self._queue: deque[tuple[LineConsumer, list[bytes]]] = deque()
+        self._head_done = 0  # lines of the first batch already handed back
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scheduled = False
 
     @property
     def waiting(self) -> int:
         """Lines queued and not yet handled."""
-        return len(self._queue)
+        return sum(len(lines) for _, lines in self._queue) - self._head_done
 
     def offer(self, consumer: LineConsumer, lines: list[bytes]) -> None:
-        """Queue ``lines`` of ``consumer``, to be handed back in order on a later turn."""
-        self._queue.extend((consumer, line) for line in lines)
-        if not self._scheduled and self._queue:
+        """Queue ``lines`` of ``consumer``, to be handed back in order on a later turn.
+
+        The pacer keeps the list itself: the caller must not change it afterwards.
+        """
+        if not lines:
+            return
+        self._queue.append((consumer, lines))
+        if not self._scheduled:
             if self._loop is None:
                 self._loop = asyncio.get_running_loop()
             self._loop.call_soon(self._drain)
@@ -62,13 +71,24 @@ class LinePacer:
 
     def _drain(self) -> None:
         self._scheduled = False
-        queue = self._queue
-        deadline = self._clock() + self._slice_s
-        while queue:
-            consumer, line = queue.popleft()
-            consumer.deliver(line)
-            if self._clock() >= deadline:
-                break
+        queue, clock = self._queue, self._clock
+        deadline = clock() + self._slice_s
+        done = self._head_done
+        out_of_time = False
+        while queue and not out_of_time:
+            consumer, lines = queue[0]
+            deliver, count = consumer.deliver, len(lines)
+            while done < count:
+                line = lines[done]
+                done += 1
+                deliver(line)
+                if clock() >= deadline:
+                    out_of_time = True
+                    break
+            if done >= count:
+                queue.popleft()
+                done = 0
+        self._head_done = done
         if queue and not self._scheduled:
             assert self._loop is not None
             self._loop.call_soon(self._drain)

@@ -66,12 +66,20 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
                 if line.strip()
             )
             return
-        lines = (self._pending + data).split(b"\n") if self._pending else data.split(b"\n")
-        self._pending = lines.pop()
-        if len(self._pending) > MAX_LINE_BYTES:
-            self.fail(ProtocolError(f"a line grew past the {MAX_LINE_BYTES}-byte cap"))
-            return
-        lines = [line for line in lines if line.strip()]
+        if self._pending:
+            data = self._pending + data
+            self._pending = b""
+        if data.find(b"\n") == len(data) - 1:
+            # The usual read: the agent flushes a message at a time, one packet each.
+            line = data[:-1]
+            lines = [line] if line.strip() else []
+        else:
+            lines = data.split(b"\n")
+            self._pending = lines.pop()
+            if len(self._pending) > MAX_LINE_BYTES:
+                self.fail(ProtocolError(f"a line grew past the {MAX_LINE_BYTES}-byte cap"))
+                return
+            lines = [line for line in lines if line.strip()]
         if not lines or self.ended.done():
             return
         self._queued += len(lines)
@@ -83,6 +91,7 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
     def deliver(self, line: bytes) -> None:
         """Handle one queued line (called by the pacer, in order)."""
         self._queued -= 1
+        # done(), not a flag: a cancelled reader cancels ``ended`` from outside.
         if not self.ended.done():
             self._on_line(line)
         if self._paused and self._queued <= _RESUME_AT_LINES and self._chan is not None:

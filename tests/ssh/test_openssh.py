@@ -5,13 +5,14 @@ from __future__ import annotations
 import getpass
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from collectors.bundle import agent_zipapp_bytes
 from collectors.sim import default_scenario_path
-from collectors.ssh import NodeTarget, SshFleet, SshOptions
+from collectors.ssh import NodeTarget, SshFleet, SshOptions, connect_node
 from collectors.ssh.check import check_node
 from testkit.loopback.openssh import OpenSshServer
 from testkit.loopback.recorder import UpdateRecorder, eventually
@@ -98,3 +99,33 @@ async def test_real_sshd_check_and_bad_key(sshd: OpenSshServer, tmp_path: Path) 
     refused = await check_node(wrong, options, bundle)
     assert refused.status == "host-key-mismatch"
     assert sshd.host_key.get_fingerprint() in refused.reason
+
+
+async def _negotiated(target: NodeTarget, options: SshOptions) -> dict[str, str]:
+    conn = await connect_node(target, options)
+    try:
+        names = ("send_cipher", "recv_cipher", "send_mac", "send_compression", "recv_compression")
+        return {name: str(conn.get_extra_info(name)) for name in names}
+    finally:
+        conn.close()
+        await conn.wait_closed()
+
+
+async def test_real_sshd_gets_aes_gcm_and_no_compression_even_if_the_config_asks(
+    sshd: OpenSshServer, tmp_path: Path
+) -> None:
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n    Compression yes\n")
+    options = SshOptions(ssh_config=(str(config),), connect_timeout=10)
+    target = _target(sshd, tmp_path / "cache")
+    # The control: OpenSSH offers zlib, and asyncssh takes it when the config says so.
+    library = await _negotiated(target, replace(options, compression_algs=None))
+    assert library["send_compression"] == "zlib@openssh.com"
+    ours = await _negotiated(target, options)
+    assert ours == {
+        "send_cipher": "aes128-gcm@openssh.com",
+        "recv_cipher": "aes128-gcm@openssh.com",
+        "send_mac": "aes128-gcm@openssh.com",  # GCM authenticates packets: no separate MAC
+        "send_compression": "none",
+        "recv_compression": "none",
+    }

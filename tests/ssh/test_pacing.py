@@ -42,6 +42,31 @@ async def test_a_backlog_lets_the_loop_run_between_slices() -> None:
     assert pacer.waiting == 0
 
 
+async def test_batches_of_several_channels_keep_their_order_across_slices() -> None:
+    # A slice of 3 clock units ends inside the first batch: the next slice resumes there.
+    pacer = LinePacer(slice_s=3, clock=Ticks())
+    delivered: list[str] = []
+    waiting_after_first_slice: list[int] = []
+
+    class Consumer:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def deliver(self, line: bytes) -> None:
+            delivered.append(f"{self.name}{line.decode()}")
+
+    a, b = Consumer("a"), Consumer("b")
+    pacer.offer(a, [b"1", b"2", b"3", b"4"])
+    pacer.offer(b, [])
+    pacer.offer(b, [b"1", b"2"])
+    pacer.offer(a, [b"5"])
+    assert pacer.waiting == 7
+    asyncio.get_running_loop().call_soon(lambda: waiting_after_first_slice.append(pacer.waiting))
+    await wait_until(lambda: pacer.waiting == 0, within_s=10)
+    assert delivered == ["a1", "a2", "a3", "a4", "b1", "b2", "a5"]
+    assert waiting_after_first_slice == [4]
+
+
 async def test_lines_before_the_close_are_handled_before_ended_resolves() -> None:
     order: list[str] = []
     channel = AgentChannel(lambda line: order.append(line.decode()), LinePacer())
@@ -53,6 +78,17 @@ async def test_lines_before_the_close_are_handled_before_ended_resolves() -> Non
     exc = await asyncio.wait_for(channel.ended, 10)
     assert order == ['{"a": 1}', '{"b": 2}', '{"c": 3}']
     assert isinstance(exc, AgentExited) and "status 3" in str(exc)
+
+
+async def test_reads_of_one_line_part_lines_and_blank_lines_split_the_same() -> None:
+    order: list[str] = []
+    channel = AgentChannel(lambda line: order.append(line.decode()), LinePacer())
+    reads = [b'{"a": 1}\n', b"\n", b" \t\n", b'{"b"', b": 2}\n", b"", b'{"c": 3}\n{"d"', b": 4}\n"]
+    for data in reads:
+        channel.data_received(data, None)
+    channel.connection_lost(None)
+    await asyncio.wait_for(channel.ended, 10)
+    assert order == ['{"a": 1}', '{"b": 2}', '{"c": 3}', '{"d": 4}']
 
 
 async def test_lines_after_a_protocol_failure_are_dropped() -> None:
@@ -69,6 +105,18 @@ async def test_lines_after_a_protocol_failure_are_dropped() -> None:
     await wait_until(lambda: pacer.waiting == 0, within_s=10)
     assert order == ["first"]
     assert str(exc) == "bad line"
+
+
+async def test_lines_queued_when_the_reader_is_cancelled_are_dropped() -> None:
+    # Cancelling the task that awaits ``ended`` (a fleet stopping) cancels the future
+    # itself: lines still queued in the pacer must not reach the sink after that.
+    got: list[bytes] = []
+    pacer = LinePacer()
+    channel = AgentChannel(got.append, pacer)
+    channel.data_received(b"first\nsecond\n", None)
+    channel.ended.cancel()
+    await wait_until(lambda: pacer.waiting == 0, within_s=10)
+    assert got == []
 
 
 BURST = 600
