@@ -9,7 +9,6 @@ Slow columns and one-hot states are reused while their values stay put, which at
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from itertools import accumulate, chain, compress, pairwise, repeat
 from operator import is_not
 from typing import Any
@@ -17,9 +16,7 @@ from typing import Any
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import Keyed, format_value, line_head, plain_values
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
-
-EntityKey = tuple[Hashable, ...]
-"""An entity's label values, node first: (node, index, uuid, model) for a GPU."""
+from fleet.metrics.tables import EntityKey, KindTable
 
 
 class EntityBlock:
@@ -53,40 +50,43 @@ class EntityBlock:
             if entry is None:
                 entry = known[key] = plan.compile_specs(tuple(map(str, key)))
             self.entries.append(entry)
-        self.slow_values: list[tuple[Any, ...]] | None = None  # what slow_chunks show
+        self.slow_values: list[list[Any]] | None = None  # what slow_chunks show
         self.slow_chunks: dict[int, str] = {}
         # Per non-column spec: the entities' states it was last rendered for, and its text.
         self.spec_texts: list[tuple[tuple[Any, ...], str] | None] = [None] * len(plan.rendered)
 
-    def render(self, entities: Sequence[Any], parts: list[list[str]]) -> None:
-        """Append the lines of ``entities`` (whose keys are this block's) to ``parts``."""
-        self.plan.fast.render_many(entities, self.labels, self.templates, parts)
+    def render(self, table: KindTable, parts: list[list[str]]) -> None:
+        """Append the lines of ``table``'s entities (whose keys are this block's) to ``parts``."""
+        self.plan.fast.render_many(table, self.labels, self.templates, parts)
         if self.plan.slow.columns:
-            self._refresh_slow(entities)
+            self._refresh_slow(table)
             for slot, chunk in self.slow_chunks.items():
                 parts[slot].append(chunk)
-        self._render_specs(entities, parts)
+        self._render_specs(table, parts)
 
-    def _refresh_slow(self, entities: Sequence[Any]) -> None:
+    def _refresh_slow(self, table: KindTable) -> None:
         """Rebuild the slow columns' text only when one of their values moved.
 
         Slow fields (ECC, retired pages, remapping, NVLink, ...) change every 10 s at
         most, and usually never.
         """
         slow = self.plan.slow
-        values = list(map(slow.read, entities))
+        values = [table.values[attr] for attr in slow.attrs]
         if values == self.slow_values:
             return
         parts: list[list[str]] = [[] for _ in range(max(slow.slots) + 1)]
-        slow.render_many(entities, self.labels, self.templates, parts)
+        slow.render_many(table, self.labels, self.templates, parts)
         self.slow_values = values
         self.slow_chunks = {slot: "".join(parts[slot]) for slot in set(slow.slots)}
 
-    def _render_specs(self, entities: Sequence[Any], parts: list[list[str]]) -> None:
+    def _render_specs(self, table: KindTable, parts: list[list[str]]) -> None:
         plan = self.plan
         specs = zip(plan.rendered, plan.rendered_slots, plan.rendered_states, strict=True)
         for i, (spec, slot, state_of) in enumerate(specs):
-            states = tuple(map(state_of, entities))
+            if isinstance(state_of, str):
+                states = tuple(table.values[state_of])
+            else:
+                states = tuple(map(state_of, table.entities))
             if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
                 self._render_keyed(i, spec, states, parts[slot])
                 continue

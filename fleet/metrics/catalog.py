@@ -126,7 +126,7 @@ NODE = EntityKind(
         Column(NODE_HEALTHY, "healthy_gpus"),
         Column(NODE_SEEN, "last_seen"),
         Derived(NODE_UP, lambda node: node.status == "streaming"),
-        Derived(NODE_VISIBLE, lambda node: len(node.gpus)),
+        Derived(NODE_VISIBLE, lambda node: node.gpu_count),
         OneHot(NODE_STATE, "state", NODE_STATES),
         OneHot(NODE_STATUS, "status", NODE_STATUSES),
         Labelled(NODE_INFO, _node_info),

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from fleet.metrics.blocks import EntityBlock, EntityKey
+from fleet.metrics.blocks import EntityBlock
 from fleet.metrics.catalog import (
     FAMILIES,
     FLEET,
@@ -35,6 +35,8 @@ from fleet.metrics.catalog import (
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import format_value, label_pairs
 from fleet.metrics.patterns import Templates
+from fleet.metrics.tables import EntityKey, KindTable
+from fleet.metrics.tick_rows import add_gpu_rows, add_port_rows, reads_gpus, reads_ports
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot, NodeSnapshot
 
@@ -60,36 +62,29 @@ class _ChunkText:
         self.blocks = blocks  # "gpu", "port", "node": absent when the chunk has none
 
 
-def _gpu_keys(node: NodeSnapshot) -> list[EntityKey]:
-    name = node.name
-    return [(name, gpu.index, gpu.uuid, gpu.name) for gpu in node.gpus]
+def _add_gpus(table: KindTable, node: NodeSnapshot, from_rows: bool) -> None:
+    if from_rows and add_gpu_rows(table, node):
+        return
+    name, gpus = node.name, node.gpus
+    table.add_objects([(name, g.index, g.uuid, g.name) for g in gpus], gpus)
 
 
-def _port_keys(node: NodeSnapshot) -> list[EntityKey]:
-    name = node.name
-    return [(name, port.name, port.kind) for port in (*node.ports, *node.nics)]
+def _add_ports(table: KindTable, node: NodeSnapshot, from_rows: bool) -> None:
+    if from_rows and add_port_rows(table, node):
+        return
+    name, ports = node.name, (*node.ports, *node.nics)
+    table.add_objects([(name, p.name, p.kind) for p in ports], ports)
 
 
-def _node_keys(node: NodeSnapshot) -> list[EntityKey]:
-    return [(node.name,)]
+def _add_node(table: KindTable, node: NodeSnapshot, from_rows: bool) -> None:
+    table.add_objects([(node.name,)], (node,))
 
 
-def _gpus(node: NodeSnapshot) -> Sequence[Any]:
-    return node.gpus
-
-
-def _ports(node: NodeSnapshot) -> Sequence[Any]:
-    return (*node.ports, *node.nics)
-
-
-def _itself(node: NodeSnapshot) -> Sequence[Any]:
-    return (node,)
-
-
-_KINDS: tuple[
-    tuple[str, Callable[[NodeSnapshot], Sequence[Any]], Callable[[NodeSnapshot], list[EntityKey]]],
-    ...,
-] = (("gpu", _gpus, _gpu_keys), ("port", _ports, _port_keys), ("node", _itself, _node_keys))
+_KINDS: tuple[tuple[str, Callable[[KindTable, NodeSnapshot, bool], None]], ...] = (
+    ("gpu", _add_gpus),
+    ("port", _add_ports),
+    ("node", _add_node),
+)
 
 
 def _offer_the_interpreter() -> None:
@@ -129,6 +124,12 @@ class ExpositionRenderer:
             "gpu": KindPlan(GPU, self._slots),
             "port": KindPlan(PORT, self._slots),
             "node": KindPlan(NODE, self._slots),
+        }
+        # Read from the tick's rows where the state's nodes have them (no object built).
+        self._from_rows = {
+            "gpu": reads_gpus(self._plans["gpu"].attrs),
+            "port": reads_ports(self._plans["port"].attrs),
+            "node": False,
         }
         self._fleet = KindPlan(FLEET, self._slots)
         self._sla = KindPlan(SLA, self._slots)
@@ -180,15 +181,18 @@ class ExpositionRenderer:
         old = cached.blocks if cached is not None else {}
         parts = self._new_parts()
         blocks = {}
-        for kind, entities_of, keys_of in _KINDS:
-            entities = [e for node in nodes for e in entities_of(node)]
-            if not entities:
+        for kind, add in _KINDS:
+            plan, from_rows = self._plans[kind], self._from_rows[kind]
+            table = plan.table()
+            for node in nodes:
+                add(table, node, from_rows)
+            if not table.keys:
                 continue
-            keys = tuple(k for node in nodes for k in keys_of(node))
+            keys = tuple(table.keys)
             block = old.get(kind)
             if block is None or block.keys != keys:
-                block = EntityBlock(self._plans[kind], keys, self._compiled[kind], self._templates)
-            block.render(entities, parts)
+                block = EntityBlock(plan, keys, self._compiled[kind], self._templates)
+            block.render(table, parts)
             blocks[kind] = block
         # Encoded per chunk: the scrape then joins bytes (one pass less over the body).
         return _ChunkText(["".join(p).encode("utf-8") for p in parts], blocks)
