@@ -142,13 +142,21 @@ class ExpositionRenderer:
 
     def render(self, snapshot: FleetSnapshot | None) -> bytes:
         """The exposition of ``snapshot`` (every family's HELP and TYPE even when empty)."""
+        return b"".join(self.render_parts(snapshot))
+
+    def render_parts(self, snapshot: FleetSnapshot | None) -> list[bytes]:
+        """The exposition of ``snapshot`` as parts to be sent in order, never joined.
+
+        At 1,000 nodes the body is ~57 MB; a server that writes the parts one after the
+        other holds it once instead of twice (the parts and their join).
+        """
         with self._lock:
             started = time.perf_counter()
-            body = self._render(snapshot)
+            parts = self._render(snapshot)
             self._previous_s = time.perf_counter() - started
-            return body
+            return parts
 
-    def _render(self, snapshot: FleetSnapshot | None) -> bytes:
+    def _render(self, snapshot: FleetSnapshot | None) -> list[bytes]:
         self._xids.observe(snapshot)
         shared = self._new_parts()
         chunks: list[_ChunkText] = []
@@ -217,12 +225,12 @@ class ExpositionRenderer:
         for labels, count in self._xids.link_counts():
             out.append(f"{LINK_EVENTS.name}{{{label_pairs(LINK_EVENTS.labels, labels)}}} {count}\n")
 
-    def _assemble(self, shared: list[list[str]], chunk_texts: list[list[bytes]]) -> bytes:
+    def _assemble(self, shared: list[list[str]], chunk_texts: list[list[bytes]]) -> list[bytes]:
         out: list[bytes] = []
         for slot, header in enumerate(self._headers):
             out.append("".join((header, *shared[slot])).encode("utf-8"))
-            out.extend(chunks[slot] for chunks in chunk_texts)
-        return b"".join(out)
+            out.extend(chunks[slot] for chunks in chunk_texts if chunks[slot])
+        return out
 
 
 def render_exposition(snapshot: FleetSnapshot | None) -> bytes:
