@@ -16,7 +16,7 @@ from typing import Any
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import Keyed, format_value, line_head, plain_values
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
-from fleet.metrics.tables import EntityKey, KindTable
+from fleet.metrics.tables import EntityKey, KeyedValues, KindTable
 
 
 class EntityBlock:
@@ -101,23 +101,25 @@ class EntityBlock:
             self.spec_texts[i] = (states, text)
             parts[slot].append(text)
 
-    def _render_keyed(self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]) -> None:
-        """Every entity's (name, value) pairs through one ``%`` over a shared template.
+    def _render_keyed(
+        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], out: list[str]
+    ) -> None:
+        """Every entity's keyed series through one ``%`` over a shared template.
 
         The layout (each entity's names, and which values are missing: a counter the
         port lacks is None on every tick) holds still for a session, and is the same
         on every node of a fleet of one kind: the template is shared by key.
         """
-        flat = list(chain.from_iterable(pairs))
-        if not flat:
+        names = tuple(chain.from_iterable(c[0] for c in counters))
+        if not names:
             return
-        names, values = zip(*flat, strict=True)
+        values = tuple(chain.from_iterable(c[1] for c in counters))
         present = tuple(map(is_not, values, repeat(None)))
         if False in present:
             values = tuple(compress(values, present))
-        lengths = tuple(map(len, pairs))
+        lengths = tuple(len(c[0]) for c in counters)
         if not plain_values(values):
-            self._render_keyed_one_by_one(i, spec, pairs, out)
+            self._render_keyed_one_by_one(i, spec, counters, out)
             return
         counts = lengths
         if len(values) != len(names):  # per entity: how many of its series have a value
@@ -133,10 +135,10 @@ class EntityBlock:
         out.append(template % self.labels.series_arguments(counts, values))
 
     def _render_keyed_one_by_one(
-        self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]
+        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], out: list[str]
     ) -> None:
-        for entity_pairs, entry in zip(pairs, self.entries, strict=True):
-            for name, raw in entity_pairs:  # a non-finite or odd value: sample by sample
+        for (names, values), entry in zip(counters, self.entries, strict=True):
+            for name, raw in zip(names, values, strict=True):  # sample by sample
                 text = None if raw is None else format_value(raw)
                 if text is not None:
                     out.append(f"{line_head(spec.family, entry[i][None], (name,))}{text}\n")

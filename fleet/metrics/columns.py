@@ -25,7 +25,7 @@ from fleet.metrics.families import (
     plain_values,
 )
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
-from fleet.metrics.tables import KindTable, read_attributes
+from fleet.metrics.tables import KindTable, keyed_attributes, read_attributes
 
 
 def _text(value: Any, scale: float | None) -> str | None:
@@ -131,6 +131,7 @@ class KindPlan:
         self.rendered = kind.rendered
         self.rendered_slots = tuple(slots[s.family] for s in self.rendered)
         self.attrs = read_attributes(kind)
+        self.keyed = keyed_attributes(kind)
         # What each such spec's text depends on: an attribute's values in the chunk's
         # table, or a function of each entity.
         self.rendered_states: tuple[str | Callable[[Any], Hashable], ...] = tuple(
@@ -139,7 +140,7 @@ class KindPlan:
 
     def table(self) -> KindTable:
         """An empty table of the attributes this kind's specs read."""
-        return KindTable(self.attrs)
+        return KindTable(self.attrs, self.keyed)
 
     def compile_specs(self, base: tuple[str, ...]) -> list[Any]:
         """The caches of one entity's non-column specs (its columns need none)."""

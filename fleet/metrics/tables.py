@@ -20,10 +20,24 @@ EntityKey = tuple[Hashable, ...]
 """An entity's label values, node first: (node, index, uuid, model) for a GPU."""
 
 
+KeyedValues = tuple[tuple[str, ...], tuple[Any, ...]]
+"""An entity's keyed series (its raw counters) as names and values, in the same order."""
+
+
 def read_attributes(kind: EntityKind) -> tuple[str, ...]:
     """The attributes the specs of ``kind`` read (columns, one-hots, bitmasks, counters)."""
     attrs = (s.attr for s in kind.specs if isinstance(s, Column | OneHot | Flags | Keyed))
     return tuple(dict.fromkeys(attrs))
+
+
+def keyed_attributes(kind: EntityKind) -> frozenset[str]:
+    """The attributes of ``kind`` that hold (name, value) pairs (held as names, values)."""
+    return frozenset(s.attr for s in kind.specs if isinstance(s, Keyed))
+
+
+def split_pairs(pairs: tuple[tuple[str, Any], ...]) -> KeyedValues:
+    """``((a, 1), (b, 2))`` as ``((a, b), (1, 2))``."""
+    return (tuple(name for name, _ in pairs), tuple(value for _, value in pairs))
 
 
 class KindTable:
@@ -31,6 +45,8 @@ class KindTable:
 
     Args:
         attrs: the attributes to hold (:func:`read_attributes` of the kind).
+        keyed: those of ``attrs`` that hold (name, value) pairs on an object; the table
+            holds each entity's as :data:`KeyedValues`.
 
     Attributes:
         keys: each entity's label values, in order.
@@ -40,12 +56,13 @@ class KindTable:
             (a GPU's or port's brief).
     """
 
-    __slots__ = ("entities", "keys", "values")
+    __slots__ = ("entities", "keyed", "keys", "values")
 
-    def __init__(self, attrs: tuple[str, ...]) -> None:
+    def __init__(self, attrs: tuple[str, ...], keyed: frozenset[str] = frozenset()) -> None:
         self.keys: list[EntityKey] = []
         self.values: dict[str, list[Any]] = {attr: [] for attr in attrs}
         self.entities: list[Any] = []
+        self.keyed = keyed
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -55,4 +72,7 @@ class KindTable:
         self.keys.extend(keys)
         self.entities.extend(objects)
         for attr, values in self.values.items():
-            values.extend(map(attrgetter(attr), objects))
+            if attr in self.keyed:
+                values.extend(map(split_pairs, map(attrgetter(attr), objects)))
+            else:
+                values.extend(map(attrgetter(attr), objects))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleet.metrics.blocks import EntityBlock
 from fleet.metrics.catalog import (
@@ -36,7 +36,16 @@ from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import format_value, label_pairs
 from fleet.metrics.patterns import Templates
 from fleet.metrics.tables import EntityKey, KindTable
-from fleet.metrics.tick_rows import add_gpu_rows, add_port_rows, reads_gpus, reads_ports
+from fleet.metrics.tick_rows import (
+    Run,
+    StateRows,
+    add_gpu_run,
+    add_port_run,
+    gpu_rows_of,
+    port_rows_of,
+    reads_gpus,
+    reads_ports,
+)
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot, NodeSnapshot
 
@@ -62,29 +71,51 @@ class _ChunkText:
         self.blocks = blocks  # "gpu", "port", "node": absent when the chunk has none
 
 
-def _add_gpus(table: KindTable, node: NodeSnapshot, from_rows: bool) -> None:
-    if from_rows and add_gpu_rows(table, node):
-        return
+def _gpu_objects(table: KindTable, node: NodeSnapshot) -> None:
     name, gpus = node.name, node.gpus
     table.add_objects([(name, g.index, g.uuid, g.name) for g in gpus], gpus)
 
 
-def _add_ports(table: KindTable, node: NodeSnapshot, from_rows: bool) -> None:
-    if from_rows and add_port_rows(table, node):
-        return
+def _port_objects(table: KindTable, node: NodeSnapshot) -> None:
     name, ports = node.name, (*node.ports, *node.nics)
     table.add_objects([(name, p.name, p.kind) for p in ports], ports)
 
 
-def _add_node(table: KindTable, node: NodeSnapshot, from_rows: bool) -> None:
+def _node_object(table: KindTable, node: NodeSnapshot) -> None:
     table.add_objects([(node.name,)], (node,))
 
 
-_KINDS: tuple[tuple[str, Callable[[KindTable, NodeSnapshot, bool], None]], ...] = (
-    ("gpu", _add_gpus),
-    ("port", _add_ports),
-    ("node", _add_node),
-)
+class _Source(NamedTuple):
+    """How a chunk's entities of one kind get into its table."""
+
+    objects: Callable[[KindTable, NodeSnapshot], None]
+    # From the tick's rows, for the nodes that have them (no object built).
+    rows_of: Callable[[NodeSnapshot], StateRows | None] | None = None
+    add_run: Callable[[KindTable, Run], None] | None = None
+
+
+_SOURCES: dict[str, _Source] = {
+    "gpu": _Source(_gpu_objects, gpu_rows_of, add_gpu_run),
+    "port": _Source(_port_objects, port_rows_of, add_port_run),
+    "node": _Source(_node_object),
+}
+
+
+def _fill(table: KindTable, nodes: tuple[NodeSnapshot, ...], source: _Source) -> None:
+    """Add ``nodes``' entities: runs of nodes from their rows, the others from objects."""
+    rows_of, add_run = source.rows_of, source.add_run
+    run: Run = []
+    for node in nodes:
+        rows = None if rows_of is None else rows_of(node)
+        if rows is not None:
+            run.append((node.name, rows))
+            continue
+        if run and add_run is not None:
+            add_run(table, run)
+            run = []
+        source.objects(table, node)
+    if run and add_run is not None:
+        add_run(table, run)
 
 
 def _offer_the_interpreter() -> None:
@@ -125,12 +156,13 @@ class ExpositionRenderer:
             "port": KindPlan(PORT, self._slots),
             "node": KindPlan(NODE, self._slots),
         }
-        # Read from the tick's rows where the state's nodes have them (no object built).
-        self._from_rows = {
-            "gpu": reads_gpus(self._plans["gpu"].attrs),
-            "port": reads_ports(self._plans["port"].attrs),
-            "node": False,
-        }
+        # Read from the tick's rows where the state's nodes have them (no object built),
+        # unless the catalog asks for an attribute the rows reader does not know.
+        self._sources = dict(_SOURCES)
+        if not reads_gpus(self._plans["gpu"].attrs):
+            self._sources["gpu"] = _Source(_gpu_objects)
+        if not reads_ports(self._plans["port"].attrs):
+            self._sources["port"] = _Source(_port_objects)
         self._fleet = KindPlan(FLEET, self._slots)
         self._sla = KindPlan(SLA, self._slots)
         self._chunks: list[_ChunkText] = []
@@ -189,11 +221,10 @@ class ExpositionRenderer:
         old = cached.blocks if cached is not None else {}
         parts = self._new_parts()
         blocks = {}
-        for kind, add in _KINDS:
-            plan, from_rows = self._plans[kind], self._from_rows[kind]
+        for kind, source in self._sources.items():
+            plan = self._plans[kind]
             table = plan.table()
-            for node in nodes:
-                add(table, node, from_rows)
+            _fill(table, nodes, source)
             if not table.keys:
                 continue
             keys = tuple(table.keys)

@@ -24,13 +24,15 @@ from collections.abc import Callable, Mapping
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from collectors.protocol import Value
-from fleet.metrics.tables import KindTable
+from fleet.metrics.tables import KeyedValues, KindTable
 from fleet.model import GpuSnapshot, NodeSnapshot
 from fleet.state.build import PortStatic
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port import IB_DATA_UNIT
-from fleet.state.port_tick import PortReadings
+from fleet.state.port_tick import PortFrozen
 from fleet.state.rows import StateRows
 
 _MIB = 1 << 20
@@ -69,7 +71,7 @@ _STEADY = {name: at for name, at in _AT.items() if name not in _NOT_STEADY}
 
 # PortSnapshot field: its source (brief attribute, or counter rate by port kind).
 _PORT_BRIEF = frozenset(("rate_gbps", "expected_rate_gbps", "link_downed", "verdict"))
-_IB_RATES = {
+_IB_RATES: dict[str, tuple[str | None, int]] = {
     "symbol_error_rate": ("symbol_error", 1),
     "rcv_error_rate": ("port_rcv_errors", 1),
     "xmit_discard_rate": ("port_xmit_discards", 1),
@@ -100,26 +102,49 @@ def _state_rows(node: NodeSnapshot) -> StateRows | None:
     return rows if isinstance(rows, StateRows) else None
 
 
-def add_gpu_rows(table: KindTable, node: NodeSnapshot) -> bool:
-    """Add ``node``'s GPUs from its rows; False (nothing added) when it has none to read.
+def gpu_rows_of(node: NodeSnapshot) -> StateRows | None:
+    """``node``'s rows when its GPUs are read from them, else None (read its objects).
 
-    A node answers from objects when its GPUs were replaced on a copy: then its briefs
-    are not its rows' briefs.
+    A node answers from objects when its GPUs were replaced on a copy (a probe verdict,
+    a flagged reason): then its briefs are not its rows' briefs.
     """
     rows = _state_rows(node)
-    if rows is None or node.gpu_briefs is not rows.gpu_briefs:
-        return False
-    fast = rows.fast
-    if fast is None:  # no session layout: the state builds no GPU either
-        return True
-    errors = rows.errors or ((),) * len(rows.gpu_briefs)
-    # As many GPUs as the state would build (its map stops at the shortest part).
-    gpus = list(zip(rows.gpu_briefs, rows.steady, rows.fast_rows, errors, strict=False))
-    briefs = [g[0] for g in gpus]
-    held = [g[1].values() for g in gpus]
-    samples = [g[2] for g in gpus]
-    name = node.name
-    table.keys.extend((name, h[_AT_INDEX], h[_AT_UUID], h[_AT_NAME]) for h in held)
+    return rows if rows is not None and node.gpu_briefs is rows.gpu_briefs else None
+
+
+def port_rows_of(node: NodeSnapshot) -> StateRows | None:
+    """``node``'s rows when its ports and NICs are read from them, else None."""
+    rows = _state_rows(node)
+    if rows is None or node.port_briefs is not rows.port_briefs:
+        return None
+    return rows if node.nic_briefs is rows.nic_briefs else None
+
+
+Run = list[tuple[str, StateRows]]
+"""Consecutive nodes of a chunk read from their rows: (node name, rows)."""
+
+
+def add_gpu_run(table: KindTable, run: Run) -> None:
+    """Add the GPUs of ``run``'s nodes, one list per attribute for the whole run."""
+    briefs: list[Any] = []
+    held: list[list[object]] = []
+    samples: list[Row | None] = []
+    layouts: list[tuple[FieldIndex, int]] = []
+    for name, rows in run:
+        fast = rows.fast
+        if fast is None:  # no session layout: the state builds no GPU either
+            continue
+        errors = rows.errors or ((),) * len(rows.gpu_briefs)
+        start = len(held)
+        # As many GPUs as the state would build (its map stops at the shortest part).
+        for brief, steady, row, _ in zip(
+            rows.gpu_briefs, rows.steady, rows.fast_rows, errors, strict=False
+        ):
+            briefs.append(brief)
+            held.append(steady.values())
+            samples.append(row)
+        table.keys.extend((name, h[_AT_INDEX], h[_AT_UUID], h[_AT_NAME]) for h in held[start:])
+        layouts.append((fast, len(held) - start))
     table.entities.extend(briefs)
     for attr, column in table.values.items():
         at = _STEADY.get(attr)
@@ -128,65 +153,108 @@ def add_gpu_rows(table: KindTable, node: NodeSnapshot) -> bool:
         elif attr in _FROM_BRIEF:
             column.extend(map(attrgetter(attr), briefs))
         else:
-            field, convert = _FAST[attr]
-            column.extend(_fast_values(samples, fast, field, convert))
-    return True
+            column.extend(_fast_values(samples, layouts, *_FAST[attr]))
 
 
 def _fast_values(
-    samples: list[Row | None], fast: FieldIndex, field: str, convert: Callable[[Value], Value]
+    samples: list[Row | None],
+    layouts: list[tuple[FieldIndex, int]],
+    field: str,
+    convert: Callable[[Value], Value],
 ) -> list[Value]:
-    position = fast[field]
-    if position is None:
-        return [None] * len(samples)
+    """One fast field of every GPU's sample row (None where the row or the field is missing)."""
+    where = {fast[field] for fast, _ in layouts}
+    if len(where) == 1:  # one field layout for the run: the usual fleet
+        position = where.pop()
+        if position is None:
+            return [None] * len(samples)
+        if convert is _as_sent:
+            return [None if r is None or position >= len(r) else r[position] for r in samples]
+        return [None if r is None or position >= len(r) else convert(r[position]) for r in samples]
+    positions = [fast[field] for fast, count in layouts for _ in range(count)]
     return [
-        None if row is None or position >= len(row) else convert(row[position]) for row in samples
+        None if r is None or p is None or p >= len(r) else convert(r[p])
+        for r, p in zip(samples, positions, strict=True)
     ]
 
 
-def add_port_rows(table: KindTable, node: NodeSnapshot) -> bool:
-    """Add ``node``'s ports then NICs from its rows; False (nothing added) when it has none."""
-    rows = _state_rows(node)
-    if rows is None or node.port_briefs is not rows.port_briefs:
-        return False
-    if node.nic_briefs is not rows.nic_briefs:
-        return False
-    name = node.name
-    for part in (rows.ports, rows.nics):
-        readings = rows.tick.readings([static[2] for static in part.static])
-        ports = list(zip(part.briefs, part.static, part.rows, part.hw, readings, strict=False))
-        table.keys.extend((name, p[0].name, p[0].kind) for p in ports)
-        table.entities.extend(p[0] for p in ports)
-        for attr, column in table.values.items():
-            column.extend(_port_values(attr, ports))
-    return True
+def add_port_run(table: KindTable, run: Run) -> None:
+    """Add the ports then NICs of ``run``'s nodes; rates read from the tick's columns at once."""
+    briefs: list[Any] = []
+    statics: list[PortStatic] = []
+    ticks: list[tuple[PortFrozen, int]] = []  # each node's tick and port count
+    counters: list[KeyedValues] = []
+    for name, rows in run:
+        start = len(briefs)
+        for part in (rows.ports, rows.nics):
+            for brief, static, row, hw in zip(
+                part.briefs, part.static, part.rows, part.hw, strict=False
+            ):
+                briefs.append(brief)
+                statics.append(static)
+                counters.append(_counters(static, row, hw))
+        table.keys.extend((name, b.name, b.kind) for b in briefs[start:])
+        ticks.append((rows.tick, len(briefs) - start))
+    table.entities.extend(briefs)
+    rates = _rates(statics, ticks) if any(a in _IB_RATES for a in table.values) else {}
+    for attr, column in table.values.items():
+        if attr in _PORT_BRIEF:
+            column.extend(map(attrgetter(attr), briefs))
+        elif attr == "counters":
+            column.extend(counters)
+        else:
+            column.extend(rates[attr])
 
 
-_Port = tuple[Any, PortStatic, Row | None, Mapping[str, int], PortReadings]
-
-
-def _port_values(attr: str, ports: list[_Port]) -> list[Any]:
-    if attr in _PORT_BRIEF:
-        return [getattr(p[0], attr) for p in ports]
-    if attr == "counters":
-        return [_counters(p[1], p[2], p[3]) for p in ports]
-    out: list[Any] = []
-    for _, static, _, _, reading in ports:
-        counter, unit = (_NIC_RATES if static[3] else _IB_RATES)[attr]
-        out.append(None if counter is None else reading.rate(counter, unit))
+def _rates(statics: list[PortStatic], ticks: list[tuple[PortFrozen, int]]) -> dict[str, list[Any]]:
+    """Each rate attribute of every port, as ``PortReadings.rate`` gives it (None: unknown)."""
+    out: dict[str, list[Any]] = {attr: [] for attr in _IB_RATES}
+    start = 0
+    for tick, group in _tick_groups(ticks):
+        count = sum(group)
+        slots = [static[2] for static in statics[start : start + count]]
+        nic = np.array([static[3] for static in statics[start : start + count]], dtype=bool)
+        read = np.where(tick.tracked[slots], tick.rate[slots], np.nan)
+        for attr, values in out.items():
+            values.extend(_rate_column(tick, read, nic, attr))
+        start += count
     return out
 
 
-def _counters(
-    static: PortStatic, row: Row | None, hw: Mapping[str, int]
-) -> tuple[tuple[str, Value], ...]:
-    """The port's raw counters by name, as ``fleet.state.build.port_snapshot`` lists them."""
+def _tick_groups(ticks: list[tuple[PortFrozen, int]]) -> list[tuple[PortFrozen, list[int]]]:
+    """Consecutive nodes that share one frozen tick (all of a snapshot's, as a rule)."""
+    groups: list[tuple[PortFrozen, list[int]]] = []
+    for tick, count in ticks:
+        if groups and groups[-1][0] is tick:
+            groups[-1][1].append(count)
+        else:
+            groups.append((tick, [count]))
+    return groups
+
+
+def _rate_column(tick: PortFrozen, read: np.ndarray, nic: np.ndarray, attr: str) -> list[Any]:
+    values = np.full(len(nic), np.nan)
+    for rates, ports in ((_IB_RATES, ~nic), (_NIC_RATES, nic)):
+        counter, unit = rates[attr]
+        col = None if counter is None else tick.column.get(counter)
+        if col is not None:
+            values[ports] = read[ports, col] * unit  # as Python's float * int: one rounding
+    return [None if v != v else v for v in values.tolist()]
+
+
+def _counters(static: PortStatic, row: Row | None, hw: Mapping[str, int]) -> KeyedValues:
+    """The port's raw counters as names and values, as ``fleet.state.build.port_snapshot``
+    lists them (without pairing each name with its value)."""
     names, reader, _, _, width = static
-    counters: tuple[tuple[str, Value], ...] = ()
+    values: tuple[Value, ...] = ()
     if row is not None:
         if len(row) < width:  # a short row reads as missing values
             row = [*row, *([None] * (width - len(row)))]
-        counters = tuple(zip(names, reader(row), strict=True))
+        values = tuple(reader(row))
+        if len(values) != len(names):
+            raise ValueError("a port row's counters do not match their names")
+    else:
+        names = ()
     if hw:
-        counters += tuple(hw.items())
-    return counters
+        return (*names, *hw.keys()), (*values, *hw.values())
+    return names, values
