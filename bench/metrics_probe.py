@@ -15,7 +15,9 @@ Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 100
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
+import http.client
 import json
 import os
 import sys
@@ -23,6 +25,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after the tree
 
@@ -32,6 +35,7 @@ from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
 from fleet.config import Config
+from fleet.metrics.server import MetricsServer
 from fleet.metrics.text import ExpositionRenderer
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
@@ -90,6 +94,57 @@ def memory_of_a_scrape(count: int) -> tuple[float, float]:
     return held / 2**20, peak / 2**20
 
 
+def _read_and_drop(port: int, zipped: bool) -> int:
+    """GET /metrics, reading the body 1 MiB at a time and keeping none of it; its length."""
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    try:
+        headers = {"Connection": "close"} | ({"Accept-Encoding": "gzip"} if zipped else {})
+        client.request("GET", "/metrics", headers=headers)
+        response, size = client.getresponse(), 0
+        while block := response.read(1 << 20):
+            size += len(block)
+        return size
+    finally:
+        client.close()
+
+
+async def _serve_each(
+    render: Callable[[FleetSnapshot], Any], fresh: list[FleetSnapshot]
+) -> list[float]:
+    current = fresh[:1]
+    server = MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
+    await server.start()
+    peaks = []
+    try:
+        for zipped, snapshot in zip((False, True), fresh, strict=True):
+            current[0] = snapshot  # a snapshot no scrape has read yet, as at 1 Hz
+            gc.collect()
+            base = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            await asyncio.to_thread(_read_and_drop, server.bound_port, zipped)
+            peaks.append((tracemalloc.get_traced_memory()[1] - base) / 2**20)
+    finally:
+        await server.stop()
+    return peaks
+
+
+def served_peaks(count: int) -> list[float]:
+    """Peak MiB above what was held while the endpoint serves one steady scrape, plain
+    then gzipped, as the tree's endpoint sends it (tracemalloc; the client keeps none of
+    the body)."""
+    snaps = snapshots(count, 4)
+    renderer = ExpositionRenderer()
+    for snapshot in snaps[:2]:
+        renderer.render(snapshot)
+    # The endpoint's own call: the parts where the tree has them, else the joined body.
+    render = getattr(renderer, "render_parts", renderer.render)
+    tracemalloc.start()
+    try:
+        return asyncio.run(_serve_each(render, snaps[2:]))
+    finally:
+        tracemalloc.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
@@ -110,6 +165,7 @@ def main() -> None:
     series = sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#"))
     del body, parts, snaps
     held, peak = memory_of_a_scrape(args.nodes)
+    served_plain, served_gzip = served_peaks(args.nodes)
     result = {
         "tree": sys.path[1] if len(sys.path) > 1 else "",
         "cold_cpu_s": cpu[0],
@@ -119,6 +175,8 @@ def main() -> None:
         "bytes": size,
         "held_mib": held,
         "peak_mib": peak,
+        "served_peak_mib": served_plain,
+        "served_gzip_peak_mib": served_gzip,
         "load": os.getloadavg()[0],
     }
     print(json.dumps(result))
