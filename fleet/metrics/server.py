@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 HEADER_LIMIT = 16 * 1024  # bytes of request line and headers; a scraper sends a few hundred
 IDLE_TIMEOUT_S = 75.0  # keep-alive connections idle longer than this are closed
+YIELD_BYTES = 1 << 20  # a body in parts hands the loop to other tasks after each MiB written
 GZIP_LEVEL = 1  # level 6 costs ~5x the time for ~20% smaller bodies on exposition text
 TEXT = "text/plain; charset=utf-8"
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
@@ -305,9 +306,13 @@ async def _respond(
     lines = [f"HTTP/1.1 {status} {REASONS[status]}"] + [f"{k}: {v}" for k, v in headers.items()]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
     if not head_only:
+        unyielded = 0
         for part in parts:
-            # One part at a time in the transport's buffer: drain waits for a slow reader
-            # and lets the loop run between parts of a ~57 MB body.
+            # One part at a time in the transport's buffer: drain waits for a slow reader.
             writer.write(part)
             await writer.drain()
+            unyielded += len(part)
+            if unyielded >= YIELD_BYTES:  # drain does not yield while a fast reader keeps up
+                unyielded = 0
+                await asyncio.sleep(0)
     await writer.drain()
