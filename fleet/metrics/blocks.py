@@ -10,7 +10,7 @@ Slow columns and one-hot states are reused while their values stay put, which at
 from __future__ import annotations
 
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import is_not
+from operator import is_, is_not
 from typing import Any
 
 from fleet.metrics.columns import KindPlan
@@ -54,6 +54,10 @@ class EntityBlock:
         self.slow_chunks: dict[int, str] = {}
         # Per non-column spec: the entities' states it was last rendered for, and its text.
         self.spec_texts: list[tuple[tuple[Any, ...], str] | None] = [None] * len(plan.rendered)
+        # The entities last rendered, where the plan keeps them: frozen objects (a GPU's or
+        # port's brief stays the same object while unchanged), so the same ones again
+        # render the same text for every spec that computes its state from the entity.
+        self.last_entities: tuple[Any, ...] = ()
 
     def render(self, table: KindTable, parts: list[list[str]]) -> None:
         """Append the lines of ``table``'s entities (whose keys are this block's) to ``parts``."""
@@ -81,11 +85,21 @@ class EntityBlock:
 
     def _render_specs(self, table: KindTable, parts: list[list[str]]) -> None:
         plan = self.plan
+        unchanged = False
+        if plan.keeps_entities:
+            entities = tuple(table.entities)
+            before = self.last_entities
+            unchanged = len(before) == len(entities) and all(map(is_, before, entities))
+            self.last_entities = entities
         specs = zip(plan.rendered, plan.rendered_slots, plan.rendered_states, strict=True)
         for i, (spec, slot, state_of) in enumerate(specs):
             if isinstance(state_of, str):
                 states = tuple(table.values[state_of])
             else:
+                kept = self.spec_texts[i]
+                if unchanged and kept is not None:  # same frozen entities: same states
+                    parts[slot].append(kept[1])
+                    continue
                 states = tuple(map(state_of, table.entities))
             if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
                 self._render_keyed(i, spec, states, parts[slot])

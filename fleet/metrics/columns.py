@@ -124,8 +124,13 @@ Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
 class KindPlan:
     """How to render one entity kind fast: columns batched by cadence, the rest per spec."""
 
-    def __init__(self, kind: EntityKind, slots: dict[Family, int]) -> None:
+    def __init__(
+        self, kind: EntityKind, slots: dict[Family, int], keeps_entities: bool = False
+    ) -> None:
         self.kind = kind
+        # Whether blocks keep the last entities to skip unchanged ones (see EntityBlock):
+        # for GPUs and ports, not for nodes (a node holds its whole tick's rows).
+        self.keeps_entities = keeps_entities
         self.fast = ColumnGroup(kind.columns(slow=False), slots, kind.base_labels)
         self.slow = ColumnGroup(kind.columns(slow=True), slots, kind.base_labels)
         self.rendered = kind.rendered

@@ -152,8 +152,8 @@ class ExpositionRenderer:
         self._slots = {family: i for i, family in enumerate(FAMILIES)}
         self._headers = tuple(family.header() for family in FAMILIES)
         self._plans = {
-            "gpu": KindPlan(GPU, self._slots),
-            "port": KindPlan(PORT, self._slots),
+            "gpu": KindPlan(GPU, self._slots, keeps_entities=True),
+            "port": KindPlan(PORT, self._slots, keeps_entities=True),
             "node": KindPlan(NODE, self._slots),
         }
         # Read from the tick's rows where the state's nodes have them (no object built),
