@@ -5,7 +5,9 @@ Python (about 1.2 s for 160,000 series). Here each entity's escaped label values
 (node, index, uuid and model for a GPU) are built once, each family's line pattern
 (``name{node="%s",gpu="%s",...} %r``) once for the fleet, and a scrape only formats
 values into them, the GPUs of a chunk of nodes one family at a time
-(:mod:`fleet.metrics.blocks`, :mod:`fleet.metrics.patterns`). Within a family,
+(:mod:`fleet.metrics.blocks`, :mod:`fleet.metrics.patterns`). The values of the
+state's own nodes are read from the tick's rows (:mod:`fleet.metrics.tick_rows`), so a
+scrape builds none of their GPU and port objects. Within a family,
 series come column by column per chunk, not node by node (the text format asks only
 that a family's lines be together). The output parses to the
 same families, labels and values as :class:`fleet.metrics.collector.FleetCollector`
@@ -38,7 +40,6 @@ from fleet.metrics.patterns import Templates
 from fleet.metrics.tables import EntityKey, KindTable
 from fleet.metrics.tick_rows import (
     Run,
-    StateRows,
     add_gpu_run,
     add_port_run,
     gpu_rows_of,
@@ -48,6 +49,7 @@ from fleet.metrics.tick_rows import (
 )
 from fleet.metrics.xids import XidTally
 from fleet.model import FleetSnapshot, NodeSnapshot
+from fleet.state.rows import StateRows
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
