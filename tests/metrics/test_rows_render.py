@@ -110,3 +110,16 @@ def test_a_node_with_objects_set_on_a_copy_is_read_from_them() -> None:
     assert "node-004.gpus" not in _built(decorated)
     assert body == ExpositionRenderer().render(_objects_only(decorated))
     assert b'verdict="straggler"} 1\n' in body
+
+
+def test_nodes_of_different_ticks_in_one_chunk_read_their_own_tick() -> None:
+    # A node whose rows come from an earlier tick (as a node that sent nothing since):
+    # its port rates are its own tick's, not the chunk's other nodes'.
+    earlier, later = _ticks(6, 3)[1:]
+    nodes = tuple(
+        e if i % 2 else n for i, (e, n) in enumerate(zip(earlier.nodes, later.nodes, strict=True))
+    )
+    mixed = replace(later, nodes=nodes)
+    body = ExpositionRenderer().render(mixed)
+    assert body == ExpositionRenderer().render(_objects_only(mixed))
+    assert body != ExpositionRenderer().render(later)
