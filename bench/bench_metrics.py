@@ -17,7 +17,10 @@ Memory is measured with tracemalloc in separate passes (it slows the timed code)
 ``REV`` on realistic snapshots (bench/metrics_probe.py: 8 GPUs, 8 IB ports, 1 NIC per
 node through the real runtime, ~550 series per node), each in its own process,
 interleaved ``--rounds`` times; it prints CPU per render (fastest and median of the
-steady renders, and the first, cold one) and the ratio.
+steady renders, and the first, cold one) and the ratio, the memory a scrape peaks at
+and the renderer holds, and the peak while the tree's endpoint serves one scrape over
+loopback, plain and gzipped (a scrape is what the endpoint serves: the parts where the
+tree has ``render_parts``, else the joined body).
 """
 
 from __future__ import annotations
@@ -229,6 +232,11 @@ def compare_with(rev: str, nodes: int, rounds: int, renders: int) -> None:
         print(
             f"  {'':24s} renderer holds {float(results[-1]['held_mib']):.0f} MiB between"  # type: ignore[arg-type]
             f" scrapes, peak {float(results[-1]['peak_mib']):.0f} MiB (tracemalloc)"  # type: ignore[arg-type]
+        )
+        print(
+            f"  {'':24s} serving one scrape peaks"
+            f" {float(results[-1]['served_peak_mib']):.0f} MiB plain,"  # type: ignore[arg-type]
+            f" {float(results[-1]['served_gzip_peak_mib']):.0f} MiB gzipped (tracemalloc)"  # type: ignore[arg-type]
         )
     print(f"ratio before / after (fastest steady): {best['before'] / best['after']:.2f}x")
 

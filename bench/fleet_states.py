@@ -22,17 +22,23 @@ LineEdit = Callable[[bytes, int, int], bytes]  # (line, node number, tick) -> li
 
 
 def state_ticks(
-    count: int, ticks: int = 3, edit: LineEdit | None = None, t0: float = T0
+    count: int,
+    ticks: int = 3,
+    edit: LineEdit | None = None,
+    t0: float = T0,
+    edit_hello: LineEdit | None = None,
 ) -> list[FleetSnapshot]:
     """``ticks`` consecutive snapshots of ``count`` canned nodes (8 GPUs, 8 ports each);
-    ``edit`` may change any node's sample line before it is ingested."""
+    ``edit`` may change any node's sample line before it is ingested, ``edit_hello`` its
+    hello (tick 0)."""
     names = [f"node-{i:03d}" for i in range(1, count + 1)]
     runtime = FleetRuntime(
         Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time
     )
     nodes = [CannedNode(i, 8, 8, 1.0) for i in range(count)]
-    for name, node in zip(names, nodes, strict=True):
-        runtime._state.ingest(NodeMessage(name, decode_line(node.hello(t0)), t0))
+    for i, (name, node) in enumerate(zip(names, nodes, strict=True)):
+        hello = node.hello(t0) if edit_hello is None else edit_hello(node.hello(t0), i, 0)
+        runtime._state.ingest(NodeMessage(name, decode_line(hello), t0))
     out = []
     for k in range(1, ticks + 1):
         for i, (name, node) in enumerate(zip(names, nodes, strict=True)):

@@ -5,7 +5,9 @@ bench/fleet_nodes.py (8 GPUs, 8 IB ports with 22 counters, 5 of them absent, 1 N
 every value moving every tick) are decoded, ingested and ticked, so the render sees
 what ``gpufleet serve`` would. The tree under test is the one first on PYTHONPATH.
 CPU is ``time.process_time``; the heap is frozen and the young-generation threshold
-raised as the runtime does, so collections of the snapshots do not count.
+raised as the runtime does, so collections of the snapshots do not count. A scrape is
+what the endpoint serves: ``render_parts`` where the tree has it (the parts are written
+one by one), else ``render`` (one joined body).
 
 Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 1000``
 """
@@ -13,13 +15,17 @@ Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 100
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
+import http.client
 import json
 import os
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after the tree
 
@@ -29,6 +35,7 @@ from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
 from fleet.config import Config
+from fleet.metrics.server import MetricsServer
 from fleet.metrics.text import ExpositionRenderer
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
@@ -54,19 +61,88 @@ def snapshots(count: int, ticks: int) -> list[FleetSnapshot]:
     return out
 
 
-def memory_held(snaps: list[FleetSnapshot]) -> tuple[float, float]:
-    """MiB a fresh renderer keeps after rendering ``snaps`` (its caches), and the peak
-    while it did, under tracemalloc (a separate pass: tracing slows the timed code)."""
+Scrape = Callable[[FleetSnapshot], list[bytes]]
+
+
+def scraper(renderer: ExpositionRenderer) -> Scrape:
+    """What the endpoint serves: the parts where the tree has them, else the one body."""
+    parts = getattr(renderer, "render_parts", None)
+    if parts is not None:
+        return parts
+    return lambda snapshot: [renderer.render(snapshot)]
+
+
+def memory_of_a_scrape(count: int) -> tuple[float, float]:
+    """MiB a renderer keeps between scrapes (after two), and the peak of the third scrape,
+    under tracemalloc (a separate pass: tracing slows the timed code). Each snapshot is
+    fresh and dropped after its scrape, so GPU and port objects a scrape builds count
+    toward its peak and not toward what is held."""
+    snaps = snapshots(count, 3)
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    renderer = ExpositionRenderer()
-    for snapshot in snaps:
-        renderer.render(snapshot)
+    scrape = scraper(ExpositionRenderer())
+    for _ in range(2):
+        scrape(snaps.pop(0))
     gc.collect()
-    held, peak = tracemalloc.get_traced_memory()
+    held = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.reset_peak()
+    body = scrape(snaps.pop(0))
+    peak = tracemalloc.get_traced_memory()[1] - base
+    del body
     tracemalloc.stop()
-    return (held - base) / 2**20, (peak - base) / 2**20
+    return held / 2**20, peak / 2**20
+
+
+def _read_and_drop(port: int, zipped: bool) -> int:
+    """GET /metrics, reading the body 1 MiB at a time and keeping none of it; its length."""
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    try:
+        headers = {"Connection": "close"} | ({"Accept-Encoding": "gzip"} if zipped else {})
+        client.request("GET", "/metrics", headers=headers)
+        response, size = client.getresponse(), 0
+        while block := response.read(1 << 20):
+            size += len(block)
+        return size
+    finally:
+        client.close()
+
+
+async def _serve_each(
+    render: Callable[[FleetSnapshot], Any], fresh: list[FleetSnapshot]
+) -> list[float]:
+    current = fresh[:1]
+    server = MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
+    await server.start()
+    peaks = []
+    try:
+        for zipped, snapshot in zip((False, True), fresh, strict=True):
+            current[0] = snapshot  # a snapshot no scrape has read yet, as at 1 Hz
+            gc.collect()
+            base = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            await asyncio.to_thread(_read_and_drop, server.bound_port, zipped)
+            peaks.append((tracemalloc.get_traced_memory()[1] - base) / 2**20)
+    finally:
+        await server.stop()
+    return peaks
+
+
+def served_peaks(count: int) -> list[float]:
+    """Peak MiB above what was held while the endpoint serves one steady scrape, plain
+    then gzipped, as the tree's endpoint sends it (tracemalloc; the client keeps none of
+    the body)."""
+    snaps = snapshots(count, 4)
+    renderer = ExpositionRenderer()
+    for snapshot in snaps[:2]:
+        renderer.render(snapshot)
+    # The endpoint's own call: the parts where the tree has them, else the joined body.
+    render = getattr(renderer, "render_parts", renderer.render)
+    tracemalloc.start()
+    try:
+        return asyncio.run(_serve_each(render, snaps[2:]))
+    finally:
+        tracemalloc.stop()
 
 
 def main() -> None:
@@ -77,17 +153,19 @@ def main() -> None:
     snaps = snapshots(args.nodes, args.renders + 1)
     gc.freeze()
     gc.set_threshold(20_000, *gc.get_threshold()[1:])
-    renderer = ExpositionRenderer()
-    cpu, wall, body = [], [], b""
+    scrape = scraper(ExpositionRenderer())
+    cpu, wall, parts = [], [], []
     for snapshot in snaps:
         started, began = time.process_time(), time.perf_counter()
-        body = renderer.render(snapshot)
+        parts = scrape(snapshot)
         cpu.append(time.process_time() - started)
         wall.append(time.perf_counter() - began)
+    body = b"".join(parts)
     size = len(body)
     series = sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#"))
-    del body
-    held, peak = memory_held(snaps[:3])
+    del body, parts, snaps
+    held, peak = memory_of_a_scrape(args.nodes)
+    served_plain, served_gzip = served_peaks(args.nodes)
     result = {
         "tree": sys.path[1] if len(sys.path) > 1 else "",
         "cold_cpu_s": cpu[0],
@@ -97,6 +175,8 @@ def main() -> None:
         "bytes": size,
         "held_mib": held,
         "peak_mib": peak,
+        "served_peak_mib": served_plain,
+        "served_gzip_peak_mib": served_gzip,
         "load": os.getloadavg()[0],
     }
     print(json.dumps(result))

@@ -9,17 +9,14 @@ Slow columns and one-hot states are reused while their values stay put, which at
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import is_not
+from operator import is_, is_not
 from typing import Any
 
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import Keyed, format_value, line_head, plain_values
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
-
-EntityKey = tuple[Hashable, ...]
-"""An entity's label values, node first: (node, index, uuid, model) for a GPU."""
+from fleet.metrics.tables import EntityKey, KeyedValues, KindTable
 
 
 class EntityBlock:
@@ -53,40 +50,57 @@ class EntityBlock:
             if entry is None:
                 entry = known[key] = plan.compile_specs(tuple(map(str, key)))
             self.entries.append(entry)
-        self.slow_values: list[tuple[Any, ...]] | None = None  # what slow_chunks show
+        self.slow_values: list[list[Any]] | None = None  # what slow_chunks show
         self.slow_chunks: dict[int, str] = {}
         # Per non-column spec: the entities' states it was last rendered for, and its text.
         self.spec_texts: list[tuple[tuple[Any, ...], str] | None] = [None] * len(plan.rendered)
+        # The entities last rendered, where the plan keeps them: frozen objects (a GPU's or
+        # port's brief stays the same object while unchanged), so the same ones again
+        # render the same text for every spec that computes its state from the entity.
+        self.last_entities: tuple[Any, ...] = ()
 
-    def render(self, entities: Sequence[Any], parts: list[list[str]]) -> None:
-        """Append the lines of ``entities`` (whose keys are this block's) to ``parts``."""
-        self.plan.fast.render_many(entities, self.labels, self.templates, parts)
+    def render(self, table: KindTable, parts: list[list[str]]) -> None:
+        """Append the lines of ``table``'s entities (whose keys are this block's) to ``parts``."""
+        self.plan.fast.render_many(table, self.labels, self.templates, parts)
         if self.plan.slow.columns:
-            self._refresh_slow(entities)
+            self._refresh_slow(table)
             for slot, chunk in self.slow_chunks.items():
                 parts[slot].append(chunk)
-        self._render_specs(entities, parts)
+        self._render_specs(table, parts)
 
-    def _refresh_slow(self, entities: Sequence[Any]) -> None:
+    def _refresh_slow(self, table: KindTable) -> None:
         """Rebuild the slow columns' text only when one of their values moved.
 
         Slow fields (ECC, retired pages, remapping, NVLink, ...) change every 10 s at
         most, and usually never.
         """
         slow = self.plan.slow
-        values = list(map(slow.read, entities))
+        values = [table.values[attr] for attr in slow.attrs]
         if values == self.slow_values:
             return
         parts: list[list[str]] = [[] for _ in range(max(slow.slots) + 1)]
-        slow.render_many(entities, self.labels, self.templates, parts)
+        slow.render_many(table, self.labels, self.templates, parts)
         self.slow_values = values
         self.slow_chunks = {slot: "".join(parts[slot]) for slot in set(slow.slots)}
 
-    def _render_specs(self, entities: Sequence[Any], parts: list[list[str]]) -> None:
+    def _render_specs(self, table: KindTable, parts: list[list[str]]) -> None:
         plan = self.plan
+        unchanged = False
+        if plan.keeps_entities:
+            entities = tuple(table.entities)
+            before = self.last_entities
+            unchanged = len(before) == len(entities) and all(map(is_, before, entities))
+            self.last_entities = entities
         specs = zip(plan.rendered, plan.rendered_slots, plan.rendered_states, strict=True)
         for i, (spec, slot, state_of) in enumerate(specs):
-            states = tuple(map(state_of, entities))
+            if isinstance(state_of, str):
+                states = tuple(table.values[state_of])
+            else:
+                kept = self.spec_texts[i]
+                if unchanged and kept is not None:  # same frozen entities: same states
+                    parts[slot].append(kept[1])
+                    continue
+                states = tuple(map(state_of, table.entities))
             if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
                 self._render_keyed(i, spec, states, parts[slot])
                 continue
@@ -101,23 +115,25 @@ class EntityBlock:
             self.spec_texts[i] = (states, text)
             parts[slot].append(text)
 
-    def _render_keyed(self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]) -> None:
-        """Every entity's (name, value) pairs through one ``%`` over a shared template.
+    def _render_keyed(
+        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], out: list[str]
+    ) -> None:
+        """Every entity's keyed series through one ``%`` over a shared template.
 
         The layout (each entity's names, and which values are missing: a counter the
         port lacks is None on every tick) holds still for a session, and is the same
         on every node of a fleet of one kind: the template is shared by key.
         """
-        flat = list(chain.from_iterable(pairs))
-        if not flat:
+        names = tuple(chain.from_iterable(c[0] for c in counters))
+        if not names:
             return
-        names, values = zip(*flat, strict=True)
+        values = tuple(chain.from_iterable(c[1] for c in counters))
         present = tuple(map(is_not, values, repeat(None)))
         if False in present:
             values = tuple(compress(values, present))
-        lengths = tuple(map(len, pairs))
+        lengths = tuple(len(c[0]) for c in counters)
         if not plain_values(values):
-            self._render_keyed_one_by_one(i, spec, pairs, out)
+            self._render_keyed_one_by_one(i, spec, counters, out)
             return
         counts = lengths
         if len(values) != len(names):  # per entity: how many of its series have a value
@@ -133,10 +149,10 @@ class EntityBlock:
         out.append(template % self.labels.series_arguments(counts, values))
 
     def _render_keyed_one_by_one(
-        self, i: int, spec: Keyed, pairs: tuple[Any, ...], out: list[str]
+        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], out: list[str]
     ) -> None:
-        for entity_pairs, entry in zip(pairs, self.entries, strict=True):
-            for name, raw in entity_pairs:  # a non-finite or odd value: sample by sample
+        for (names, values), entry in zip(counters, self.entries, strict=True):
+            for name, raw in zip(names, values, strict=True):  # sample by sample
                 text = None if raw is None else format_value(raw)
                 if text is not None:
                     out.append(f"{line_head(spec.family, entry[i][None], (name,))}{text}\n")

@@ -126,7 +126,7 @@ NODE = EntityKind(
         Column(NODE_HEALTHY, "healthy_gpus"),
         Column(NODE_SEEN, "last_seen"),
         Derived(NODE_UP, lambda node: node.status == "streaming"),
-        Derived(NODE_VISIBLE, lambda node: len(node.gpus)),
+        Derived(NODE_VISIBLE, lambda node: node.gpu_count),
         OneHot(NODE_STATE, "state", NODE_STATES),
         OneHot(NODE_STATUS, "status", NODE_STATUSES),
         Labelled(NODE_INFO, _node_info),
@@ -175,8 +175,13 @@ SLA_OBJECTIVE = gauge("gpufleet_sla_objective_percent", "Availability the contra
 SLA_COVERAGE = gauge("gpufleet_sla_coverage_percent", "Share of the month monitored.", S)
 SLA_DOWN = gauge("gpufleet_sla_down_node_seconds", "Node-seconds counted down this month.", S)
 SLA_TIER = gauge("gpufleet_sla_credit_tier_percent", "Credit tier reached, percent.", S)
+# A tier's credit is a share of the whole month's bill: before the month ends it is a
+# projection, not money owed yet (the SLA panel words it the same way).
 SLA_CREDIT = gauge(
-    "gpufleet_sla_credit_owed", "Credit owed so far this month.", (*S, "currency", "credit_model")
+    "gpufleet_sla_credit_owed",
+    "Credit under credit_model, in currency: tiered, what the month would earn at month end"
+    " if availability stays where it is; pro_rata, owed so far this month.",
+    (*S, "currency", "credit_model"),
 )
 
 SLA = EntityKind(

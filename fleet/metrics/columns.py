@@ -7,9 +7,9 @@ falls back to formatting value by value; missing (None) values are left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from itertools import compress, repeat
-from operator import attrgetter, is_not
+from operator import is_not
 from typing import Any
 
 from fleet.metrics.families import (
@@ -25,6 +25,7 @@ from fleet.metrics.families import (
     plain_values,
 )
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
+from fleet.metrics.tables import KindTable, keyed_attributes, read_attributes
 
 
 def _text(value: Any, scale: float | None) -> str | None:
@@ -53,8 +54,8 @@ class ColumnGroup:
         self, columns: tuple[Column, ...], slots: dict[Family, int], base_labels: tuple[str, ...]
     ) -> None:
         self.columns = columns
+        self.attrs = tuple(c.attr for c in columns)
         self.read = column_reader(columns)
-        self.getters = tuple(attrgetter(c.attr) for c in columns)
         self.slots = tuple(slots[c.family] for c in columns)
         self.scales = tuple(c.scale for c in columns)
         self.flags = tuple(c.flag for c in columns)
@@ -72,7 +73,7 @@ class ColumnGroup:
 
     def render_many(
         self,
-        entities: Sequence[Any],
+        table: KindTable,
         labels: ChunkLabels,
         templates: Templates,
         parts: list[list[str]],
@@ -81,13 +82,12 @@ class ColumnGroup:
 
         A column's pattern repeated once per entity with a value (``templates``,
         shared by all chunks) is filled with the entities' label values (``labels``)
-        and the column's values; entities whose value is None are left out.
+        and the column's values (``table``); entities whose value is None are left out.
         """
-        if not self.columns:
-            return
-        rows = list(map(self.read, entities))
-        columns = zip(zip(*rows, strict=True), self.slots, self.scales, self.flags, strict=True)
-        for i, (values, slot, scale, flag) in enumerate(columns):
+        columns = zip(self.attrs, self.slots, self.scales, self.flags, strict=True)
+        for i, (attr, slot, scale, flag) in enumerate(columns):
+            column = table.values[attr]
+            values = tuple(column)
             present: tuple[bool, ...] | None = None
             if None in values:
                 present = tuple(map(is_not, values, repeat(None)))
@@ -100,7 +100,7 @@ class ColumnGroup:
                 else plain_values(values)
             )
             if not plain:
-                self._render_one_by_one(i, entities, labels, parts[slot])
+                self._render_one_by_one(i, column, labels, parts[slot])
                 continue
             if not values:
                 continue
@@ -108,11 +108,11 @@ class ColumnGroup:
             parts[slot].append(template % labels.arguments(present, values))
 
     def _render_one_by_one(
-        self, i: int, entities: Sequence[Any], labels: ChunkLabels, out: list[str]
+        self, i: int, column: list[Any], labels: ChunkLabels, out: list[str]
     ) -> None:
-        get, scale, head = self.getters[i], self.scales[i], self.head_formats[i]
-        for entity, values in zip(entities, labels.values, strict=True):
-            text = _text(get(entity), scale)
+        scale, head = self.scales[i], self.head_formats[i]
+        for value, values in zip(column, labels.values, strict=True):
+            text = _text(value, scale)
             if text is not None:
                 out.append(f"{head % values}{text}\n")
 
@@ -124,17 +124,28 @@ Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
 class KindPlan:
     """How to render one entity kind fast: columns batched by cadence, the rest per spec."""
 
-    def __init__(self, kind: EntityKind, slots: dict[Family, int]) -> None:
+    def __init__(
+        self, kind: EntityKind, slots: dict[Family, int], keeps_entities: bool = False
+    ) -> None:
         self.kind = kind
+        # Whether blocks keep the last entities to skip unchanged ones (see EntityBlock):
+        # for GPUs and ports, not for nodes (a node holds its whole tick's rows).
+        self.keeps_entities = keeps_entities
         self.fast = ColumnGroup(kind.columns(slow=False), slots, kind.base_labels)
         self.slow = ColumnGroup(kind.columns(slow=True), slots, kind.base_labels)
         self.rendered = kind.rendered
         self.rendered_slots = tuple(slots[s.family] for s in self.rendered)
-        # What each such spec's text depends on (an attribute read in C where it is one).
-        self.rendered_states: tuple[Callable[[Any], Hashable], ...] = tuple(
-            attrgetter(s.attr) if isinstance(s, OneHot | Flags | Keyed) else s.state
-            for s in self.rendered
+        self.attrs = read_attributes(kind)
+        self.keyed = keyed_attributes(kind)
+        # What each such spec's text depends on: an attribute's values in the chunk's
+        # table, or a function of each entity.
+        self.rendered_states: tuple[str | Callable[[Any], Hashable], ...] = tuple(
+            s.attr if isinstance(s, OneHot | Flags | Keyed) else s.state for s in self.rendered
         )
+
+    def table(self) -> KindTable:
+        """An empty table of the attributes this kind's specs read."""
+        return KindTable(self.attrs, self.keyed)
 
     def compile_specs(self, base: tuple[str, ...]) -> list[Any]:
         """The caches of one entity's non-column specs (its columns need none)."""

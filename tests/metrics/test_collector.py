@@ -172,3 +172,17 @@ def test_link_events_are_counted_by_node_and_kind_on_both_paths() -> None:
     registry = CollectorRegistry()
     registry.register(FleetCollector(lambda: up, xids=tally))
     assert registry.get_sample_value(f"{family}", {"node": "n2", "kind": "link_down"}) == 2.0
+
+
+def test_the_credit_help_says_a_tiered_credit_is_a_month_end_projection() -> None:
+    # A tier's credit is a share of the whole month's bill: mid-month it is not owed yet.
+    text = render_exposition(troubled_fleet()).decode()
+    help_line = next(
+        line for line in text.splitlines() if line.startswith("# HELP gpufleet_sla_credit_owed ")
+    )
+    assert "owed so far this month." not in help_line.split("pro_rata")[0]
+    assert "tiered, what the month would earn at month end if availability stays" in help_line
+    assert help_line.endswith("pro_rata, owed so far this month.")
+    registry = CollectorRegistry()
+    registry.register(FleetCollector(lambda: troubled_fleet()))
+    assert help_line in generate_latest(registry).decode().splitlines()  # both paths say it
