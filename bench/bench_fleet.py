@@ -353,7 +353,27 @@ def _memory(ours: dict[str, Any]) -> dict[str, Any]:
     counts = ours.get("object_counts", [])
     if counts:
         print("object counts, first and last:", counts[0][1], counts[-1][1], sep="\n  ")
+    for account in ours.get("accounts", []):
+        print_account(account)
     return {}
+
+
+def print_account(account: dict[str, Any]) -> None:
+    """One memory account of the controller (bench/memory_account.py), as a table."""
+    print(f"\n== memory at minute {account['minute']}: "
+          f"tracemalloc {account['traced_mib']} MiB live")  # fmt: skip
+    print("  resident by mapping (MiB):")
+    for name, mib in account["mappings"].items():
+        print(f"    {mib:8.1f}  {name}")
+    parts = account.get("components", {})
+    if parts:
+        print(f"  reachable from each part (MiB, objects; walk {account['components_walk_s']} s):")
+        for name, (mib, objects) in parts.items():
+            print(f"    {mib:8.1f}  {objects:>9,}  {name}")
+    for key in ("files", "lines"):
+        print(f"  live allocations by {key} (MiB, blocks):")
+        for where, mib, blocks in account[key]:
+            print(f"    {mib:8.2f}  {blocks:>9,}  {where}")
 
 
 def main() -> None:

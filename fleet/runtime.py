@@ -128,7 +128,12 @@ class FleetRuntime:
         self._state = FleetState(specs, config.health)
         witnesses = config.sla.witness if config.sla is not None else ()
         self.history = HistoryRecorder(
-            data_dir, config.history, clock=clock, tick_s=self._tick_s, witnesses=witnesses
+            data_dir,
+            config.history,
+            clock=clock,
+            tick_s=self._tick_s,
+            witnesses=witnesses,
+            expected_gpus=sum(spec.expected_gpus for spec in specs),
         )
         self.link_events = LinkEventDiffer()  # link changes between ticks -> events table
         self.xid_repeats = XidRepeatFilter()  # a burst of identical XIDs -> two history rows
