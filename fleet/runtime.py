@@ -38,6 +38,7 @@ from fleet.facade import (
 from fleet.history import HistoryRecorder
 from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
+from fleet.native_heap import pin_malloc_thresholds, release_free_heap
 from fleet.probing import FleetProber
 from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
@@ -93,6 +94,7 @@ class HeapFreezer:
             last = self.collected_at if self.collected_at is not None else self.frozen_at
             if snapshot.taken_at - last >= FULL_COLLECT_S:
                 gc.collect()
+                release_free_heap()  # what the collection freed leaves the resident set
                 self.collected_at = snapshot.taken_at
             return
         streaming = snapshot.nodes_streaming
@@ -164,6 +166,7 @@ class FleetRuntime:
         # out of the collector's generations removes the full-GC pauses seen in tick times.
         gc.freeze()
         gc.set_threshold(*gc_thresholds(gc.get_threshold()))
+        pin_malloc_thresholds()  # per-scrape and per-write buffers must not stay resident
         await self._ssh.start()
         self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
 
