@@ -51,6 +51,7 @@ ROOT = HERE.parent
 sys.path.append(str(HERE))  # fleet_watch
 
 from fleet_watch import Terminal  # noqa: E402  (after the path above)
+from memory_account import mappings  # noqa: E402
 
 RSS_MINUTES = (1, 5, 15)
 SCRAPE_S = 15.0
@@ -230,6 +231,9 @@ def soak(pid: int, launched: float, minutes: float, url: str) -> dict[int, float
             measure(pid, left, url)
         rss_at[minute] = round(rss_mib(pid), 1)
         print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB", flush=True)
+        # Read from outside the controller: costs it nothing, unlike --memory-debug.
+        top = list(mappings(pid).items())[:4]
+        print("      resident by mapping: " + ", ".join(f"{k} {v}" for k, v in top), flush=True)
     return rss_at
 
 
