@@ -6,7 +6,7 @@ two processes, one after the other, each with the runtime's GC policy and a full
 collection every 30 ticks as ``HeapFreezer`` schedules it:
 
 - ``default``: glibc's malloc as it comes (the baseline; the tree up to e80ac40);
-- ``pinned``: :func:`fleet.native_heap.pin_malloc_thresholds` at start and
+- ``pinned``: :func:`fleet.native_heap.configure_malloc` at start and
   :func:`fleet.native_heap.release_free_heap` after each full collection, as
   ``FleetRuntime`` does now.
 
@@ -36,7 +36,7 @@ from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
 from fleet.config import Config
 from fleet.metrics.text import ExpositionRenderer
-from fleet.native_heap import pin_malloc_thresholds, release_free_heap
+from fleet.native_heap import configure_malloc, release_free_heap
 from fleet.runtime import gc_thresholds
 
 T0 = 1.8e9
@@ -46,7 +46,7 @@ COLLECT_EVERY = 30
 
 def run_variant(variant: str, nodes: int, ticks: int, account: bool) -> dict[str, object]:
     if variant == "pinned":
-        pin_malloc_thresholds()
+        configure_malloc()
     names = [f"node-{i:05d}" for i in range(1, nodes + 1)]
     runtime = BenchRuntime(
         Config(), [NodeTarget(name=n, host=n) for n in names], data_dir=None, clock=time.time

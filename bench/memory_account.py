@@ -105,9 +105,10 @@ def runtime_roots(runtime: Any) -> list[tuple[str, Any]]:
         ("history registry", history.registry),
         ("history books", (history.states, history.coverage, history.gaps)),
         ("history minute series", history.series),
-        ("history (rest)", history),
+        # Before the recorder's rest: it holds the previous tick's nodes, the state's own.
         ("latest snapshot", runtime._latest),
         ("fleet state", runtime._state),
+        ("history (rest)", history),
         ("ssh fleet (connections)", runtime._ssh),
         ("operator desk (event log)", runtime.desk),
         ("drift, link events, xids", (runtime.drift, runtime.link_events, runtime.xid_repeats)),

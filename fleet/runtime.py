@@ -38,7 +38,7 @@ from fleet.facade import (
 from fleet.history import HistoryRecorder
 from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
-from fleet.native_heap import pin_malloc_thresholds, release_free_heap
+from fleet.native_heap import configure_malloc, release_free_heap
 from fleet.probing import FleetProber
 from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
@@ -126,6 +126,8 @@ class FleetRuntime:
         self.data_dir = data_dir
         self._clock = clock
         self._tick_s = config.fleet.interval
+        # Before any thread (the history resume below is one) takes an arena of its own.
+        configure_malloc()
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
         self._state = FleetState(specs, config.health)
         witnesses = config.sla.witness if config.sla is not None else ()
@@ -166,7 +168,6 @@ class FleetRuntime:
         # out of the collector's generations removes the full-GC pauses seen in tick times.
         gc.freeze()
         gc.set_threshold(*gc_thresholds(gc.get_threshold()))
-        pin_malloc_thresholds()  # per-scrape and per-write buffers must not stay resident
         await self._ssh.start()
         self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
 

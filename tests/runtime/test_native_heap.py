@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from fleet.native_heap import MMAP_THRESHOLD_BYTES, pin_malloc_thresholds, release_free_heap
+from fleet.native_heap import MMAP_THRESHOLD_BYTES, configure_malloc, release_free_heap
 
 MIB = 1 << 20
 
@@ -18,7 +21,7 @@ def resident_mib() -> float:
 def test_a_buffer_freed_after_a_larger_one_leaves_the_resident_set() -> None:
     """glibc's default raises its mmap threshold to a freed mapped block's size, so the
     next smaller buffer comes from the heap and stays resident after it is freed."""
-    assert pin_malloc_thresholds()  # glibc (Debian, the supported platform)
+    assert configure_malloc()  # glibc (Debian, the supported platform)
     big = b"\x01" * (24 * MIB)
     del big
     before = resident_mib()
@@ -30,10 +33,49 @@ def test_a_buffer_freed_after_a_larger_one_leaves_the_resident_set() -> None:
 
 def test_trimming_gives_back_holes_inside_the_heap() -> None:
     """Freed blocks between live ones stay resident until ``malloc_trim`` returns them."""
-    assert pin_malloc_thresholds()
+    assert configure_malloc()
     blocks = [bytes([i % 251]) * (MMAP_THRESHOLD_BYTES // 2) for i in range(64)]  # the heap
     del blocks[::2]  # 16 MiB of holes, each between two live blocks
     before = resident_mib()
     assert release_free_heap()
     assert before - resident_mib() > 8
     assert all(b == bytes([b[0]]) * len(b) for b in blocks)  # the live blocks are intact
+
+
+THREADS_ALLOCATE = """
+import sys, threading
+from pathlib import Path
+if sys.argv[1] == "configured":
+    from fleet.native_heap import configure_malloc
+    assert configure_malloc()
+before = set(Path("/proc/self/maps").read_text().splitlines())
+ready = threading.Barrier(4)
+held = []
+def work():
+    ready.wait()  # all four allocate at once, as workers rendering and writing do
+    held.append([bytes(4096) for _ in range(512)])
+    ready.wait()
+threads = [threading.Thread(target=work) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+after = set(Path("/proc/self/maps").read_text().splitlines())
+# A glibc thread arena is an anonymous mapping aligned to its 64 MiB maximum size.
+arenas = [m for m in after - before if len(m.split()) == 5
+          and int(m.split("-")[0], 16) % (64 << 20) == 0]
+print(len(arenas))
+"""
+
+
+def arenas_made_by_threads(mode: str) -> int:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    run = subprocess.run(
+        [sys.executable, "-c", THREADS_ALLOCATE, mode],
+        capture_output=True, text=True, check=True, env=env, timeout=60,
+    )  # fmt: skip
+    return int(run.stdout)
+
+
+def test_worker_threads_share_the_one_arena() -> None:
+    """A fresh process, so no arena of an earlier thread is there to be reused."""
+    assert arenas_made_by_threads("default") >= 1  # the behaviour the setting removes
+    assert arenas_made_by_threads("configured") == 0
