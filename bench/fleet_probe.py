@@ -40,8 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory_account import components, mappings, runtime_roots
-
+import gpufleet  # noqa: F401  (first, as for the CLI: it configures malloc before polars)
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
 from gpufleet.cli import main
@@ -154,6 +153,8 @@ class MemoryWatch:
             kinds = Counter(type(o).__name__ for o in gc.get_objects())
             self.counts.append((time.time(), dict(kinds.most_common(15))))
             traced, _ = tracemalloc.get_traced_memory()
+            from memory_account import mappings  # debug mode only: numpy after gpufleet
+
             self.accounts.append(
                 {
                     "minute": round((time.time() - self.started) / 60, 2),
@@ -170,6 +171,8 @@ class MemoryWatch:
         if self._due.is_set() and self.accounts:
             self._due.clear()
             began = time.perf_counter()
+            from memory_account import components, runtime_roots
+
             parts = components(runtime_roots(runtime))
             self.accounts[-1]["components"] = parts
             self.accounts[-1]["components_walk_s"] = round(time.perf_counter() - began, 1)
