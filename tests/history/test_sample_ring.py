@@ -58,18 +58,22 @@ reading = st.tuples(
     st.integers(0, 255),
 )
 tick = st.tuples(
-    st.floats(1.0, 40.0),  # seconds since the previous tick (never faster than the interval)
+    st.floats(1.0, 8.0),  # seconds since the previous tick (never faster than the interval)
     st.lists(st.integers(0, 11), unique=True, max_size=12),  # GPUs present in the tick
     st.lists(reading, min_size=12, max_size=12),
 )
 
 
 @settings(max_examples=60, deadline=None)
-@given(ticks=st.lists(tick, min_size=1, max_size=90), gpus=st.integers(0, 12))
+@given(
+    ticks=st.lists(tick, min_size=8, max_size=90),
+    gpus=st.integers(0, 12),
+    minutes=st.sampled_from([0.1, 1.0]),  # 7 slots (reused often) or 61
+)
 def test_series_are_those_of_the_frame_per_tick_ring(
-    ticks: list[tuple[float, list[int], list[tuple[int, float, int]]]], gpus: int
+    ticks: list[tuple[float, list[int], list[tuple[int, float, int]]]], gpus: int, minutes: float
 ) -> None:
-    ring, oracle = SampleRing(1, 1.0, gpus), FramePerTickRing(1)
+    ring, oracle = SampleRing(minutes, 1.0, gpus), FramePerTickRing(minutes)
     t = 0.0
     for gap, keys, readings in ticks:
         t += gap
@@ -111,3 +115,15 @@ def test_a_gpu_beyond_the_expected_count_widens_the_ring_and_keeps_history() -> 
     assert ring.width >= 3
     assert ring.series(1, "util", 2) == (11.0, 21.0)
     assert ring.series(2, "temp_c", 2) == (None, 32.0)
+
+
+def test_a_gpu_missing_from_a_tick_reads_as_no_reading_in_a_reused_slot() -> None:
+    ring = SampleRing(0.1, 1.0, 2)  # 7 slots
+    both, one = [0, 1], [1]
+    for s in range(7):
+        ring.append(
+            float(s), layout_of(both), columns_of(both, {0: (50, 1.0, 30), 1: (60, 2.0, 31)})
+        )
+    ring.append(7.0, layout_of(one), columns_of(one, {1: (61, 2.0, 31)}))
+    assert ring.series(0, "util", 2) == (50.0, None)
+    assert ring.series(1, "util", 2) == (60.0, 61.0)
