@@ -126,7 +126,8 @@ class FleetRuntime:
         self.data_dir = data_dir
         self._clock = clock
         self._tick_s = config.fleet.interval
-        # Before any thread (the history resume below is one) takes an arena of its own.
+        # gpufleet's entry point did this already; a runtime embedded elsewhere (a bench)
+        # needs it before its threads (the history resume below is one) take arenas.
         configure_malloc()
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
         self._state = FleetState(specs, config.health)

@@ -2,8 +2,8 @@
 
 Once per tick :meth:`HistoryRecorder.record` writes one columnar frame into the
 ring's preallocated arrays and folds it into the minute's sums; a minute boundary
-turns the sums into ``gpu_minutes`` rows. Node transitions, events and coverage are written every
-``flush_interval_s``. With no data directory, or when another process holds the
+turns the sums into ``gpu_minutes`` rows. Node transitions, events and coverage are
+written every ``flush_interval_s``. With no data directory, or when another process holds the
 directory's lock, everything works in memory and nothing is written.
 """
 
