@@ -51,6 +51,7 @@ ROOT = HERE.parent
 sys.path.append(str(HERE))  # fleet_watch
 
 from fleet_watch import Terminal  # noqa: E402  (after the path above)
+from memory_account import mappings  # noqa: E402
 
 RSS_MINUTES = (1, 5, 15)
 SCRAPE_S = 15.0
@@ -230,6 +231,9 @@ def soak(pid: int, launched: float, minutes: float, url: str) -> dict[int, float
             measure(pid, left, url)
         rss_at[minute] = round(rss_mib(pid), 1)
         print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB", flush=True)
+        # Read from outside the controller: costs it nothing, unlike --memory-debug.
+        top = list(mappings(pid).items())[:4]
+        print("      resident by mapping: " + ", ".join(f"{k} {v}" for k, v in top), flush=True)
     return rss_at
 
 
@@ -353,7 +357,27 @@ def _memory(ours: dict[str, Any]) -> dict[str, Any]:
     counts = ours.get("object_counts", [])
     if counts:
         print("object counts, first and last:", counts[0][1], counts[-1][1], sep="\n  ")
+    for account in ours.get("accounts", []):
+        print_account(account)
     return {}
+
+
+def print_account(account: dict[str, Any]) -> None:
+    """One memory account of the controller (bench/memory_account.py), as a table."""
+    print(f"\n== memory at minute {account['minute']}: "
+          f"tracemalloc {account['traced_mib']} MiB live")  # fmt: skip
+    print("  resident by mapping (MiB):")
+    for name, mib in account["mappings"].items():
+        print(f"    {mib:8.1f}  {name}")
+    parts = account.get("components", {})
+    if parts:
+        print(f"  reachable from each part (MiB, objects; walk {account['components_walk_s']} s):")
+        for name, (mib, objects) in parts.items():
+            print(f"    {mib:8.1f}  {objects:>9,}  {name}")
+    for key in ("files", "lines"):
+        print(f"  live allocations by {key} (MiB, blocks):")
+        for where, mib, blocks in account[key]:
+            print(f"    {mib:8.2f}  {blocks:>9,}  {where}")
 
 
 def main() -> None:

@@ -40,6 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import gpufleet  # noqa: F401  (first, as for the CLI: it configures malloc before polars)
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
 from gpufleet.cli import main
@@ -122,17 +123,25 @@ class ScreenProbe:
 
 
 class MemoryWatch:
-    """Debug mode: where the heap grows (tracemalloc) and which object types multiply."""
+    """Debug mode: where the heap grows (tracemalloc) and which object types multiply.
+
+    Every ``every_s`` it also notes where memory is (bench/memory_account.py): resident
+    memory by mapping, the live allocation sites by file and by line, and, on the next
+    tick in the event loop's thread, what each part of the runtime keeps reachable.
+    """
 
     def __init__(self, every_s: float) -> None:
         self.every_s = every_s
         self.first: tracemalloc.Snapshot | None = None
         self.last: tracemalloc.Snapshot | None = None
         self.counts: list[tuple[float, dict[str, int]]] = []
+        self.accounts: list[dict[str, Any]] = []
         self._stop = threading.Event()
+        self._due = threading.Event()
+        self.started = time.time()
 
     def start(self) -> None:
-        tracemalloc.start(8)
+        tracemalloc.start(int(os.environ.get("GPUFLEET_BENCH_TRACEMALLOC_FRAMES", "8")))
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self) -> None:
@@ -143,6 +152,30 @@ class MemoryWatch:
             self.last = snap
             kinds = Counter(type(o).__name__ for o in gc.get_objects())
             self.counts.append((time.time(), dict(kinds.most_common(15))))
+            traced, _ = tracemalloc.get_traced_memory()
+            from memory_account import mappings  # debug mode only: numpy after gpufleet
+
+            self.accounts.append(
+                {
+                    "minute": round((time.time() - self.started) / 60, 2),
+                    "traced_mib": round(traced / 2**20, 1),
+                    "mappings": mappings(os.getpid()),
+                    "files": _top(snap, "filename", 20),
+                    "lines": _top(snap, "lineno", 30),
+                }
+            )
+            self._due.set()
+
+    def on_tick(self, runtime: FleetRuntime) -> None:
+        """In the loop's thread, after a snapshot was taken: the runtime's parts."""
+        if self._due.is_set() and self.accounts:
+            self._due.clear()
+            began = time.perf_counter()
+            from memory_account import components, runtime_roots
+
+            parts = components(runtime_roots(runtime))
+            self.accounts[-1]["components"] = parts
+            self.accounts[-1]["components_walk_s"] = round(time.perf_counter() - began, 1)
 
     def report(self) -> dict[str, Any]:
         self._stop.set()
@@ -150,7 +183,19 @@ class MemoryWatch:
         if self.first is not None and self.last is not None:
             diff = self.last.compare_to(self.first, "traceback")
             growth = ["\n".join(stat.traceback.format()[-4:]) + f"\n  {stat}" for stat in diff[:12]]
-        return {"memory_growth": growth, "object_counts": self.counts}
+        return {"memory_growth": growth, "object_counts": self.counts, "accounts": self.accounts}
+
+
+def _top(snap: tracemalloc.Snapshot, key: str, n: int) -> list[tuple[str, float, int]]:
+    root = str(Path(__file__).resolve().parent.parent) + "/"
+    out = []
+    for stat in snap.statistics(key)[:n]:
+        frame = stat.traceback[0]
+        where = frame.filename.replace(root, "").split("site-packages/")[-1]
+        if key == "lineno":
+            where += f":{frame.lineno}"
+        out.append((where, round(stat.size / 2**20, 2), stat.count))
+    return out
 
 
 def run(stats_path: Path, argv: list[str]) -> int:
@@ -166,6 +211,8 @@ def run(stats_path: Path, argv: list[str]) -> int:
 
     async def start_probed(self: FleetRuntime) -> None:
         self.subscribe(probe)
+        if memory is not None:
+            self.subscribe(lambda _snapshot: memory.on_tick(self))
         await start(self)
 
     FleetRuntime.start = start_probed  # type: ignore[method-assign]

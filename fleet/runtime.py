@@ -38,6 +38,7 @@ from fleet.facade import (
 from fleet.history import HistoryRecorder
 from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
+from fleet.native_heap import configure_malloc, release_free_heap
 from fleet.probing import FleetProber
 from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
@@ -93,6 +94,7 @@ class HeapFreezer:
             last = self.collected_at if self.collected_at is not None else self.frozen_at
             if snapshot.taken_at - last >= FULL_COLLECT_S:
                 gc.collect()
+                release_free_heap()  # what the collection freed leaves the resident set
                 self.collected_at = snapshot.taken_at
             return
         streaming = snapshot.nodes_streaming
@@ -124,11 +126,19 @@ class FleetRuntime:
         self.data_dir = data_dir
         self._clock = clock
         self._tick_s = config.fleet.interval
+        # gpufleet's entry point did this already; a runtime embedded elsewhere (a bench)
+        # needs it before its threads (the history resume below is one) take arenas.
+        configure_malloc()
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
         self._state = FleetState(specs, config.health)
         witnesses = config.sla.witness if config.sla is not None else ()
         self.history = HistoryRecorder(
-            data_dir, config.history, clock=clock, tick_s=self._tick_s, witnesses=witnesses
+            data_dir,
+            config.history,
+            clock=clock,
+            tick_s=self._tick_s,
+            witnesses=witnesses,
+            expected_gpus=sum(spec.expected_gpus for spec in specs),
         )
         self.link_events = LinkEventDiffer()  # link changes between ticks -> events table
         self.xid_repeats = XidRepeatFilter()  # a burst of identical XIDs -> two history rows

@@ -1,9 +1,9 @@
 """``HistoryRecorder``: the fleet's memory, in RAM (ring, minute series) and on disk.
 
-Once per tick :meth:`HistoryRecorder.record` adds one columnar frame to the ring and
-folds it into the minute's sums; a minute boundary turns the sums into
-``gpu_minutes`` rows. Node transitions, events and coverage are written every
-``flush_interval_s``. With no data directory, or when another process holds the
+Once per tick :meth:`HistoryRecorder.record` writes one columnar frame into the
+ring's preallocated arrays and folds it into the minute's sums; a minute boundary
+turns the sums into ``gpu_minutes`` rows. Node transitions, events and coverage are
+written every ``flush_interval_s``. With no data directory, or when another process holds the
 directory's lock, everything works in memory and nothing is written.
 """
 
@@ -35,15 +35,9 @@ from fleet.history.layout import (
 from fleet.history.ledger import LedgerInputs, last_observation_ms, load_ledger
 from fleet.history.lock import RecorderLock, lock_is_held, write_heartbeat
 from fleet.history.reader import load_coverage, load_state_files, recent_days
-from fleet.history.ring import (
-    U8_NULL,
-    ColumnReader,
-    GpuRegistry,
-    SampleRing,
-    TickFrame,
-    tick_frame,
-)
+from fleet.history.ring import U8_NULL, ColumnReader, GpuRegistry, TickFrame, tick_frame
 from fleet.history.rollup import MinuteAccumulator
+from fleet.history.sample_ring import RING_COLUMNS, SampleRing
 from fleet.history.series import MINUTE_MS, FleetMinuteSeries
 from fleet.history.states import KEEP_CLOSED_DAYS, NodeStateBook
 from fleet.history.store import HistoryStore
@@ -72,6 +66,7 @@ class HistoryRecorder:
         clock: Callable[[], float] = time.time,
         tick_s: float | None = None,
         witnesses: tuple[str, ...] = (),
+        expected_gpus: int = 0,
     ) -> None:
         self.data_dir = data_dir
         self.config = config
@@ -81,7 +76,8 @@ class HistoryRecorder:
         self.standby = False  # another process records; this one takes over when it stops
         self.lock_holder_message = ""
         self.registry = GpuRegistry()
-        self.ring = SampleRing(config.ring_minutes)
+        # Sized once for the fleet's expected GPUs, so the ring's memory is flat from the start.
+        self.ring = SampleRing(config.ring_minutes, tick_s or 1.0, expected_gpus)
         self.series = FleetMinuteSeries(config.series_days * 86400)
         self._new_books()
         self.blindness = MonitorBlindness(tick_s, witnesses)
@@ -91,6 +87,7 @@ class HistoryRecorder:
         self._latest_util: float | None = None
         self._last_t: float | None = None  # time of the latest snapshot
         self._last_nodes: tuple[NodeSnapshot, ...] | None = None
+        self.last_tick: TickFrame | None = None
         self._columns = ColumnReader()
         self._last_persist = float("-inf")
         self._day: date | None = None
@@ -191,7 +188,8 @@ class HistoryRecorder:
         if self._minute.minute_ms is None:
             self._minute.minute_ms = minute_ms
         self._minute.add(tick)
-        self.ring.append(tick)
+        self.ring.append(tick.t, tick.layout, {c: tick.frame[c].to_numpy() for c in RING_COLUMNS})
+        self.last_tick = tick
         util = tick.frame["util"].to_numpy()
         known = util[util != U8_NULL]
         self._latest_util = float(known.mean()) if known.size else None
@@ -203,7 +201,7 @@ class HistoryRecorder:
             self._persist(snapshot.taken_at)
 
     def _tick_of(self, snapshot: FleetSnapshot) -> TickFrame:
-        last = self.ring.ticks[-1] if self.ring.ticks else None
+        last = self.last_tick
         if last is not None and snapshot.nodes is self._last_nodes:
             # FleetState hands over the very same tuple when no node changed: same values.
             return TickFrame(snapshot.taken_at, last.layout, last.frame)
@@ -331,6 +329,6 @@ class HistoryRecorder:
         return self.series.wait_loaded(timeout)
 
     def ring_bytes_per_sample(self) -> float:
-        """Memory held per full-resolution GPU-sample in the ring."""
-        samples = self.ring.samples()
-        return self.ring.nbytes() / samples if samples else 0.0
+        """Memory the ring holds per GPU-sample slot (its arrays are allocated whole)."""
+        slots = self.ring.slots()
+        return self.ring.nbytes() / slots if slots else 0.0

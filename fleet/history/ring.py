@@ -1,4 +1,4 @@
-"""Full-resolution samples: one narrow columnar frame per tick in a bounded ring.
+"""Full-resolution samples of a tick: one narrow columnar frame, GPUs as registry keys.
 
 A tick's GPU values are pulled out of the snapshot one column at a time into numpy
 arrays of the narrowest dtype that holds them, and wrapped in one polars frame; the
@@ -9,7 +9,6 @@ that could not be read is kept as a sentinel (255 for uint8 columns, NaN for flo
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -213,43 +212,3 @@ class TickFrame:
     t: float
     layout: Layout
     frame: pl.DataFrame
-
-
-class SampleRing:
-    """The last ``minutes`` of tick frames, oldest first."""
-
-    def __init__(self, minutes: float) -> None:
-        self.span_s = minutes * 60.0
-        self.ticks: deque[TickFrame] = deque()
-
-    def append(self, tick: TickFrame) -> None:
-        """Add a tick and drop the ones older than the ring's span."""
-        self.ticks.append(tick)
-        horizon = tick.t - self.span_s
-        while self.ticks and self.ticks[0].t < horizon:
-            self.ticks.popleft()
-
-    def nbytes(self) -> int:
-        """Memory held by the sample values (the frames' buffers)."""
-        return sum(int(t.frame.estimated_size()) for t in self.ticks)
-
-    def samples(self) -> int:
-        """GPU-samples held."""
-        return sum(t.frame.height for t in self.ticks)
-
-    def series(self, key: int, column: str, points: int) -> tuple[float | None, ...]:
-        """The last ``points`` values of GPU ``key``'s ``column`` (sentinels become None)."""
-        values: list[float | None] = []
-        for tick in list(self.ticks)[-points:]:
-            row = tick.layout.row_of(key)
-            values.append(None if row is None else _plain(tick.frame[column][row], column))
-        return tuple(values)
-
-
-def _plain(value: float | int, column: str) -> float | None:
-    if column in ("util", "temp_c") and value == U8_NULL:
-        return None
-    if column == "mem_mib" and value == MEM_NULL:
-        return None
-    as_float = float(value)
-    return None if as_float != as_float else as_float  # NaN is the float sentinel

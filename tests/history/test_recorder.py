@@ -72,7 +72,7 @@ def test_worst_verdict_of_the_minute_is_kept(tmp_path: Path) -> None:
 def test_ring_is_bounded_narrow_and_feeds_gpu_series() -> None:
     recorder = HistoryRecorder(None, HistorySection(ring_minutes=1), clock=lambda: T0)
     record_seconds(recorder, 200)
-    assert len(recorder.ring.ticks) == 61  # one minute back from the newest tick, inclusive
+    assert len(recorder.ring) == 61  # one minute back from the newest tick, inclusive
     assert recorder.ring_bytes_per_sample() <= 48
 
     series = recorder.gpu_series(node_name(2), 1, 5)
@@ -149,10 +149,11 @@ def test_an_unchanged_fleet_view_reuses_the_previous_frame() -> None:
     """FleetState hands over the same nodes tuple when no node changed since the last tick."""
     recorder = HistoryRecorder(None, CONFIG, clock=lambda: T0)
     first = snapshot(T0, 2, 2)
-    recorder.record(first)
-    recorder.record(replace(first, taken_at=T0 + 1))  # same tuple: same values
-    recorder.record(snapshot(T0 + 2, 2, 2))  # new objects: extracted again
-    frames = [tick.frame for tick in recorder.ring.ticks]
+    frames = []
+    for snap in (first, replace(first, taken_at=T0 + 1), snapshot(T0 + 2, 2, 2)):
+        recorder.record(snap)  # the second is the same tuple (same values), the third is new
+        assert recorder.last_tick is not None
+        frames.append(recorder.last_tick.frame)
     assert frames[1] is frames[0] and frames[2] is not frames[0]
     assert recorder.gpu_series(node_name(1), 1, 3).util == (
         float(sample_util(1, 1, T0)),
