@@ -166,7 +166,7 @@ def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:
 
 
 def _errors(node: NodeTrack) -> GpuErrors | None:
-    if not any(track.errors for track in node.gpus):
+    if not node.had_errors or not any(track.errors for track in node.gpus):
         return None
     return tuple(track.errors for track in node.gpus)
 
@@ -189,7 +189,7 @@ def _node_snapshot(
         node.gpu_briefs,
         (
             None if layout is None else layout.gpu,
-            tuple(track.fast for track in node.gpus),
+            node.fast_rows,
             _steady(node),
         ),
         _errors(node),

@@ -20,6 +20,7 @@ from fleet.model import GpuColumns
 from fleet.state.layout import FieldIndex, Row
 
 UTIL = GPU_FIELDS.index("util_gpu")
+CLOCK = GPU_FIELDS.index("clock_reasons")
 _WIDTH = len(GPU_FIELDS)
 
 
@@ -66,15 +67,28 @@ class GpuArena:
         """Forget the readings of a range (a new session starts without values)."""
         self.fast[start : start + count] = np.nan
 
-    def write(self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan) -> None:
-        """One sample's fast rows of a node with ``count`` GPUs (None: GPU lost or absent)."""
+    def write(
+        self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan
+    ) -> np.ndarray | None:
+        """One sample's fast rows of a node with ``count`` GPUs (None: GPU lost or absent).
+
+        Returns:
+            Per GPU, whether its clock-event reasons column moved (a NaN to NaN is no
+            move), when the rows were one clean rectangle written in one assignment;
+            None when they were written row by row (a lost GPU, a short or long row).
+        """
         block = self.fast[start : start + count]
         if len(rows) == count and plan.src.size:
             try:  # every row present and as declared: one conversion for the node
-                block[:, plan.dst] = np.array(rows, dtype=np.float64)[:, plan.src]
-                return
-            except (ValueError, TypeError, IndexError):
+                values = np.array(rows, dtype=np.float64)[:, plan.src]
+            except (ValueError, TypeError, IndexError, OverflowError):
                 pass  # a lost GPU, a short or long row: row by row below
+            else:
+                before = block[:, CLOCK].copy()
+                block[:, plan.dst] = values
+                after = block[:, CLOCK]
+                # NaN != NaN: a field still missing is no move.
+                return (before != after) & ~(np.isnan(before) & np.isnan(after))
         block[:] = np.nan
         for i, row in enumerate(rows[:count]):
             if row is None:
@@ -83,6 +97,7 @@ class GpuArena:
             keep = plan.src < width
             values = np.array(row[:width], dtype=np.float64)
             block[i, plan.dst[keep]] = values[plan.src[keep]]
+        return None
 
     def freeze(self) -> GpuColumns:
         """This tick's rows, copied: later samples never change a snapshot's columns."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from collectors.agent.fields import NVLINK_FIELDS
+import numpy as np
+
 from collectors.protocol import GpuInfo, Value
 from fleet.config.health_section import HealthSection
 from fleet.counters import Counter
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from fleet.state.build import SteadyGpu
 from fleet.xid import describe
 
-_LINK_CRC = (NVLINK_FIELDS.index("crc_flit"), NVLINK_FIELDS.index("crc_data"))
+_NO_LINKS = np.zeros(0)
 
 
 def _crc_sum(flit: Value, data: Value) -> int | None:
@@ -57,7 +57,8 @@ class GpuTrack:
         "facts",
         "fast",
         "info",
-        "link_crc",
+        "link_at",
+        "link_value",
         "links_shown",
         "reasons",
         "recovery",
@@ -74,6 +75,8 @@ class GpuTrack:
     def __init__(self, info: GpuInfo) -> None:
         self.info = info
         self.facts = GpuFacts()
+        # The last fast row of the GPU's previous session: a new session's columns start
+        # from it (the current session's rows stay with the node, NodeTrack.fast_rows).
         self.fast: Row | None = None
         self.slow: Row | None = None
         # Snapshot fields that change only with hello or a slow tick (see state.build).
@@ -82,7 +85,9 @@ class GpuTrack:
         self.replay = Counter()
         self.recovery = Counter()
         self.crc = Counter()
-        self.link_crc: list[Counter] = []
+        # Per-link CRC baselines (flit + data): last good value and its time, NaN: none.
+        self.link_value = _NO_LINKS
+        self.link_at = _NO_LINKS
         self.session_started: float | None = None
         self.verdict: Verdict = "unknown"
         self.reasons: tuple[str, ...] = ()
@@ -104,13 +109,13 @@ class GpuTrack:
         self.rejudge = True
         self.brief = None
 
-    def apply_fast(
-        self, row: Row | None, lost: bool, clock_index: int | None, received: float
-    ) -> None:
-        """Take one tick's fast row (None for a lost GPU)."""
+    def apply_fast(self, clock_reasons: int | None, lost: bool, received: float) -> None:
+        """Take one tick's fast facts: the clock-event reasons, or that the GPU is lost.
+
+        The row itself stays with the node (``NodeTrack.fast_rows``) and the fleet's
+        columns; ``clock_reasons`` is ignored for a lost GPU.
+        """
         facts = self.facts
-        self.fast = row
-        self.errors = ()
         was_lost = facts.lost and facts.sampled
         if lost != facts.lost or not facts.sampled:
             self.rejudge = True
@@ -120,7 +125,6 @@ class GpuTrack:
         if lost:
             facts.lost_reason = "GPU lost (NVMLError_GpuIsLost)"
         else:
-            clock_reasons = pick_int(row, clock_index)
             if clock_reasons != facts.clock_reasons:
                 facts.clock_reasons = clock_reasons
                 self.rejudge = True
@@ -187,20 +191,9 @@ class GpuTrack:
             self.facts.nvlink_error_at = received
             self.facts.nvlink_error_note = ", ".join(parts)
 
-    def apply_links(self, links: Sequence[Sequence[Value]] | None, t: float) -> None:
-        """Take per-link NVLink counters: per-link CRC rates say how many links are bad."""
-        if links is None:
-            return
-        while len(self.link_crc) < len(links):
-            self.link_crc.append(Counter())
-        rates = []
-        for counter, link in zip(self.link_crc, links, strict=False):
-            flit = link[_LINK_CRC[0]] if len(link) > _LINK_CRC[1] else None
-            data = link[_LINK_CRC[1]] if len(link) > _LINK_CRC[1] else None
-            counter.update(_crc_sum(flit, data), t)
-            if counter.rate is not None:
-                rates.append(counter.rate)
-        self.facts.nvlink_crc_link_rates = tuple(rates)
+    def take_link_rates(self, rates: tuple[float, ...]) -> None:
+        """Per-link NVLink CRC rates (known ones, in link order) of a slow tick."""
+        self.facts.nvlink_crc_link_rates = rates
         self.rejudge = True
         self.slow_values = None
 
