@@ -19,7 +19,6 @@ import numpy as np
 
 from collectors.protocol import Sample
 from fleet.state.layout import Layout, Row, pick_int
-from fleet.state.nvlink import take_node_links
 
 if TYPE_CHECKING:
     from fleet.state.node import NodeTrack
@@ -43,7 +42,7 @@ def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) 
         for track, srow in zip(node.gpus, sample.slow, strict=False):
             track.apply_slow(srow, sample.t, received, layout.slow)
     if sample.links is not None:
-        take_node_links(node.gpus, sample.links, sample.t)
+        node.links.take(node.gpus, sample.links, sample.t)
 
 
 def _full(rows: Sequence[Row | None], layout: Layout) -> bool:

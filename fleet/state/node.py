@@ -17,6 +17,7 @@ from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.gpu_ingest import take_gpus
 from fleet.state.layout import Layout, Row
+from fleet.state.nvlink import NodeLinks
 from fleet.state.port import PortsChanged, PortTrack
 from fleet.state.port_batch import RowPlan
 from fleet.state.port_columns import PortColumns
@@ -61,6 +62,7 @@ class NodeTrack:
         # (see fleet.state.gpu_ingest).
         self.fast_settled = False
         self.had_errors = False  # a GPU may hold field errors from the last sample
+        self.links = NodeLinks(())  # per-link NVLink CRC baselines of this session
         self.status: NodeStatus = "connecting"
         self.status_reason = ""
         self.last_seen: float | None = None
@@ -135,6 +137,7 @@ class NodeTrack:
         self.interval = hello.interval if hello.interval > 0 else 1.0
         for kept, row in zip(self.gpus, self.fast_rows, strict=False):
             kept.fast = row  # the next session's columns start from it
+        self.links.hand_back(self.gpus)
         gpus = []
         for info in hello.gpus:
             track = self.by_uuid.get(info.uuid)
@@ -144,6 +147,7 @@ class NodeTrack:
                 track.new_session(info, received)
             gpus.append(track)
         self.gpus = gpus
+        self.links = NodeLinks(gpus)
         self.fast_settled = False
         self.had_errors = True  # tracks kept from the last session may hold errors
         self.by_uuid = {track.info.uuid: track for track in gpus}

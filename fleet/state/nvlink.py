@@ -5,9 +5,10 @@ A slow tick carries, per GPU, per link, ``[state, replay, recovery, crc_flit, cr
 rules of :class:`fleet.counters.Counter` (no ceiling): a missing reading keeps the last
 good value and has no rate; a value below the last one is a reset, with no rate. At 8
 GPUs x 18 links a node holds 144 such counters; advancing them one Python object at a
-time was the largest part of a slow tick's ingest. A node whose link rows form one
-rectangle is advanced with one array pass; other GPUs (a GPU without links, ragged rows)
-one GPU at a time, by the same function.
+time was the largest part of a slow tick's ingest. A node's counters are one array
+(:class:`NodeLinks`) advanced in one pass; a GPU without links or with a different
+link count than its peers goes one GPU at a time through the same function. Values are
+float64: a count beyond 2**53 loses its last digits (CRC counts never get there).
 """
 
 from __future__ import annotations
@@ -62,61 +63,94 @@ def _known(rates: np.ndarray) -> tuple[float, ...]:
     return tuple(r for r in rates.tolist() if r == r)
 
 
-def _room(track: GpuTrack, links: int) -> None:
-    """Baselines for at least ``links`` links (a link seen for the first time: none)."""
-    grow = links - track.link_value.size
-    if grow > 0:
-        track.link_value = np.concatenate((track.link_value, np.full(grow, _NAN)))
-        track.link_at = np.concatenate((track.link_at, np.full(grow, _NAN)))
+class NodeLinks:
+    """One session's per-link CRC baselines: GPUs x links, NaN where none yet.
+
+    Built from the GPUs' own baselines when a session starts and handed back to them
+    when it ends (a baseline follows the GPU's identity, not its index).
+    """
+
+    __slots__ = ("at", "crc", "rows", "value")
+
+    def __init__(self, tracks: Sequence[GpuTrack]) -> None:
+        width = max((track.link_value.size for track in tracks), default=0)
+        self.value = np.full((len(tracks), width), _NAN)
+        self.at = np.full((len(tracks), width), _NAN)
+        for i, track in enumerate(tracks):
+            size = track.link_value.size
+            self.value[i, :size], self.at[i, :size] = track.link_value, track.link_at
+        # The last link rows taken (the decoder's lists, never written) and their counts.
+        self.rows: Sequence[LinkRows | None] | None = None
+        self.crc: np.ndarray = np.zeros((0, 0))
+
+    def hand_back(self, tracks: Sequence[GpuTrack]) -> None:
+        """The session ends: each GPU keeps its baselines for its next session."""
+        for i, track in enumerate(tracks):
+            track.link_value, track.link_at = self.value[i].copy(), self.at[i].copy()
+
+    def take(self, tracks: Sequence[GpuTrack], links: Sequence[LinkRows | None], t: float) -> None:
+        """Every GPU's link counters of one slow tick: one array pass when they fit.
+
+        A GPU's link rows equal to the last slow tick's (the usual case: no CRC error)
+        are not read again.
+        """
+        count = min(len(tracks), len(links))
+        crc = self._counts(links, count)
+        if crc is None:
+            self.rows = None
+            self._take_one_by_one(tracks, links, t)
+            return
+        self.rows, self.crc = links, crc
+        rates = self._advance(slice(0, count), crc, t).tolist()
+        for track, known in zip(tracks[:count], rates, strict=True):
+            track.take_link_rates(tuple(r for r in known if r == r))
+
+    def _counts(self, links: Sequence[LinkRows | None], count: int) -> np.ndarray | None:
+        """The CRC counts (GPUs x links); a GPU's rows equal to last time are not read."""
+        last, counts = self.rows, self.crc
+        if last is None or len(last) < count or counts.shape[0] != count:
+            return _counts(links[:count])
+        for i in range(count):
+            rows = links[i]
+            if rows == last[i]:
+                continue
+            if rows is None or len(rows) != counts.shape[1]:
+                return None
+            if counts is self.crc:
+                counts = counts.copy()
+            counts[i] = [_crc_of(link) for link in rows]
+        return counts
+
+    def _advance(self, gpus: slice | int, crc: np.ndarray, t: float) -> np.ndarray:
+        width = crc.shape[-1]
+        self._widen(width)
+        value, at = self.value[gpus, :width], self.at[gpus, :width]
+        value, at, rate = advance_crc(value, at, crc, t)
+        self.value[gpus, :width], self.at[gpus, :width] = value, at
+        return rate
+
+    def _widen(self, width: int) -> None:
+        grow = width - self.value.shape[1]
+        if grow > 0:  # a link seen for the first time: no baseline
+            pad = np.full((self.value.shape[0], grow), _NAN)
+            self.value = np.hstack((self.value, pad))
+            self.at = np.hstack((self.at, pad))
+
+    def _take_one_by_one(
+        self, tracks: Sequence[GpuTrack], links: Sequence[LinkRows | None], t: float
+    ) -> None:
+        for i, (track, rows) in enumerate(zip(tracks, links, strict=False)):
+            if rows is None:
+                continue  # the GPU sent none: its baselines and rates stay
+            crc = np.array([_crc_of(link) for link in rows], dtype=np.float64)
+            track.take_link_rates(_known(self._advance(i, crc, t)))
 
 
-def take_gpu_links(track: GpuTrack, links: LinkRows | None, t: float) -> None:
-    """One GPU's link counters of a slow tick (None: the GPU sent none)."""
-    if links is None:
-        return
-    crc = np.array([_crc_of(link) for link in links], dtype=np.float64)
-    count = crc.size
-    _room(track, count)
-    value, at, rate = advance_crc(track.link_value[:count], track.link_at[:count], crc, t)
-    track.link_value[:count], track.link_at[:count] = value, at
-    track.take_link_rates(_known(rate))
-
-
-def take_node_links(tracks: Sequence[GpuTrack], links: Sequence[LinkRows | None], t: float) -> None:
-    """Every GPU's link counters of one node's slow tick, one array pass when they fit."""
-    count = min(len(tracks), len(links))
-    block = _rectangle(links[:count])
-    if block is None:
-        for track, rows in zip(tracks, links, strict=False):
-            take_gpu_links(track, rows, t)
-        return
-    width = block.shape[1]
-    for track in tracks[:count]:
-        _room(track, width)
-    if any(track.link_value.size != width for track in tracks[:count]):
-        for track, rows in zip(tracks, links, strict=False):  # fewer links than before
-            take_gpu_links(track, rows, t)
-        return
-    if block.shape[2] > _DATA:
-        flit, data = block[:, :, _FLIT], block[:, :, _DATA]
-        crc = np.trunc(np.nan_to_num(flit)) + np.trunc(np.nan_to_num(data))
-        crc[np.isnan(flit) & np.isnan(data)] = _NAN
-    else:
-        crc = np.full(block.shape[:2], _NAN)
-    before = np.stack([track.link_value for track in tracks[:count]])
-    before_at = np.stack([track.link_at for track in tracks[:count]])
-    value, at, rate = advance_crc(before, before_at, crc, t)
-    for i, track in enumerate(tracks[:count]):
-        track.link_value, track.link_at = value[i], at[i]
-        track.take_link_rates(_known(rate[i]))
-
-
-def _rectangle(links: Sequence[LinkRows | None]) -> np.ndarray | None:
-    """The node's link rows as one (GPUs x links x fields) array, or None when ragged."""
-    if not links:
+def _counts(links: Sequence[LinkRows | None]) -> np.ndarray | None:
+    """Per GPU, per link, the CRC count; None when a GPU sent none or the GPUs differ."""
+    if not links or any(rows is None for rows in links):
         return None
-    try:
-        block = np.array(links, dtype=np.float64)
-    except (ValueError, TypeError, OverflowError):
-        return None  # a GPU without links, a ragged row, a value beyond float range
-    return block if block.ndim == 3 and block.shape[1] else None
+    counts = [[_crc_of(link) for link in rows] for rows in links]  # type: ignore[union-attr]
+    if len({len(row) for row in counts}) != 1:
+        return None
+    return np.array(counts, dtype=np.float64).reshape(len(counts), len(counts[0]))
