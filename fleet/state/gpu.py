@@ -19,6 +19,23 @@ if TYPE_CHECKING:
 from fleet.xid import describe
 
 _NO_LINKS = np.zeros(0)
+# The slow fields the health rules and the reset rule read (counters aside, whose rates
+# are worked out on every row).
+_SLOW_FACTS = (
+    "ecc_corr_vol",
+    "ecc_unc_vol",
+    "retired_sbe",
+    "retired_dbe",
+    "retired_pending",
+    "remap_unc",
+    "remap_pending",
+    "remap_failure",
+    "recovery_action",
+    "nvlink_active",
+    "nvlink_total",
+    "nvlink_replay",
+    "nvlink_recovery",
+)
 
 
 def _crc_sum(flit: Value, data: Value) -> int | None:
@@ -154,8 +171,14 @@ class GpuTrack:
         """Take one slow tick: reliability state and NVLink counters."""
         if row is None:
             return
-        row = tuple(row) if len(row) >= len(index) else tuple(index.pad(row))  # see _apply_gpus
-        if self.slow is not None and _reset_between(self.slow, row, index):
+        row = tuple(row) if len(row) >= len(index) else tuple(index.pad(row))  # see gpu_ingest
+        last = self.slow
+        if last is not None:
+            judged = index.getter(_SLOW_FACTS)
+            if judged(row) == judged(last):
+                self._take_steady_slow(row, t, index)
+                return
+        if last is not None and _reset_between(last, row, index):
             self.reset_seen(received)
         self.slow = row
         self.slow_values = None
@@ -181,6 +204,23 @@ class GpuTrack:
             self.links_shown = (facts.nvlink_active, facts.nvlink_total)
             self.brief = None
 
+    def _take_steady_slow(self, row: Row, t: float, index: FieldIndex) -> None:
+        """A slow row whose health fields equal the last one's: only the counters move.
+
+        The facts would be set to what they hold, no reset shows, no NVLink error
+        counter moved; the CRC rate may still change (its first rate, or back to 0).
+        """
+        self.slow = row
+        self.slow_values = None
+        self.replay.update(pick(row, index["nvlink_replay"]), t)
+        self.recovery.update(pick(row, index["nvlink_recovery"]), t)
+        flit, data = pick(row, index["nvlink_crc_flit"]), pick(row, index["nvlink_crc_data"])
+        self.crc.update(_crc_sum(flit, data), t)
+        if self.crc.rate != self.facts.nvlink_crc_rate:
+            self.facts.nvlink_crc_rate = self.crc.rate
+            self.rejudge = True
+        self.rejudge |= self.facts.lost  # see take_link_rates
+
     def _note_nvlink_errors(self, received: float) -> None:
         parts = [
             f"{name} +{counter.delta}"
@@ -193,9 +233,12 @@ class GpuTrack:
 
     def take_link_rates(self, rates: tuple[float, ...]) -> None:
         """Per-link NVLink CRC rates (known ones, in link order) of a slow tick."""
-        self.facts.nvlink_crc_link_rates = rates
-        self.rejudge = True
-        self.slow_values = None
+        if rates != self.facts.nvlink_crc_link_rates:  # else the rules would judge the same
+            self.facts.nvlink_crc_link_rates = rates
+            self.rejudge = True
+        # A lost GPU's reason text changes with no rejudge (apply_fast); a slow tick has
+        # always judged it again, and still does.
+        self.rejudge |= self.facts.lost
 
     def mark_xid(self, code: int, at: float) -> None:
         """Record an XID on this GPU identity."""
