@@ -41,8 +41,8 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
     # Ports whose facts did not move since the last refresh and whose holds still run
     # would be judged the same: keep their briefs, take the tick's rows.
     steady = not node.ports_changed.since_refresh and now < node.ports_until
-    ports, judged_ports = _ports(node, node.ports, cfg, now, steady)
-    nics, judged_nics = _ports(node, node.nics, cfg, now, steady)
+    ports, judged_ports = _ports(node, 0, node.ports, cfg, now, steady)
+    nics, judged_nics = _ports(node, 1, node.nics, cfg, now, steady)
     node.ports_changed.since_refresh = False
     if judged_ports or judged_nics:
         node.ports_until = min(
@@ -110,7 +110,12 @@ def _count_utilization(node: NodeTrack, counted: bool) -> None:
 
 
 def _ports(
-    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float, steady: bool
+    node: NodeTrack,
+    which: int,
+    tracks: list[PortTrack],
+    cfg: HealthSection,
+    now: float,
+    steady: bool,
 ) -> tuple[PortRows, bool]:
     """The ports' rows at this tick, and whether any port was judged.
 
@@ -120,7 +125,7 @@ def _ports(
     last = node.port_rows.get(id(tracks))
     if steady and last is not None and len(last.briefs) == len(tracks):
         hw = tuple(track.hw for track in tracks)
-        rows = tuple(track.row for track in tracks)
+        rows = node.port_rows_now(which, tracks)
         result = PortRows(last.briefs, last.static, rows, _same_or(last.hw, hw))
         node.port_rows[id(tracks)] = result
         return result, False
@@ -137,7 +142,7 @@ def _ports(
         if brief is None or brief.expected_rate_gbps != expected:
             brief = track.brief_now(expected)
         briefs.append(brief)
-    rows = tuple(track.row for track in tracks)
+    rows = node.port_rows_now(which, tracks)
     hw = tuple(track.hw for track in tracks)
     if last is None or len(last.briefs) != len(tracks):
         result = PortRows(tuple(briefs), tuple(map(port_static, tracks)), rows, hw)

@@ -63,6 +63,9 @@ class NodeTrack:
         self.fast_settled = False
         self.had_errors = False  # a GPU may hold field errors from the last sample
         self.links = NodeLinks(())  # per-link NVLink CRC baselines of this session
+        # The latest sample's port (NIC) rows while they cover every port (NIC), as the
+        # decoder made them; None: each PortTrack.row holds its own.
+        self.latest_rows: list[Sequence[Row] | None] = [None, None]
         self.status: NodeStatus = "connecting"
         self.status_reason = ""
         self.last_seen: float | None = None
@@ -152,6 +155,8 @@ class NodeTrack:
         self.had_errors = True  # tracks kept from the last session may hold errors
         self.by_uuid = {track.info.uuid: track for track in gpus}
         self._place_gpus(len(gpus), layout)
+        self._hand_rows_to_tracks(0, self.ports)
+        self._hand_rows_to_tracks(1, self.nics)
         self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
         self.nics = [self._port(info, layout, None) for info in hello.nics]
         self.port_rows = {}
@@ -203,12 +208,34 @@ class NodeTrack:
         columns = self.port_columns
         columns.stage(self.ports, sample.ports, sample.t, received, self.port_plans[0])
         columns.stage(self.nics, sample.nics, sample.t, received, self.port_plans[1])
+        self._keep_rows(0, self.ports, sample.ports)
+        self._keep_rows(1, self.nics, sample.nics)
         if sample.hw is not None:
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):
             self.garbage += 1
         self.dirty = True
+
+    def _keep_rows(self, which: int, tracks: list[PortTrack], rows: Sequence[Row]) -> None:
+        if len(rows) == len(tracks):  # the usual case: no per-port work
+            self.latest_rows[which] = rows
+            return
+        self._hand_rows_to_tracks(which, tracks)
+        for track, row in zip(tracks, rows, strict=False):
+            track.row = tuple(row)  # a port without a row keeps its last one
+
+    def _hand_rows_to_tracks(self, which: int, tracks: list[PortTrack]) -> None:
+        kept = self.latest_rows[which]
+        if kept is not None:
+            for track, row in zip(tracks, kept, strict=True):
+                track.row = row
+            self.latest_rows[which] = None
+
+    def port_rows_now(self, which: int, tracks: list[PortTrack]) -> tuple[Row | None, ...]:
+        """The rows the ports (0) or NICs (1) show now."""
+        kept = self.latest_rows[which]
+        return tuple(track.row for track in tracks) if kept is None else tuple(kept)
 
     def gpu_at(self, index: object) -> GpuTrack | None:
         """The GPU at a position the agent named (None: not a GPU of this session)."""

@@ -1,10 +1,11 @@
 """Property: the GPU side of ingest as array writes keeps the object state's verdicts.
 
 The columnar oracle (test_columnar_oracle.py) never sends per-link NVLink counters,
-field errors, a ``gpu_lost`` event or a short GPU row; these are what the array paths of
-``fleet.state.gpu_ingest`` and ``fleet.state.nvlink`` decide differently from the
-one-GPU-at-a-time code they replaced (kept in ``tests/fleet/reference``). Random
-sequences of them go to both states; every tick's snapshots must be equal.
+field errors, a ``gpu_lost`` event, a short GPU row or fewer port rows than ports; these
+are what the array paths of ``fleet.state.gpu_ingest`` and ``fleet.state.nvlink`` (and
+the node-held port rows) decide differently from the one-at-a-time code they replaced
+(kept in ``tests/fleet/reference``). Random sequences of them go to both states; every
+tick's snapshots must be equal.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class LinkNode(Node):
         ]
         self.errs: dict[str, dict[str, str]] = {}
         self.short_gpu: int | None = None
+        self.fewer_ports = False  # the last port sends no row: it keeps its last one
 
     def sample(self, advance: float, slow: bool, short: bool) -> Sample:
         base = super().sample(advance, slow, short)
@@ -46,7 +48,8 @@ class LinkNode(Node):
         if slow:
             links = [[list(link) for link in gpu] for gpu in self.links]
         return Sample(
-            v=base.v, t=base.t, seq=base.seq, gpus=gpus, ports=base.ports, nics=base.nics,
+            v=base.v, t=base.t, seq=base.seq, gpus=gpus,
+            ports=base.ports[:-1] if self.fewer_ports else base.ports, nics=base.nics,
             lost=base.lost, errs=dict(self.errs), slow=base.slow, links=links,
         )  # fmt: skip
 
@@ -83,6 +86,7 @@ def _draw_gpu_changes(draw: st.DrawFn, node: LinkNode) -> None:
     elif draw(st.booleans()):
         node.errs = {}
     node.short_gpu = draw(st.sampled_from([None] * 6 + list(range(len(node.fast)))))
+    node.fewer_ports = draw(st.integers(0, 5)) == 0
 
 
 def _step(draw: st.DrawFn, nodes: dict[str, LinkNode]) -> list[NodeUpdate]:
