@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
-from fleet.health import GpuVerdictView
+from fleet.health import GpuVerdictView, NodeJudgement
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
 from fleet.state.build import SteadyGpu
 from fleet.state.columns import FastPlan, GpuArena
@@ -91,6 +91,12 @@ class NodeTrack:
         self.state: NodeState | None = None
         self.state_reasons: tuple[str, ...] = ()
         self.state_since: float | None = None
+        # The node rule's last judgement and the inputs it had (see assemble._node_state).
+        self.node_judged: NodeJudgement | None = None
+        self.judged_with: tuple[str, str] | None = None
+        self.judged_views: tuple[GpuVerdictView, ...] | None = None
+        self.judged_ports: list[PortTrack] | None = None
+        self.hw_moved = False  # a sample brought hardware counters since the last refresh
         self.counted: bool | None = None  # do this node's GPUs count toward utilization?
         # What the last snapshot held, reused while nothing in it changed.
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
@@ -211,6 +217,7 @@ class NodeTrack:
         self._keep_rows(0, self.ports, sample.ports)
         self._keep_rows(1, self.nics, sample.nics)
         if sample.hw is not None:
+            self.hw_moved = True
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):
