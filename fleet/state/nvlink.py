@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
+import msgspec
 import numpy as np
 
 from collectors.agent.fields import NVLINK_FIELDS
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 
 _FLIT, _DATA = NVLINK_FIELDS.index("crc_flit"), NVLINK_FIELDS.index("crc_data")
 _NAN = math.nan
+_ENCODE = msgspec.json.Encoder().encode
+_FLIT_OF, _DATA_OF = itemgetter(_FLIT), itemgetter(_DATA)
 
 LinkRows = Sequence[Sequence[Value]]
 
@@ -59,6 +63,16 @@ def _crc_of(link: Sequence[Value]) -> float:
     return float(int(flit or 0) + int(data or 0))
 
 
+def _gpu_counts(rows: LinkRows) -> list[float]:
+    """One GPU's CRC count per link (what _crc_of gives, without a call per link)."""
+    if not rows or min(map(len, rows)) <= _DATA:
+        return [_crc_of(link) for link in rows]
+    return [
+        _NAN if f is None and d is None else float(int(f or 0) + int(d or 0))
+        for f, d in zip(map(_FLIT_OF, rows), map(_DATA_OF, rows), strict=True)
+    ]
+
+
 def _known(rates: np.ndarray) -> tuple[float, ...]:
     return tuple(r for r in rates.tolist() if r == r)
 
@@ -79,8 +93,9 @@ class NodeLinks:
         for i, track in enumerate(tracks):
             size = track.link_value.size
             self.value[i, :size], self.at[i, :size] = track.link_value, track.link_at
-        # The last link rows taken (the decoder's lists, never written) and their counts.
-        self.rows: Sequence[LinkRows | None] | None = None
+        # Each GPU's last link rows as JSON bytes (one untracked object, where ~150
+        # lists per node would stay for the collector to scan) and their CRC counts.
+        self.rows: list[bytes] | None = None
         self.crc: np.ndarray = np.zeros((0, 0))
 
     def hand_back(self, tracks: Sequence[GpuTrack]) -> None:
@@ -100,25 +115,28 @@ class NodeLinks:
             self.rows = None
             self._take_one_by_one(tracks, links, t)
             return
-        self.rows, self.crc = links, crc
-        rates = self._advance(slice(0, count), crc, t).tolist()
-        for track, known in zip(tracks[:count], rates, strict=True):
-            track.take_link_rates(tuple(r for r in known if r == r))
+        self.crc = crc
+        rate = self._advance(slice(0, count), crc, t)
+        whole = (~np.isnan(rate).any(axis=1)).tolist()  # every link's rate known
+        for track, known, full in zip(tracks[:count], rate.tolist(), whole, strict=True):
+            track.take_link_rates(tuple(known) if full else tuple(r for r in known if r == r))
 
     def _counts(self, links: Sequence[LinkRows | None], count: int) -> np.ndarray | None:
         """The CRC counts (GPUs x links); a GPU's rows equal to last time are not read."""
+        seen = [_ENCODE(rows) for rows in links[:count]]
         last, counts = self.rows, self.crc
-        if last is None or len(last) < count or counts.shape[0] != count:
+        self.rows = seen
+        if last is None or len(last) != count or counts.shape[0] != count:
             return _counts(links[:count])
-        for i in range(count):
-            rows = links[i]
-            if rows == last[i]:
+        for i, (now, before) in enumerate(zip(seen, last, strict=True)):
+            if now == before:
                 continue
+            rows = links[i]
             if rows is None or len(rows) != counts.shape[1]:
                 return None
             if counts is self.crc:
                 counts = counts.copy()
-            counts[i] = [_crc_of(link) for link in rows]
+            counts[i] = _gpu_counts(rows)
         return counts
 
     def _advance(self, gpus: slice | int, crc: np.ndarray, t: float) -> np.ndarray:
@@ -150,7 +168,7 @@ def _counts(links: Sequence[LinkRows | None]) -> np.ndarray | None:
     """Per GPU, per link, the CRC count; None when a GPU sent none or the GPUs differ."""
     if not links or any(rows is None for rows in links):
         return None
-    counts = [[_crc_of(link) for link in rows] for rows in links]  # type: ignore[union-attr]
+    counts = [_gpu_counts(rows) for rows in links]  # type: ignore[arg-type]
     if len({len(row) for row in counts}) != 1:
         return None
     return np.array(counts, dtype=np.float64).reshape(len(counts), len(counts[0]))

@@ -38,9 +38,15 @@ class LinkNode(Node):
         self.errs: dict[str, dict[str, str]] = {}
         self.short_gpu: int | None = None
         self.fewer_ports = False  # the last port sends no row: it keeps its last one
+        # Only after every port sent a row in this session: the object state kept a
+        # port's snapshot while the port got no row, expected rate included, where the
+        # columnar state shows the node's best rate now (a known difference).
+        self.sent_full = False
 
     def sample(self, advance: float, slow: bool, short: bool) -> Sample:
         base = super().sample(advance, slow, short)
+        fewer = self.fewer_ports and self.sent_full
+        self.sent_full = True
         gpus = list(base.gpus)
         if self.short_gpu is not None and gpus[self.short_gpu] is not None:
             gpus[self.short_gpu] = gpus[self.short_gpu][:5]  # type: ignore[index]
@@ -49,7 +55,7 @@ class LinkNode(Node):
             links = [[list(link) for link in gpu] for gpu in self.links]
         return Sample(
             v=base.v, t=base.t, seq=base.seq, gpus=gpus,
-            ports=base.ports[:-1] if self.fewer_ports else base.ports, nics=base.nics,
+            ports=base.ports[:-1] if fewer else base.ports, nics=base.nics,
             lost=base.lost, errs=dict(self.errs), slow=base.slow, links=links,
         )  # fmt: skip
 
@@ -93,6 +99,7 @@ def _step(draw: st.DrawFn, nodes: dict[str, LinkNode]) -> list[NodeUpdate]:
     node = nodes[draw(st.sampled_from(sorted(nodes)))]
     action = draw(st.sampled_from(["sample"] * 8 + ["hello", "lost", "back"]))
     if action == "hello":
+        node.sent_full = False
         return [_wire(node.name, node.hello(), node.t)]
     if action == "lost":  # the agent says between samples that a GPU fell off
         gpu = draw(st.integers(0, len(node.fast) - 1))
