@@ -20,14 +20,13 @@ from fleet.model import GpuColumns
 from fleet.state.layout import FieldIndex, Row
 
 UTIL = GPU_FIELDS.index("util_gpu")
-CLOCK = GPU_FIELDS.index("clock_reasons")
 _WIDTH = len(GPU_FIELDS)
 
 
 class FastPlan:
     """Where a session's fast fields go in the canonical columns (one per session layout)."""
 
-    __slots__ = ("dst", "src", "width")
+    __slots__ = ("canonical", "dst", "src", "width")
 
     def __init__(self, index: FieldIndex) -> None:
         pairs = [(i, index[name]) for i, name in enumerate(GPU_FIELDS)]
@@ -35,6 +34,7 @@ class FastPlan:
         self.dst = np.array([d for d, _ in known], dtype=np.intp)
         self.src = np.array([s for _, s in known], dtype=np.intp)
         self.width = len(index)
+        self.canonical = index.names == GPU_FIELDS  # rows are the columns as they are
 
 
 class GpuArena:
@@ -67,28 +67,24 @@ class GpuArena:
         """Forget the readings of a range (a new session starts without values)."""
         self.fast[start : start + count] = np.nan
 
-    def write(
-        self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan
-    ) -> np.ndarray | None:
+    def write(self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan) -> bool:
         """One sample's fast rows of a node with ``count`` GPUs (None: GPU lost or absent).
 
         Returns:
-            Per GPU, whether its clock-event reasons column moved (a NaN to NaN is no
-            move), when the rows were one clean rectangle written in one assignment;
-            None when they were written row by row (a lost GPU, a short or long row).
+            True when the rows were one clean rectangle, written in one assignment;
+            False when they were written row by row (a lost GPU, a short or long row).
         """
         block = self.fast[start : start + count]
         if len(rows) == count and plan.src.size:
             try:  # every row present and as declared: one conversion for the node
-                values = np.array(rows, dtype=np.float64)[:, plan.src]
+                values = np.array(rows, dtype=np.float64)
+                if plan.canonical and values.ndim == 2 and values.shape[1] == _WIDTH:
+                    block[:] = values  # the agent's own order: no column shuffle
+                else:
+                    block[:, plan.dst] = values[:, plan.src]
+                return True
             except (ValueError, TypeError, IndexError, OverflowError):
                 pass  # a lost GPU, a short or long row: row by row below
-            else:
-                before = block[:, CLOCK].copy()
-                block[:, plan.dst] = values
-                after = block[:, CLOCK]
-                # NaN != NaN: a field still missing is no move.
-                return (before != after) & ~(np.isnan(before) & np.isnan(after))
         block[:] = np.nan
         for i, row in enumerate(rows[:count]):
             if row is None:
@@ -97,7 +93,7 @@ class GpuArena:
             keep = plan.src < width
             values = np.array(row[:width], dtype=np.float64)
             block[i, plan.dst[keep]] = values[plan.src[keep]]
-        return None
+        return False
 
     def freeze(self) -> GpuColumns:
         """This tick's rows, copied: later samples never change a snapshot's columns."""

@@ -1,10 +1,11 @@
 """A sample's GPU side at ingest: one array write per node, Python only where facts move.
 
 The fast rows of a node's sample go into the fleet's columns in one assignment
-(:meth:`fleet.state.columns.GpuArena.write`), which also says which GPUs' clock-event
-reasons moved. While a node is *settled* (every GPU sampled and answering, no session
-just begun), that is all a GPU's health facts can take from a fast row: GPUs whose
-reasons did not move are not visited in Python at all, and the rows stay as the decoder
+(:meth:`fleet.state.columns.GpuArena.write`). While a node is *settled* (every GPU
+sampled and answering, no session just begun), the clock-event reasons are all a GPU's
+health facts can take from a fast row: the node's reasons are compared with the last
+ones as one list (numpy's per-call cost is larger than the work on 8 values), and
+GPUs whose reasons did not move are not visited in Python at all, and the rows stay as the decoder
 made them (the node keeps the sample's list; nothing ever writes into it). Anything
 else (a lost GPU, a short or missing row, the first sample of a session) takes the exact
 path, one GPU at a time.
@@ -15,10 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from collectors.protocol import Sample
-from fleet.state.layout import Layout, Row, pick_int
+from fleet.state.layout import Layout, Row, pick, pick_int
 
 if TYPE_CHECKING:
     from fleet.state.node import NodeTrack
@@ -27,14 +26,12 @@ if TYPE_CHECKING:
 def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) -> None:
     """Take a sample's fast, slow and link rows for the node's GPUs."""
     rows = sample.gpus
-    moved = None
+    clean = False
     if node.fast_plan is not None:
-        moved = node.arena.write(node.gpu_start, len(node.gpus), rows, node.fast_plan)
-    if moved is not None and node.fast_settled and not sample.lost and _full(rows, layout):
+        clean = node.arena.write(node.gpu_start, len(node.gpus), rows, node.fast_plan)
+    if clean and node.fast_settled and not sample.lost and _full(rows, layout):
         node.fast_rows = rows
-        tracks, clock = node.gpus, layout.gpu["clock_reasons"]
-        for i in np.flatnonzero(moved).tolist():
-            tracks[i].apply_fast(pick_int(rows[i], clock), False, received)
+        _take_clocks(node, rows, layout.gpu["clock_reasons"], received)
     else:
         _take_rows_one_by_one(node, rows, sample.lost, layout, received)
     _take_errors(node, sample.errs)
@@ -43,6 +40,20 @@ def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) 
             track.apply_slow(srow, sample.t, received, layout.slow)
     if sample.links is not None:
         node.links.take(node.gpus, sample.links, sample.t)
+
+
+def _take_clocks(node: NodeTrack, rows: Sequence[Row | None], clock: int | None, at: float) -> None:
+    """Clock-event reasons: one list comparison; a GPU is visited only where one moved."""
+    if clock is None:
+        return  # the session does not send them: the facts hold None already
+    clocks = [row[clock] for row in rows]  # type: ignore[index]
+    last = node.clocks
+    if clocks == last:
+        return
+    for i, (now, before) in enumerate(zip(clocks, last or [], strict=False)):
+        if now != before:
+            node.gpus[i].apply_fast(None if now is None else int(now), False, at)
+    node.clocks = clocks
 
 
 def _full(rows: Sequence[Row | None], layout: Layout) -> bool:
@@ -69,6 +80,9 @@ def _take_rows_one_by_one(
         kept.append(row)
     node.fast_rows = tuple(kept)
     node.fast_settled = settled
+    clock = layout.gpu["clock_reasons"]
+    # What the facts hold now, compared with the next sample's (see _take_clocks).
+    node.clocks = [pick(row, clock) for row in kept] if settled else None
 
 
 def _take_errors(node: NodeTrack, errs: Mapping[str, Mapping[str, str]]) -> None:

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample
+from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample, Value
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView, NodeJudgement
@@ -62,6 +62,7 @@ class NodeTrack:
         # (see fleet.state.gpu_ingest).
         self.fast_settled = False
         self.had_errors = False  # a GPU may hold field errors from the last sample
+        self.clocks: list[Value] | None = None  # settled: each GPU's clock reasons now
         self.links = NodeLinks(())  # per-link NVLink CRC baselines of this session
         # The latest sample's port (NIC) rows while they cover every port (NIC), as the
         # decoder made them; None: each PortTrack.row holds its own.
