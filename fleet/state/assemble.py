@@ -14,6 +14,7 @@ from fleet.config.health_section import HealthSection
 from fleet.health import (
     GpuVerdictView,
     Judgement,
+    NodeJudgement,
     NodeStatusView,
     judge_node,
     judge_port,
@@ -41,19 +42,16 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
     # Ports whose facts did not move since the last refresh and whose holds still run
     # would be judged the same: keep their briefs, take the tick's rows.
     steady = not node.ports_changed.since_refresh and now < node.ports_until
-    ports, judged_ports = _ports(node, node.ports, cfg, now, steady)
-    nics, judged_nics = _ports(node, node.nics, cfg, now, steady)
-    node.ports_changed.since_refresh = False
+    ports, judged_ports = _ports(node, 0, node.ports, cfg, now, steady)
+    nics, judged_nics = _ports(node, 1, node.nics, cfg, now, steady)
+    node.ports_changed.since_refresh = node.hw_moved = False
     if judged_ports or judged_nics:
         node.ports_until = min(
             (p.judgement.until for p in (*node.ports, *node.nics)), default=math.inf
         )
     if judged or judged_ports or judged_nics or node.earliest is None:
         node.earliest = _earliest(node)  # holds change only when something was judged
-    judgements = [track.judgement for track in node.ports]
-    state, reasons, until = judge_node(
-        view, node.verdict_views, node.spec.expected_gpus, judgements, cfg, now
-    )
+    state, reasons, until = _node_state(node, view, judged_ports, cfg, now)
     transition = None
     if state != node.state:
         node.state, node.state_since = state, now
@@ -64,6 +62,37 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
     node.snap = _node_snapshot(node, view, ports, nics, tick)
     node.dirty = False
     return transition
+
+
+def _node_state(
+    node: NodeTrack, view: NodeStatusView, ports_judged: bool, cfg: HealthSection, now: float
+) -> NodeJudgement:
+    """The node rule's judgement; the last one while none of its inputs changed.
+
+    Its inputs are the status view, the GPUs' verdict views (the same tuple while no
+    verdict moved) and the ports' judgements (new only where a port was judged). A node
+    that is not unreachable stays so while its status and reason hold and it is not
+    silent for long; only the time it may turn unreachable moves with its last sample.
+    """
+    last = node.node_judged
+    if (
+        last is not None
+        and not ports_judged
+        and last.state != "unreachable"
+        and node.judged_with == (view.status, view.reason)
+        and node.judged_views is node.verdict_views
+        and node.judged_ports is node.ports
+        and view.silent_s is not None
+        and view.silent_s < cfg.stale_unreachable_s
+    ):
+        return NodeJudgement(
+            last.state, last.reasons, now - view.silent_s + cfg.stale_unreachable_s
+        )
+    judgements = [track.judgement for track in node.ports]
+    judgement = judge_node(view, node.verdict_views, node.spec.expected_gpus, judgements, cfg, now)
+    node.node_judged, node.judged_with = judgement, (view.status, view.reason)
+    node.judged_views, node.judged_ports = node.verdict_views, node.ports
+    return judgement
 
 
 def _earliest(node: NodeTrack) -> float:
@@ -110,7 +139,12 @@ def _count_utilization(node: NodeTrack, counted: bool) -> None:
 
 
 def _ports(
-    node: NodeTrack, tracks: list[PortTrack], cfg: HealthSection, now: float, steady: bool
+    node: NodeTrack,
+    which: int,
+    tracks: list[PortTrack],
+    cfg: HealthSection,
+    now: float,
+    steady: bool,
 ) -> tuple[PortRows, bool]:
     """The ports' rows at this tick, and whether any port was judged.
 
@@ -119,9 +153,11 @@ def _ports(
     """
     last = node.port_rows.get(id(tracks))
     if steady and last is not None and len(last.briefs) == len(tracks):
-        hw = tuple(track.hw for track in tracks)
-        rows = tuple(track.row for track in tracks)
-        result = PortRows(last.briefs, last.static, rows, _same_or(last.hw, hw))
+        hw = last.hw
+        if node.hw_moved:  # else every port holds the counters it held then
+            hw = _same_or(last.hw, tuple(track.hw for track in tracks))
+        rows = node.port_rows_now(which, tracks)
+        result = PortRows(last.briefs, last.static, rows, hw)
         node.port_rows[id(tracks)] = result
         return result, False
     briefs = []
@@ -137,7 +173,7 @@ def _ports(
         if brief is None or brief.expected_rate_gbps != expected:
             brief = track.brief_now(expected)
         briefs.append(brief)
-    rows = tuple(track.row for track in tracks)
+    rows = node.port_rows_now(which, tracks)
     hw = tuple(track.hw for track in tracks)
     if last is None or len(last.briefs) != len(tracks):
         result = PortRows(tuple(briefs), tuple(map(port_static, tracks)), rows, hw)
@@ -166,7 +202,7 @@ def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:
 
 
 def _errors(node: NodeTrack) -> GpuErrors | None:
-    if not any(track.errors for track in node.gpus):
+    if not node.had_errors or not any(track.errors for track in node.gpus):
         return None
     return tuple(track.errors for track in node.gpus)
 
@@ -189,7 +225,7 @@ def _node_snapshot(
         node.gpu_briefs,
         (
             None if layout is None else layout.gpu,
-            tuple(track.fast for track in node.gpus),
+            node.fast_rows,
             _steady(node),
         ),
         _errors(node),

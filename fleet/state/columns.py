@@ -26,7 +26,7 @@ _WIDTH = len(GPU_FIELDS)
 class FastPlan:
     """Where a session's fast fields go in the canonical columns (one per session layout)."""
 
-    __slots__ = ("dst", "src", "width")
+    __slots__ = ("canonical", "dst", "src", "width")
 
     def __init__(self, index: FieldIndex) -> None:
         pairs = [(i, index[name]) for i, name in enumerate(GPU_FIELDS)]
@@ -34,6 +34,7 @@ class FastPlan:
         self.dst = np.array([d for d, _ in known], dtype=np.intp)
         self.src = np.array([s for _, s in known], dtype=np.intp)
         self.width = len(index)
+        self.canonical = index.names == GPU_FIELDS  # rows are the columns as they are
 
 
 class GpuArena:
@@ -66,14 +67,23 @@ class GpuArena:
         """Forget the readings of a range (a new session starts without values)."""
         self.fast[start : start + count] = np.nan
 
-    def write(self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan) -> None:
-        """One sample's fast rows of a node with ``count`` GPUs (None: GPU lost or absent)."""
+    def write(self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan) -> bool:
+        """One sample's fast rows of a node with ``count`` GPUs (None: GPU lost or absent).
+
+        Returns:
+            True when the rows were one clean rectangle, written in one assignment;
+            False when they were written row by row (a lost GPU, a short or long row).
+        """
         block = self.fast[start : start + count]
         if len(rows) == count and plan.src.size:
             try:  # every row present and as declared: one conversion for the node
-                block[:, plan.dst] = np.array(rows, dtype=np.float64)[:, plan.src]
-                return
-            except (ValueError, TypeError, IndexError):
+                values = np.array(rows, dtype=np.float64)
+                if plan.canonical and values.ndim == 2 and values.shape[1] == _WIDTH:
+                    block[:] = values  # the agent's own order: no column shuffle
+                else:
+                    block[:, plan.dst] = values[:, plan.src]
+                return True
+            except (ValueError, TypeError, IndexError, OverflowError):
                 pass  # a lost GPU, a short or long row: row by row below
         block[:] = np.nan
         for i, row in enumerate(rows[:count]):
@@ -83,6 +93,7 @@ class GpuArena:
             keep = plan.src < width
             values = np.array(row[:width], dtype=np.float64)
             block[i, plan.dst[keep]] = values[plan.src[keep]]
+        return False
 
     def freeze(self) -> GpuColumns:
         """This tick's rows, copied: later samples never change a snapshot's columns."""

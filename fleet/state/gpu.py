@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from collectors.agent.fields import NVLINK_FIELDS
+import numpy as np
+
 from collectors.protocol import GpuInfo, Value
 from fleet.config.health_section import HealthSection
 from fleet.counters import Counter
@@ -18,7 +18,24 @@ if TYPE_CHECKING:
     from fleet.state.build import SteadyGpu
 from fleet.xid import describe
 
-_LINK_CRC = (NVLINK_FIELDS.index("crc_flit"), NVLINK_FIELDS.index("crc_data"))
+_NO_LINKS = np.zeros(0)
+# The slow fields the health rules and the reset rule read (counters aside, whose rates
+# are worked out on every row).
+_SLOW_FACTS = (
+    "ecc_corr_vol",
+    "ecc_unc_vol",
+    "retired_sbe",
+    "retired_dbe",
+    "retired_pending",
+    "remap_unc",
+    "remap_pending",
+    "remap_failure",
+    "recovery_action",
+    "nvlink_active",
+    "nvlink_total",
+    "nvlink_replay",
+    "nvlink_recovery",
+)
 
 
 def _crc_sum(flit: Value, data: Value) -> int | None:
@@ -57,7 +74,8 @@ class GpuTrack:
         "facts",
         "fast",
         "info",
-        "link_crc",
+        "link_at",
+        "link_value",
         "links_shown",
         "reasons",
         "recovery",
@@ -74,6 +92,8 @@ class GpuTrack:
     def __init__(self, info: GpuInfo) -> None:
         self.info = info
         self.facts = GpuFacts()
+        # The last fast row of the GPU's previous session: a new session's columns start
+        # from it (the current session's rows stay with the node, NodeTrack.fast_rows).
         self.fast: Row | None = None
         self.slow: Row | None = None
         # Snapshot fields that change only with hello or a slow tick (see state.build).
@@ -82,7 +102,9 @@ class GpuTrack:
         self.replay = Counter()
         self.recovery = Counter()
         self.crc = Counter()
-        self.link_crc: list[Counter] = []
+        # Per-link CRC baselines (flit + data): last good value and its time, NaN: none.
+        self.link_value = _NO_LINKS
+        self.link_at = _NO_LINKS
         self.session_started: float | None = None
         self.verdict: Verdict = "unknown"
         self.reasons: tuple[str, ...] = ()
@@ -104,13 +126,13 @@ class GpuTrack:
         self.rejudge = True
         self.brief = None
 
-    def apply_fast(
-        self, row: Row | None, lost: bool, clock_index: int | None, received: float
-    ) -> None:
-        """Take one tick's fast row (None for a lost GPU)."""
+    def apply_fast(self, clock_reasons: int | None, lost: bool, received: float) -> None:
+        """Take one tick's fast facts: the clock-event reasons, or that the GPU is lost.
+
+        The row itself stays with the node (``NodeTrack.fast_rows``) and the fleet's
+        columns; ``clock_reasons`` is ignored for a lost GPU.
+        """
         facts = self.facts
-        self.fast = row
-        self.errors = ()
         was_lost = facts.lost and facts.sampled
         if lost != facts.lost or not facts.sampled:
             self.rejudge = True
@@ -120,7 +142,6 @@ class GpuTrack:
         if lost:
             facts.lost_reason = "GPU lost (NVMLError_GpuIsLost)"
         else:
-            clock_reasons = pick_int(row, clock_index)
             if clock_reasons != facts.clock_reasons:
                 facts.clock_reasons = clock_reasons
                 self.rejudge = True
@@ -150,8 +171,14 @@ class GpuTrack:
         """Take one slow tick: reliability state and NVLink counters."""
         if row is None:
             return
-        row = tuple(row) if len(row) >= len(index) else tuple(index.pad(row))  # see _apply_gpus
-        if self.slow is not None and _reset_between(self.slow, row, index):
+        row = tuple(row) if len(row) >= len(index) else tuple(index.pad(row))  # see gpu_ingest
+        last = self.slow
+        if last is not None:
+            judged = index.getter(_SLOW_FACTS)
+            if judged(row) == judged(last):
+                self._take_steady_slow(row, t, index)
+                return
+        if last is not None and _reset_between(last, row, index):
             self.reset_seen(received)
         self.slow = row
         self.slow_values = None
@@ -177,6 +204,23 @@ class GpuTrack:
             self.links_shown = (facts.nvlink_active, facts.nvlink_total)
             self.brief = None
 
+    def _take_steady_slow(self, row: Row, t: float, index: FieldIndex) -> None:
+        """A slow row whose health fields equal the last one's: only the counters move.
+
+        The facts would be set to what they hold, no reset shows, no NVLink error
+        counter moved; the CRC rate may still change (its first rate, or back to 0).
+        """
+        self.slow = row
+        self.slow_values = None
+        self.replay.update(pick(row, index["nvlink_replay"]), t)
+        self.recovery.update(pick(row, index["nvlink_recovery"]), t)
+        flit, data = pick(row, index["nvlink_crc_flit"]), pick(row, index["nvlink_crc_data"])
+        self.crc.update(_crc_sum(flit, data), t)
+        if self.crc.rate != self.facts.nvlink_crc_rate:
+            self.facts.nvlink_crc_rate = self.crc.rate
+            self.rejudge = True
+        self.rejudge |= self.facts.lost  # see take_link_rates
+
     def _note_nvlink_errors(self, received: float) -> None:
         parts = [
             f"{name} +{counter.delta}"
@@ -187,22 +231,14 @@ class GpuTrack:
             self.facts.nvlink_error_at = received
             self.facts.nvlink_error_note = ", ".join(parts)
 
-    def apply_links(self, links: Sequence[Sequence[Value]] | None, t: float) -> None:
-        """Take per-link NVLink counters: per-link CRC rates say how many links are bad."""
-        if links is None:
-            return
-        while len(self.link_crc) < len(links):
-            self.link_crc.append(Counter())
-        rates = []
-        for counter, link in zip(self.link_crc, links, strict=False):
-            flit = link[_LINK_CRC[0]] if len(link) > _LINK_CRC[1] else None
-            data = link[_LINK_CRC[1]] if len(link) > _LINK_CRC[1] else None
-            counter.update(_crc_sum(flit, data), t)
-            if counter.rate is not None:
-                rates.append(counter.rate)
-        self.facts.nvlink_crc_link_rates = tuple(rates)
-        self.rejudge = True
-        self.slow_values = None
+    def take_link_rates(self, rates: tuple[float, ...]) -> None:
+        """Per-link NVLink CRC rates (known ones, in link order) of a slow tick."""
+        if rates != self.facts.nvlink_crc_link_rates:  # else the rules would judge the same
+            self.facts.nvlink_crc_link_rates = rates
+            self.rejudge = True
+        # A lost GPU's reason text changes with no rejudge (apply_fast); a slow tick has
+        # always judged it again, and still does.
+        self.rejudge |= self.facts.lost
 
     def mark_xid(self, code: int, at: float) -> None:
         """Record an XID on this GPU identity."""

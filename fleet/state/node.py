@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample
+from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample, Value
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
-from fleet.health import GpuVerdictView
+from fleet.health import GpuVerdictView, NodeJudgement
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
 from fleet.state.build import SteadyGpu
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
+from fleet.state.gpu_ingest import take_gpus
 from fleet.state.layout import Layout, Row
+from fleet.state.nvlink import NodeLinks
 from fleet.state.port import PortsChanged, PortTrack
 from fleet.state.port_batch import RowPlan
 from fleet.state.port_columns import PortColumns
@@ -53,6 +56,17 @@ class NodeTrack:
         self.gpu_start = 0  # the node's slots in the fleet's GPU columns
         self.gpu_slots = 0
         self.fast_plan: FastPlan | None = None
+        # The latest fast row of each GPU (None: lost or absent), as the decoder made it.
+        self.fast_rows: Sequence[Row | None] = ()
+        # Every GPU sampled and answering: a fast row can only move its clock reasons
+        # (see fleet.state.gpu_ingest).
+        self.fast_settled = False
+        self.had_errors = False  # a GPU may hold field errors from the last sample
+        self.clocks: list[Value] | None = None  # settled: each GPU's clock reasons now
+        self.links = NodeLinks(())  # per-link NVLink CRC baselines of this session
+        # The latest sample's port (NIC) rows while they cover every port (NIC), as the
+        # decoder made them; None: each PortTrack.row holds its own.
+        self.latest_rows: list[Sequence[Row] | None] = [None, None]
         self.status: NodeStatus = "connecting"
         self.status_reason = ""
         self.last_seen: float | None = None
@@ -78,6 +92,12 @@ class NodeTrack:
         self.state: NodeState | None = None
         self.state_reasons: tuple[str, ...] = ()
         self.state_since: float | None = None
+        # The node rule's last judgement and the inputs it had (see assemble._node_state).
+        self.node_judged: NodeJudgement | None = None
+        self.judged_with: tuple[str, str] | None = None
+        self.judged_views: tuple[GpuVerdictView, ...] | None = None
+        self.judged_ports: list[PortTrack] | None = None
+        self.hw_moved = False  # a sample brought hardware counters since the last refresh
         self.counted: bool | None = None  # do this node's GPUs count toward utilization?
         # What the last snapshot held, reused while nothing in it changed.
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
@@ -125,6 +145,9 @@ class NodeTrack:
         self.hello = hello
         self.layout = layout = Layout.from_hello(hello)
         self.interval = hello.interval if hello.interval > 0 else 1.0
+        for kept, row in zip(self.gpus, self.fast_rows, strict=False):
+            kept.fast = row  # the next session's columns start from it
+        self.links.hand_back(self.gpus)
         gpus = []
         for info in hello.gpus:
             track = self.by_uuid.get(info.uuid)
@@ -134,8 +157,13 @@ class NodeTrack:
                 track.new_session(info, received)
             gpus.append(track)
         self.gpus = gpus
+        self.links = NodeLinks(gpus)
+        self.fast_settled = False
+        self.had_errors = True  # tracks kept from the last session may hold errors
         self.by_uuid = {track.info.uuid: track for track in gpus}
         self._place_gpus(len(gpus), layout)
+        self._hand_rows_to_tracks(0, self.ports)
+        self._hand_rows_to_tracks(1, self.nics)
         self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
         self.nics = [self._port(info, layout, None) for info in hello.nics]
         self.port_rows = {}
@@ -151,7 +179,8 @@ class NodeTrack:
         arena.clear(self.gpu_start, self.gpu_slots)
         self.fast_plan = plan = FastPlan(layout.gpu)
         # Until its first sample a GPU shows its last readings (a swapped-in one: none).
-        arena.write(self.gpu_start, count, [track.fast for track in self.gpus], plan)
+        self.fast_rows = tuple(track.fast for track in self.gpus)
+        arena.write(self.gpu_start, count, self.fast_rows, plan)
         self.counted = None  # the counted range changed with the GPU count
         self.gpu_briefs = ()
 
@@ -181,42 +210,43 @@ class NodeTrack:
         self.sampled_at = sample.t
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
-        self._apply_gpus(sample, layout, received)
-        if self.fast_plan is not None:
-            self.arena.write(self.gpu_start, len(self.gpus), sample.gpus, self.fast_plan)
+        take_gpus(self, sample, layout, received)
         # Counters advance for the whole fleet at once, before the next snapshot.
         columns = self.port_columns
         columns.stage(self.ports, sample.ports, sample.t, received, self.port_plans[0])
         columns.stage(self.nics, sample.nics, sample.t, received, self.port_plans[1])
+        self._keep_rows(0, self.ports, sample.ports)
+        self._keep_rows(1, self.nics, sample.nics)
         if sample.hw is not None:
+            self.hw_moved = True
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):
             self.garbage += 1
         self.dirty = True
 
-    def _apply_gpus(self, sample: Sample, layout: Layout, received: float) -> None:
-        rows, lost, clock = sample.gpus, sample.lost, layout.gpu["clock_reasons"]
-        n_rows, width = len(rows), len(layout.gpu)
-        for i, track in enumerate(self.gpus):
-            row: Row | None = rows[i] if i < n_rows else None
-            if row is not None:
-                # Kept for a second as a tuple of numbers: the collector stops tracking
-                # it after one pass, where a list would be scanned by every collection.
-                row = tuple(row) if len(row) >= width else tuple(layout.gpu.pad(row))
-            track.apply_fast(row, row is None or i in lost, clock, received)
-        for key, fields in sample.errs.items():
-            track_at = self._gpu_at(key)
-            if track_at is not None:
-                track_at.errors = tuple(sorted(fields.items()))
-        if sample.slow is not None:
-            for track, srow in zip(self.gpus, sample.slow, strict=False):
-                track.apply_slow(srow, sample.t, received, layout.slow)
-        if sample.links is not None:
-            for track, links in zip(self.gpus, sample.links, strict=False):
-                track.apply_links(links, sample.t)
+    def _keep_rows(self, which: int, tracks: list[PortTrack], rows: Sequence[Row]) -> None:
+        if len(rows) == len(tracks):  # the usual case: no per-port work
+            self.latest_rows[which] = rows
+            return
+        self._hand_rows_to_tracks(which, tracks)
+        for track, row in zip(tracks, rows, strict=False):
+            track.row = tuple(row)  # a port without a row keeps its last one
 
-    def _gpu_at(self, index: object) -> GpuTrack | None:
+    def _hand_rows_to_tracks(self, which: int, tracks: list[PortTrack]) -> None:
+        kept = self.latest_rows[which]
+        if kept is not None:
+            for track, row in zip(tracks, kept, strict=True):
+                track.row = row
+            self.latest_rows[which] = None
+
+    def port_rows_now(self, which: int, tracks: list[PortTrack]) -> tuple[Row | None, ...]:
+        """The rows the ports (0) or NICs (1) show now."""
+        kept = self.latest_rows[which]
+        return tuple(track.row for track in tracks) if kept is None else tuple(kept)
+
+    def gpu_at(self, index: object) -> GpuTrack | None:
+        """The GPU at a position the agent named (None: not a GPU of this session)."""
         try:
             i = int(index)  # type: ignore[call-overload]
         except (TypeError, ValueError):
@@ -231,13 +261,14 @@ class NodeTrack:
         if event.uuid:
             track = self.by_uuid.get(event.uuid)
         else:
-            track = None if event.gpu is None else self._gpu_at(event.gpu)
+            track = None if event.gpu is None else self.gpu_at(event.gpu)
         detail = event.detail
         if event.kind == "xid" and event.code is not None:
             detail = xid_text(event.code) + (f" ({detail})" if detail else "")
             if track is not None:
                 track.mark_xid(event.code, received)
         elif event.kind == "gpu_lost" and track is not None:
+            self.fast_settled = False
             track.mark_lost(f"GPU lost{': ' + detail if detail else ''}")
         uuid = event.uuid or (track.info.uuid if track is not None else None)
         record = EventRecord(

@@ -150,9 +150,7 @@ class PortColumns:
             if turn == len(rounds):
                 rounds.append({})
             groups = rounds[turn]
-            count = min(len(tracks), len(rows))
-            for track, row in zip(tracks, rows, strict=False):
-                track.row = tuple(row)  # untracked by the collector after one pass
+            count = min(len(tracks), len(rows))  # the node keeps the rows (NodeTrack)
             if plan is not None:  # the usual case: the node's rows at once
                 batch = groups.get(plan)
                 if batch is None:

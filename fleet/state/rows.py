@@ -9,7 +9,7 @@ access, once per tick at most, by whoever needs them (a node screen, a scrape).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fleet.model import GpuBrief, PortBrief
@@ -63,7 +63,7 @@ class StateRows:
         self,
         gpu_start: int,
         gpu_briefs: tuple[GpuBrief, ...],
-        gpu_parts: tuple[FieldIndex | None, tuple[Row | None, ...], tuple[SteadyGpu, ...]],
+        gpu_parts: tuple[FieldIndex | None, Sequence[Row | None], tuple[SteadyGpu, ...]],
         errors: GpuErrors | None,
         ports: PortRows,
         nics: PortRows,
