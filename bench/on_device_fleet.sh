@@ -19,8 +19,10 @@ if [ ! -d "$SITE" ]; then
   mkdir -p "$SITE" && xz -dc .whl/site312.tar.xz | tar xf - -C "$SITE" || exit 1
 fi
 # bench_fleet.py gives its children PYTHONPATH=<source tree> alone: a .pth file puts the
-# dependencies on the interpreter's own path instead (after its site-packages).
-echo "$SITE" >"$(python3 -c 'import site; print(site.getsitepackages()[0])')/gpufleet-bench.pth"
+# dependencies on the interpreter's own path instead, ahead of its site-packages (whose
+# older rich would break textual).
+echo "import sys; sys.path.insert(1, '$SITE')" \
+  >"$(python3 -c 'import site; print(site.getsitepackages()[0])')/gpufleet-bench.pth"
 export PYTHONPATH="$PWD" PYTHONUNBUFFERED=1
 for tree in .whl/tree-*.tar; do
   [ -e "$tree" ] || continue
