@@ -1,7 +1,10 @@
 """History benchmarks (docs: bench/results/history.md).
 
 1. One tick of 8,000 GPUs into the history, against a polars append per node message
-   (``pl.concat`` and ``vstack`` of an 8-row frame per message) in the same run.
+   (``pl.concat`` and ``vstack`` of an 8-row frame per message) in the same run. The
+   ticks come from the real ``FleetRuntime`` fed canned agent lines (bench/fleet_states.py),
+   so the recorder reads the tick's columns as in ``serve``; ``--source objects`` hands it
+   snapshots built from GpuSnapshot objects instead (no columns: the fallback path).
 2. Bytes per full-resolution GPU-sample held in the ring.
 3. Export of one month of 1-minute rollups for 256 GPUs (11 M rows), generated directly
    as day partitions, to parquet and CSV: time and size.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -33,6 +37,9 @@ from fleet.model import FleetSnapshot
 from fleet.sla import sla_summary
 from testkit.synthetic_history import snapshot
 
+sys.path.append(str(Path(__file__).resolve().parent))
+from fleet_states import state_ticks  # bench/ is not a package: found on the path above
+
 T0 = datetime(2026, 9, 1, tzinfo=UTC).timestamp()
 
 
@@ -40,15 +47,23 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
 
 
-def bench_ticks(ticks: int, data_dir: Path | None) -> tuple[list[float], HistoryRecorder]:
-    """Seconds per ``record`` call for a 1,000-node x 8-GPU fleet, one tick per second."""
+def fleet_ticks(ticks: int, source: str) -> list[FleetSnapshot]:
+    """``ticks`` snapshots of 1,000 nodes x 8 GPUs, one per second."""
+    if source == "state":
+        return state_ticks(1000, ticks, t0=T0)
     base = snapshot(T0, 1000, 8)
+    # A new tuple each tick, as FleetState builds when nodes sent samples (the recorder
+    # reuses the previous frame when it is handed the very same tuple).
+    return [FleetSnapshot(taken_at=T0 + i, nodes=tuple(list(base.nodes))) for i in range(ticks)]
+
+
+def bench_ticks(
+    snaps: list[FleetSnapshot], data_dir: Path | None
+) -> tuple[list[float], HistoryRecorder]:
+    """Seconds per ``record`` call, one call per snapshot."""
     recorder = HistoryRecorder(data_dir, HistorySection(), clock=lambda: T0)
     costs = []
-    for i in range(ticks):
-        # A new tuple each tick, as FleetState builds when nodes sent samples (the recorder
-        # reuses the previous frame when it is handed the very same tuple).
-        snap = FleetSnapshot(taken_at=T0 + i, nodes=tuple(list(base.nodes)))
+    for snap in snaps:
         start = time.thread_time()  # CPU of this thread: the tick's cost, not the neighbours'
         recorder.record(snap)
         costs.append(time.thread_time() - start)
@@ -196,20 +211,23 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ticks", type=int, default=150)
     parser.add_argument("--skip-export", action="store_true")
+    parser.add_argument("--source", choices=("state", "objects"), default="state")
     args = parser.parse_args()
 
-    costs, recorder = bench_ticks(args.ticks, None)
+    snaps = fleet_ticks(args.ticks, args.source)
+    costs, recorder = bench_ticks(snaps, None)
     steady = sorted(costs[1:])
     per_tick = statistics.median(steady)
     p95 = steady[int(len(steady) * 0.95)]
-    print(f"record(): 8,000 GPUs, {args.ticks} ticks in memory, CPU per tick: median "
-          f"{ms(per_tick)}, p95 {ms(p95)}, max {ms(steady[-1])} (a minute boundary)")  # fmt: skip
+    print(f"record(): 8,000 GPUs ({args.source}), {args.ticks} ticks in memory, CPU per tick: "
+          f"median {ms(per_tick)}, p95 {ms(p95)}, "
+          f"max {ms(steady[-1])} (a minute boundary)")  # fmt: skip
     mib = recorder.ring.nbytes() / 2**20
     print(f"ring: {recorder.ring_bytes_per_sample():.1f} bytes per GPU-sample "
           f"({recorder.ring.samples():,} samples, {mib:.1f} MiB)")  # fmt: skip
 
     with tempfile.TemporaryDirectory() as scratch:
-        disk_costs, disk = bench_ticks(args.ticks, Path(scratch))
+        disk_costs, disk = bench_ticks(snaps, Path(scratch))
         disk.close()
         on_disk = statistics.median(sorted(disk_costs[1:]))
         print(f"record(): 8,000 GPUs, recording to disk, CPU of the tick thread: median "
