@@ -175,6 +175,11 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
             controller = subprocess.Popen(argv, env=env, stderr=log, cwd=work)
     try:
         return _measure_serve(args, controller, work, stats, port)
+    except SystemExit:
+        # The scratch folder goes with this process: show what the controller said now.
+        said = terminal.tail if terminal is not None else (work / "serve.log").read_bytes()
+        print(said[-4096:].decode(errors="replace"), file=sys.stderr)
+        raise
     finally:
         if controller.poll() is None:
             controller.kill()

@@ -21,6 +21,9 @@ from pathlib import Path
 COLUMNS, ROWS = 200, 50
 
 
+TAIL_BYTES = 4096  # kept for the error message when the dashboard exits early
+
+
 class Terminal:
     """A pty of ``COLUMNS`` x ``ROWS`` whose output is drained and counted."""
 
@@ -29,6 +32,7 @@ class Terminal:
         size = struct.pack("HHHH", ROWS, COLUMNS, 0, 0)
         fcntl.ioctl(self.slave, termios.TIOCSWINSZ, size)
         self.bytes_out = 0
+        self.tail = b""
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
 
@@ -41,6 +45,7 @@ class Terminal:
             if not chunk:
                 return
             self.bytes_out += len(chunk)
+            self.tail = (self.tail + chunk)[-TAIL_BYTES:]
 
     def start(self, argv: Sequence[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
         """Start ``argv`` with the pty as its controlling terminal and standard streams."""

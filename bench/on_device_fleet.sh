@@ -3,8 +3,10 @@
 # machine has 16 cores): the simulated nodes no longer share the controller's cores.
 #
 # The machine has Python 3.12 but none of our dependencies and no network: build
-# .whl/site312.tar.xz here first (our dependencies' cp312 wheels installed into one
-# folder, xz-compressed to fit the 64 MiB a call carries):
+# .whl/site312.tar.xz here first (our dependencies' cp312 wheels, at the versions
+# `.venv/bin/pip freeze` shows, installed into one folder, xz-compressed to fit the
+# 64 MiB a call carries; loose .whl/*.whl files are installed over it, to fix one
+# package without compressing again):
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 ... -d .whl PKG==VER
 #   pip install --no-deps --target /tmp/site312 ... .whl/*.whl
 #   tar cf - -C /tmp/site312 . | xz -T2 -6 > .whl/site312.tar.xz
@@ -17,6 +19,10 @@ OUT=${OUT:?set OUT to a folder}
 SITE=/tmp/site312
 if [ ! -d "$SITE" ]; then
   mkdir -p "$SITE" && xz -dc .whl/site312.tar.xz | tar xf - -C "$SITE" || exit 1
+  for wheel in .whl/*.whl; do
+    [ -e "$wheel" ] || continue
+    python3 -m pip install -q --no-deps --no-index --upgrade --target "$SITE" "$wheel" || exit 1
+  done
 fi
 # bench_fleet.py gives its children PYTHONPATH=<source tree> alone: a .pth file puts the
 # dependencies on the interpreter's own path instead, ahead of its site-packages (whose
