@@ -101,6 +101,22 @@ class Node:
         )
 
 
+def started_states(nodes: dict[str, Any]) -> tuple[FleetState, ReferenceState]:
+    """Our state and the reference, each told that every node in ``nodes`` (each with
+    ``t`` and ``hello()``) is streaming and has said hello."""
+    health = HealthSection()
+    ours = FleetState([NodeSpec(n, NODES[n][0]) for n in NODES], health)
+    reference = ReferenceState([ReferenceSpec(n, NODES[n][0]) for n in NODES], health)
+    for name, node in nodes.items():
+        for update in (
+            NodeStatusChange(name, "streaming", "", node.t),
+            _wire(name, node.hello(), node.t),
+        ):
+            ours.ingest(update)
+            reference.ingest(update)
+    return ours, reference
+
+
 def _wire(node: str, message: Any, at: float) -> NodeMessage:
     return NodeMessage(node, decode_line(msgspec.json.encode(message)), at)
 
@@ -189,17 +205,8 @@ def _same(ours: FleetSnapshot, reference: FleetSnapshot) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_columnar_state_gives_the_snapshots_of_the_object_state(data: st.DataObject) -> None:
-    health = HealthSection()
-    ours = FleetState([NodeSpec(n, NODES[n][0]) for n in NODES], health)
-    reference = ReferenceState([ReferenceSpec(n, NODES[n][0]) for n in NODES], health)
     nodes = {name: Node(name) for name in NODES}
-    for name, node in nodes.items():
-        for update in (
-            NodeStatusChange(name, "streaming", "", node.t),
-            _wire(name, node.hello(), node.t),
-        ):
-            ours.ingest(update)
-            reference.ingest(update)
+    ours, reference = started_states(nodes)
     now = 1_000.5
     kept: list[tuple[FleetSnapshot, FleetSnapshot]] = []
     for _ in range(data.draw(st.integers(3, 25))):

@@ -15,13 +15,9 @@ from hypothesis import strategies as st
 
 from collectors.agent.fields import GPU_FIELDS, NVLINK_FIELDS, PROTOCOL_VERSION
 from collectors.protocol import Event, Sample, Value
-from collectors.updates import NodeStatusChange, NodeUpdate
-from fleet.config.health_section import HealthSection
+from collectors.updates import NodeUpdate
 from fleet.model import FleetSnapshot
-from fleet.state import FleetState, NodeSpec
-from tests.fleet.reference.fleet import FleetState as ReferenceState
-from tests.fleet.reference.node import NodeSpec as ReferenceSpec
-from tests.fleet.test_columnar_oracle import NODES, Node, _same, _wire
+from tests.fleet.test_columnar_oracle import NODES, Node, _same, _wire, started_states
 
 LINKS = 3
 CLOCK = GPU_FIELDS.index("clock_reasons")
@@ -121,17 +117,8 @@ def _step(draw: st.DrawFn, nodes: dict[str, LinkNode]) -> list[NodeUpdate]:
 def test_gpu_rows_links_and_errors_give_the_object_states_snapshots(
     data: st.DataObject,
 ) -> None:
-    health = HealthSection()
-    ours = FleetState([NodeSpec(n, NODES[n][0]) for n in NODES], health)
-    reference = ReferenceState([ReferenceSpec(n, NODES[n][0]) for n in NODES], health)
     nodes = {name: LinkNode(name) for name in NODES}
-    for name, node in nodes.items():
-        for update in (
-            NodeStatusChange(name, "streaming", "", node.t),
-            _wire(name, node.hello(), node.t),
-        ):
-            ours.ingest(update)
-            reference.ingest(update)
+    ours, reference = started_states(dict(nodes))
     kept: list[tuple[FleetSnapshot, FleetSnapshot]] = []
     for _ in range(data.draw(st.integers(3, 25))):
         for _ in range(data.draw(st.sampled_from([1, 1, 1, 2]))):
