@@ -127,7 +127,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="sampl
     # Present on slow ticks only: per GPU, per link, values in NVLINK_FIELDS order.
     links: (
         Annotated[
-            list[Annotated[list[Row], msgspec.Meta(max_length=64)] | None],
+            list[Annotated[tuple[Row, ...], msgspec.Meta(max_length=64)] | None],
             msgspec.Meta(max_length=MAX_GPUS),
         ]
         | None

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-import msgspec
 import numpy as np
 
 from collectors.agent.fields import NVLINK_FIELDS
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 
 _FLIT, _DATA = NVLINK_FIELDS.index("crc_flit"), NVLINK_FIELDS.index("crc_data")
 _NAN = math.nan
-_ENCODE = msgspec.json.Encoder().encode
 _FLIT_OF, _DATA_OF = itemgetter(_FLIT), itemgetter(_DATA)
 
 LinkRows = Sequence[Sequence[Value]]
@@ -93,9 +91,9 @@ class NodeLinks:
         for i, track in enumerate(tracks):
             size = track.link_value.size
             self.value[i, :size], self.at[i, :size] = track.link_value, track.link_at
-        # Each GPU's last link rows as JSON bytes (one untracked object, where ~150
-        # lists per node would stay for the collector to scan) and their CRC counts.
-        self.rows: list[bytes] | None = None
+        # Each GPU's last link rows (tuples of tuples of numbers, as the decoder gives
+        # them: the collector stops scanning them) and their CRC counts.
+        self.rows: list[LinkRows | None] | None = None
         self.crc: np.ndarray = np.zeros((0, 0))
 
     def hand_back(self, tracks: Sequence[GpuTrack]) -> None:
@@ -123,7 +121,7 @@ class NodeLinks:
 
     def _counts(self, links: Sequence[LinkRows | None], count: int) -> np.ndarray | None:
         """The CRC counts (GPUs x links); a GPU's rows equal to last time are not read."""
-        seen = [_ENCODE(rows) for rows in links[:count]]
+        seen = list(links[:count])
         last, counts = self.rows, self.crc
         self.rows = seen
         if last is None or len(last) != count or counts.shape[0] != count:
