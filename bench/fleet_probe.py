@@ -77,15 +77,8 @@ class SnapshotProbe:
         self.tick_cost = array("d")  # wall seconds between ticks
 
     def __call__(self, snapshot: FleetSnapshot) -> None:
-        taken = snapshot.taken_at
-        self.ticks.append(taken)
-        seen = self.seen
-        for node in snapshot.nodes:
-            sent = node.sampled_at
-            if sent is not None and seen.get(node.name) != sent:
-                seen[node.name] = sent
-                self.sample_t.append(sent)
-                self.latency.append(taken - sent)
+        self.ticks.append(snapshot.taken_at)
+        record_new_samples(snapshot, snapshot.taken_at, self.seen, self.sample_t, self.latency)
         if len(self.ticks) % 5 == 0:
             streaming = snapshot.nodes_streaming
             self.progress.write_text(json.dumps({"ticks": len(self.ticks), "streaming": streaming}))
@@ -112,14 +105,23 @@ class ScreenProbe:
         GpuFleetApp._apply = apply_probed  # type: ignore[method-assign,assignment]
 
     def on_screen(self, snapshot: FleetSnapshot) -> None:
-        now = time.time()
-        seen = self.seen
-        for node in snapshot.nodes:
-            sent = node.sampled_at
-            if sent is not None and seen.get(node.name) != sent:
-                seen[node.name] = sent
-                self.sample_t.append(sent)
-                self.latency.append(now - sent)
+        record_new_samples(snapshot, time.time(), self.seen, self.sample_t, self.latency)
+
+
+def record_new_samples(
+    snapshot: FleetSnapshot,
+    now: float,
+    seen: dict[str, float | None],
+    sample_t: array[float],
+    latency: array[float],
+) -> None:
+    """Each node's sample not seen before: its send time and its age at ``now``."""
+    for node in snapshot.nodes:
+        sent = node.sampled_at
+        if sent is not None and seen.get(node.name) != sent:
+            seen[node.name] = sent
+            sample_t.append(sent)
+            latency.append(now - sent)
 
 
 class MemoryWatch:
