@@ -32,8 +32,7 @@ def messages() -> tuple[Message, ...]:
 
 @cache
 def nvidia_smi() -> ET.Element:
-    root = ET.parse(FIXTURES / "nvidia-smi.xml").getroot()
-    return root
+    return ET.parse(FIXTURES / "nvidia-smi.xml").getroot()
 
 
 def smi_gpu(path: str) -> str:
@@ -87,7 +86,7 @@ def test_a_busy_power_capped_h100_stays_healthy() -> None:
     # A GEMM burn runs at the 700 W limit with the SW power cap holding the clock down:
     # that is the GPU working as designed, not a fault to page anyone about.
     capped = 0
-    state = FleetState([NodeSpec("h100-01", expected_gpus=1)], HealthSection())
+    state = one_gpu_node()
     fields = hello().gpu_fields
     for message in messages():
         state.ingest(NodeMessage("h100-01", message, message.t))
@@ -102,8 +101,12 @@ def test_a_busy_power_capped_h100_stays_healthy() -> None:
     assert capped >= 30  # the burn really was in the capture
 
 
+def one_gpu_node() -> FleetState:
+    return FleetState([NodeSpec("h100-01", expected_gpus=1)], HealthSection())
+
+
 def replay() -> FleetState:
-    state = FleetState([NodeSpec("h100-01", expected_gpus=1)], HealthSection())
+    state = one_gpu_node()
     for message in messages():
         state.ingest(NodeMessage("h100-01", message, message.t))
     return state
