@@ -87,6 +87,8 @@ async def test_a_node_unreachable_for_a_while_is_counted_for_that_and_nothing_el
         runtime = runtime_for(lf, data)
         await runtime.start()
         try:
+            # Up first: before its first sample a node reads unreachable too.
+            await wait_for_snapshot(runtime, lambda s: all(n.state == "up" for n in s.nodes), 60)
             await wait_for_snapshot(
                 runtime,
                 lambda s: s.node("node-002").state == "unreachable",
@@ -129,6 +131,9 @@ async def test_mass_unreachability_is_disputed_not_down(tmp_path: Path) -> None:
         runtime = runtime_for(lf, data)
         await runtime.start()
         try:
+            # Up first: before its first sample a node counts as broken too, so "three
+            # broken" alone can be met at start-up, before the fault.
+            await wait_for_snapshot(runtime, lambda s: all(n.state == "up" for n in s.nodes), 60)
             await wait_for_snapshot(runtime, lambda s: s.nodes_broken >= 3, 60)
             await wait_for_snapshot(runtime, lambda s: all(n.state == "up" for n in s.nodes), 60)
         finally:
