@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from fleet.facade import GpuSnapshot, PortSnapshot, Verdict
+from fleet.facade import GpuSnapshot, PortSnapshot, ProbeVerdict, Verdict
 
 Role = Literal[
     "gpu-ok",
@@ -62,21 +62,31 @@ def util_bar(util: float | None) -> str:
 
 def gpu_cell(gpu: GpuSnapshot | None) -> Cell:
     """The grid cell of one GPU slot (None: an expected GPU that is not visible)."""
-    if gpu is None or gpu.lost or gpu.verdict == "lost":
+    if gpu is None:
         return GLYPH_LOST, "gpu-lost"
-    if gpu.verdict == "fail":
+    return gpu_glyph(gpu.lost, gpu.verdict, gpu.probe_verdict, gpu.util_gpu)
+
+
+def gpu_glyph(
+    lost: bool, verdict: Verdict, probe_verdict: ProbeVerdict | None, util: float | None
+) -> Cell:
+    """The grid cell of a visible GPU from its facts and utilization (no object needed:
+    the grid reads these from the briefs and the tick's columns)."""
+    if lost or verdict == "lost":
+        return GLYPH_LOST, "gpu-lost"
+    if verdict == "fail":
         return GLYPH_FAIL, "gpu-failed"
-    if gpu.verdict == "warn":
+    if verdict == "warn":
         return GLYPH_WARN, "gpu-warn"
     # A probe's finding marks a GPU whose telemetry looks fine, until a later probe clears it.
-    if gpu.probe_verdict == "fail":
+    if probe_verdict == "fail":
         return GLYPH_FAIL, "gpu-failed"
-    if gpu.probe_verdict in ("slow", "straggler"):
+    if probe_verdict in ("slow", "straggler"):
         return GLYPH_WARN, "gpu-warn"
-    if gpu.util_gpu is None:
+    if util is None:
         return GLYPH_UNKNOWN, "gpu-unknown"
-    role: Role = "gpu-idle" if gpu.util_gpu < IDLE_BELOW_PCT else "gpu-ok"
-    return util_bar(gpu.util_gpu), role
+    role: Role = "gpu-idle" if util < IDLE_BELOW_PCT else "gpu-ok"
+    return util_bar(util), role
 
 
 def gpu_cells(gpus: Sequence[GpuSnapshot], expected: int) -> list[Cell]:

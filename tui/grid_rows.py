@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
-from tui.draw import GLYPH_UNKNOWN, Cell, Role, gpu_cells, port_cell
+from tui.draw import GLYPH_UNKNOWN, Cell, Role, port_cell
 from tui.node_facts import gpu_facts, port_facts
 from tui.node_view import NO_FIGURES, NodeSummary, SortKey, has_live_data, is_connecting, node_why
+from tui.tick_columns import gpu_row_cells
 
 STATUS_W = 11
 MAX_PORTS = 16
@@ -142,7 +143,7 @@ def node_cells(
     cells: list[Cell] = [("  ", "text"), (node.name.ljust(layout.name_w + 1), "text")]
     cells.append((status.ljust(STATUS_W + 1)[: STATUS_W + 1], status_role))
     live = has_live_data(node)
-    gpus = gpu_cells(node.gpus, node.expected_gpus) if live else no_data_cells(node)
+    gpus = gpu_row_cells(node, summary.columns) if live else no_data_cells(node)
     cells.extend(gpus)
     cells.append((" " * (max(4, layout.gpu_slots) - len(gpus) + 2), "text"))
     if not live:

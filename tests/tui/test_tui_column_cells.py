@@ -1,0 +1,74 @@
+"""The grid's GPU cells and memory figure from the tick's columns equal those from the
+GPU objects, and a tick reads no GPU object for them."""
+
+from __future__ import annotations
+
+import json
+
+from bench.fleet_states import state_ticks
+from fleet.facade import FleetSnapshot
+from testkit.snapshots import T0
+from tests.tui.object_reads import ReadCounter
+from tui.grid_rows import layout_for, node_cells
+from tui.node_view import SummaryCache, node_figures, sort_nodes, summarize
+from tui.tick_columns import MemoryTotals, gpu_row_cells
+
+UTIL, MEM = 0, 4  # util_gpu and mem_used_mib in the canned agent's row
+
+
+def _troubled(line: bytes, node: int, tick: int) -> bytes:
+    sample = json.loads(line)
+    if node == 1 and tick >= 2:
+        sample["gpus"][3] = None  # a GPU without a reading
+    if node == 2:
+        sample["gpus"][0][UTIL] = None  # one failed reading
+        sample["gpus"][5][MEM] = None
+        sample["gpus"][6][UTIL] = 2  # idle: its own colour
+    if node == 3:
+        for row in sample["gpus"]:
+            row[MEM] = None  # no memory reading at all: N/A, not 0 %
+    return json.dumps(sample).encode() + b"\n"
+
+
+def _ticks(count: int = 8) -> list[FleetSnapshot]:
+    return state_ticks(count, 3, _troubled, t0=T0)
+
+
+def test_gpu_cells_and_memory_from_columns_equal_the_objects_and_build_none() -> None:
+    snap = _ticks()[-1]
+    layout = layout_for(snap.nodes)
+    totals = MemoryTotals()
+    [totals.of(n) for n in snap.nodes]  # a session's totals: read once, kept while it lasts
+    totals.next_tick()
+    with ReadCounter() as counter:
+        counter.counting = True
+        cells = [gpu_row_cells(n, snap.columns) for n in snap.nodes]
+        mems = [summarize(n, snap.columns, totals).mem_pct for n in snap.nodes]
+        objects, _ = counter.take()
+    assert objects["gpus"] == 0
+    detached = [n.detached() for n in snap.nodes]
+    assert cells == [gpu_row_cells(n, None) for n in detached]
+    assert mems == [node_figures(n).mem_pct for n in detached]
+    assert cells[1][3] == ("?", "gpu-lost") and cells[2][0] == ("·", "gpu-unknown")
+    assert cells[2][6][1] == "gpu-idle" and mems[3] is None and mems[2] is not None
+    for node, plain in zip(snap.nodes, detached, strict=True):
+        line = node_cells(node, summarize(node, snap.columns, totals), layout)
+        assert line == node_cells(plain, summarize(plain), layout)
+
+
+def test_memory_totals_are_read_once_per_session_and_sorting_builds_no_gpu() -> None:
+    first, second = _ticks()[-2:]
+    cache = SummaryCache()
+    cache.refresh(first.columns)
+    sort_nodes(first.nodes, "memory", cache)  # the totals of this session are read here
+    cache.refresh(second.columns)
+    with ReadCounter() as counter:
+        counter.counting = True
+        by_memory = sort_nodes(second.nodes, "memory", cache)
+        objects, _ = counter.take()
+    assert objects["gpus"] == 0
+    want = sorted(
+        (n for n in second.nodes if node_figures(n).mem_pct is not None),
+        key=lambda n: -(node_figures(n).mem_pct or 0.0),
+    )
+    assert [n.name for n in by_memory[: len(want)]] == [n.name for n in want]
