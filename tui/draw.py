@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from fleet.facade import GpuSnapshot, PortSnapshot, ProbeVerdict, Verdict
+from fleet.model import PortAlarms
+from tui.node_facts import PortFacts
 
 Role = Literal[
     "gpu-ok",
@@ -96,29 +98,41 @@ def gpu_cells(gpus: Sequence[GpuSnapshot], expected: int) -> list[Cell]:
     return cells
 
 
-def port_problem(port: PortSnapshot) -> Literal["up", "degraded", "failing", "down"]:
+PortProblem = Literal["up", "degraded", "failing", "down"]
+
+
+def port_problem(port: PortSnapshot) -> PortProblem:
     """How a port looks on the grid: down, failing while up (a flap or error burst that
     still holds a fail verdict), degraded (slow, erroring) or up."""
-    state = (port.state or "").upper()
-    phys = (port.phys_state or "LinkUp").lower()
+    return link_problem(port, port)
+
+
+def link_problem(link: PortFacts, alarms: PortAlarms | PortSnapshot) -> PortProblem:
+    """:func:`port_problem` from a port's brief and its error readings (no object needed)."""
+    state = (link.state or "").upper()
+    phys = (link.phys_state or "LinkUp").lower()
     if state in ("DOWN", "INIT", "ARMED") or phys != "linkup":
         return "down"
-    if port.verdict == "fail":
+    if link.verdict == "fail":
         return "failing"
-    if port.state is None:
+    if link.state is None:
         return "degraded"
-    if port.verdict == "warn" or port.link_downed_delta > 0:
+    if link.verdict == "warn" or alarms.link_downed_delta > 0:
         return "degraded"
-    slow = port.rate_gbps is not None and port.rate_gbps < (port.expected_rate_gbps or 0)
+    slow = link.rate_gbps is not None and link.rate_gbps < (link.expected_rate_gbps or 0)
     if slow:
         return "degraded"
-    if (port.symbol_error_rate or 0) > 0 or (port.rcv_error_rate or 0) > 0:
+    if (alarms.symbol_error_rate or 0) > 0 or (alarms.rcv_error_rate or 0) > 0:
         return "degraded"
     return "up"
 
 
 def port_cell(port: PortSnapshot) -> Cell:
-    problem = port_problem(port)
+    return problem_cell(port_problem(port))
+
+
+def problem_cell(problem: PortProblem) -> Cell:
+    """The grid cell of a port in ``problem``."""
     if problem == "down":
         return PORT_DOWN, "link-down"
     if problem == "failing":  # the link is up again: half glyph, but the failure colour

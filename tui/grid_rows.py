@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
-from tui.draw import GLYPH_UNKNOWN, Cell, Role, port_cell
+from tui.draw import GLYPH_UNKNOWN, Cell, Role, link_problem, problem_cell
 from tui.node_facts import gpu_facts, port_facts
 from tui.node_view import NO_FIGURES, NodeSummary, SortKey, has_live_data, is_connecting, node_why
 from tui.tick_columns import gpu_row_cells
@@ -125,13 +125,19 @@ def _figure_cells(
         mem = "N/A" if summary.mem_pct is None else f"{summary.mem_pct:.0f}%"
         return [(mem.rjust(4) + "  ", "muted" if summary.mem_pct is None else "text")]
     if column == "ports":
-        ports = [port_cell(p) for p in node.ports[:MAX_PORTS]]
+        ports = port_cells(node)
         pad = " " * (max(5, layout.port_slots) - len(ports) + 2)
         return [*ports, (pad, "text")]
     if column == "power":
         return [(fmt.watts(summary.power_w).rjust(6) + "  ", "text")]
     hot: Role = "gpu-warn" if (summary.hottest_c or 0) >= 85 else "text"
     return [(fmt.celsius(summary.hottest_c).rjust(4) + "  ", hot)]
+
+
+def port_cells(node: NodeSnapshot) -> list[Cell]:
+    """The first MAX_PORTS fabric ports' cells, from their briefs and error readings."""
+    links, alarms = port_facts(node)[:MAX_PORTS], node.port_alarms[:MAX_PORTS]
+    return [problem_cell(link_problem(p, a)) for p, a in zip(links, alarms, strict=True)]
 
 
 def node_cells(

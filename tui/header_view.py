@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fleet.facade import FleetSnapshot
+from fleet.facade import FleetSnapshot, NodeSnapshot
 from tui import format as fmt
+from tui.brief_memo import BriefMemo
 from tui.draw import progress_bar
 from tui.node_facts import gpu_facts
 from tui.node_view import PROBE_FLAGGED, is_connecting
@@ -40,9 +41,21 @@ class FleetCounts:
     unseen_gpus: int = 0  # expected GPUs of nodes still connecting
 
 
-def _counts(snap: FleetSnapshot) -> FleetCounts:
+def gpu_counts(node: NodeSnapshot) -> tuple[int, int, int]:
+    """The node's visible GPUs, those healthy, and those healthy that a probe flagged."""
+    gpus = gpu_facts(node)
+    healthy = flagged = 0
+    for g in gpus:
+        ok = g.verdict in HEALTHY
+        healthy += ok
+        flagged += ok and g.probe_verdict in PROBE_FLAGGED
+    return len(gpus), healthy, flagged
+
+
+def _counts(snap: FleetSnapshot, memo: BriefMemo[tuple[int, int, int]] | None) -> FleetCounts:
     """One pass over the fleet (the snapshot's properties would walk it four times)."""
     c = FleetCounts()
+    counts_of = gpu_counts if memo is None else memo.get
     for n in snap.nodes:
         c.streaming += n.status == "streaming" and n.state != "unreachable"
         if is_connecting(n):
@@ -51,22 +64,26 @@ def _counts(snap: FleetSnapshot) -> FleetCounts:
             c.unseen_gpus += n.expected_gpus
             continue
         c.broken += n.state != "up"
-        gpus = gpu_facts(n)
-        c.gpus += max(n.expected_gpus, len(gpus))
-        for g in gpus:
-            ok = g.verdict in HEALTHY
-            c.healthy += ok
-            c.probe_flagged += ok and g.probe_verdict in PROBE_FLAGGED
+        seen, healthy, flagged = counts_of(n)
+        c.gpus += max(n.expected_gpus, seen)
+        c.healthy += healthy
+        c.probe_flagged += flagged
     return c
 
 
-def header_tiles(snap: FleetSnapshot | None, bar_width: int = 6) -> HeaderTiles:
+def header_tiles(
+    snap: FleetSnapshot | None,
+    bar_width: int = 6,
+    memo: BriefMemo[tuple[int, int, int]] | None = None,
+) -> HeaderTiles:
+    """The tiles' markup and state classes; ``memo`` (of :func:`gpu_counts`) keeps each
+    node's GPU counts while its briefs are the same."""
     if snap is None:
         return HeaderTiles(
             "waiting for the first snapshot…", "N/A", "N/A", "N/A", "N/A", True, False, False, False
         )
     total = len(snap.nodes)
-    c = _counts(snap)
+    c = _counts(snap, memo)
     nodes = f"[b]{c.streaming}[/]/{total} streaming"
     if c.connecting:
         nodes += (

@@ -8,6 +8,7 @@ from textual.markup import escape
 
 from fleet.facade import VERDICT_RANK, FleetSnapshot, NodeSnapshot, SlaSummary, Verdict
 from tui import format as fmt
+from tui.brief_memo import BriefMemo
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, port_problem
 from tui.node_facts import gpu_facts, link_trouble, nic_facts, nvlink_trouble, port_facts
 
@@ -29,27 +30,32 @@ FAILED = frozenset(v for v in VERDICT_RANK if VERDICT_RANK[v] >= VERDICT_RANK["f
 PROBE_FLAGGED = frozenset(("slow", "straggler", "fail"))
 
 
-def failed_gpus(snapshot: FleetSnapshot | None) -> list[FailedGpu]:
+def node_failed_gpus(n: NodeSnapshot) -> tuple[FailedGpu, ...]:
+    """The node's GPUs that failed, were lost or were flagged by a probe (from its briefs)."""
+    rows = []
+    for g in gpu_facts(n):
+        probe = g.probe_verdict if g.probe_verdict in PROBE_FLAGGED else None
+        if g.verdict in FAILED:
+            rows.append(
+                FailedGpu(n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since, probe)
+            )
+        elif probe is not None:
+            verdict: Verdict = "fail" if probe == "fail" else "warn"
+            reasons = (f"probe: {probe}",)
+            rows.append(FailedGpu(n.name, g.index, g.serial, g.uuid, verdict, reasons, None, probe))
+    return tuple(rows)
+
+
+def failed_gpus(
+    snapshot: FleetSnapshot | None, memo: BriefMemo[tuple[FailedGpu, ...]] | None = None
+) -> list[FailedGpu]:
     """GPUs whose verdict is fail or lost, or that the last probe flagged; newest first
-    (probe findings, which carry no start time, after the telemetry failures)."""
+    (probe findings, which carry no start time, after the telemetry failures). ``memo``
+    (of :func:`node_failed_gpus`) keeps each node's rows while its briefs are the same."""
     if snapshot is None:
         return []
-    rows = []
-    for n in snapshot.nodes:
-        for g in gpu_facts(n):
-            probe = g.probe_verdict if g.probe_verdict in PROBE_FLAGGED else None
-            if g.verdict in FAILED:
-                rows.append(
-                    FailedGpu(
-                        n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since, probe
-                    )
-                )
-            elif probe is not None:
-                verdict: Verdict = "fail" if probe == "fail" else "warn"
-                reasons = (f"probe: {probe}",)
-                rows.append(
-                    FailedGpu(n.name, g.index, g.serial, g.uuid, verdict, reasons, None, probe)
-                )
+    of_node = node_failed_gpus if memo is None else memo.get
+    rows = [row for n in snapshot.nodes for row in of_node(n)]
     rows.sort(key=lambda r: (-(r.since or 0.0), r.node, r.index))
     return rows
 
@@ -88,16 +94,31 @@ def links_reported(snapshot: FleetSnapshot | None) -> bool:
     )
 
 
-def link_issue_lines(snapshot: FleetSnapshot | None, limit: int = 5) -> list[str]:
-    """Ports down/degraded/erroring and GPUs with NVLink errors: markup, one entry each."""
+def node_link_trouble(node: NodeSnapshot) -> tuple[bool, bool]:
+    """Whether a port or NIC of the node, and whether an NVLink of it, needs a closer look
+    (from its briefs)."""
+    ports = any(map(link_trouble, port_facts(node))) or any(map(link_trouble, nic_facts(node)))
+    return ports, any(map(nvlink_trouble, gpu_facts(node)))
+
+
+def link_issue_lines(
+    snapshot: FleetSnapshot | None,
+    limit: int = 5,
+    memo: BriefMemo[tuple[bool, bool]] | None = None,
+) -> list[str]:
+    """Ports down/degraded/erroring and GPUs with NVLink errors: markup, one entry each.
+    ``memo`` (of :func:`node_link_trouble`, over ports too) keeps each node's scan while
+    its briefs are the same."""
     if snapshot is None:
         return []
     lines: list[str] = []
+    trouble_of = node_link_trouble if memo is None else memo.get
     for node in snapshot.nodes:
         # Facts first: only a node with a link in trouble has its port or GPU objects read.
-        if any(map(link_trouble, port_facts(node))) or any(map(link_trouble, nic_facts(node))):
+        ports, nvlink = trouble_of(node)
+        if ports:
             lines.extend(_port_lines(node))
-        if any(map(nvlink_trouble, gpu_facts(node))):
+        if nvlink:
             lines.extend(_nvlink_lines(node))
     if len(lines) > limit:
         more = len(lines) - limit + 1

@@ -9,7 +9,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from fleet.facade import FleetSnapshot
-from tui.header_view import header_tiles
+from tui.brief_memo import BriefMemo
+from tui.header_view import gpu_counts, header_tiles
 
 TILES = ("nodes", "broken", "gpus", "util", "sla")
 TITLES = {"nodes": "Nodes", "broken": "Broken", "gpus": "GPUs", "util": "Utilization", "sla": "SLA"}
@@ -29,6 +30,10 @@ class FleetHeader(Horizontal):
 
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._gpu_counts = BriefMemo(gpu_counts)
+
     def compose(self) -> ComposeResult:
         for tile in TILES:
             widget = Tile(id=f"tile-{tile}", classes="tile")
@@ -38,7 +43,8 @@ class FleetHeader(Horizontal):
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
         if not self.is_mounted:
             return
-        tiles = header_tiles(snapshot)
+        self._gpu_counts.next_tick()
+        tiles = header_tiles(snapshot, memo=self._gpu_counts)
         for tile in TILES:
             self.query_one(f"#tile-{tile}", Tile).text = getattr(tiles, tile)
         self.query_one("#tile-nodes").set_class(tiles.connecting, "-connecting")

@@ -9,6 +9,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from fleet.facade import FleetSnapshot, LogEntry
+from tui.brief_memo import BriefMemo
 from tui.log_view import entry_markup, kind_width
 from tui.messages import OpenNode
 from tui.panels import (
@@ -19,6 +20,8 @@ from tui.panels import (
     failed_gpus,
     link_issue_lines,
     links_reported,
+    node_failed_gpus,
+    node_link_trouble,
     sla_markup,
 )
 
@@ -33,9 +36,11 @@ class FailedPanel(OptionList):
         super().__init__(id=id)
         self.rows: list[FailedGpu] = []
         self._minute = -1  # relative times are redrawn once a minute, not every tick
+        self._memo = BriefMemo(node_failed_gpus)
 
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
-        rows = failed_gpus(snapshot)
+        self._memo.next_tick()
+        rows = failed_gpus(snapshot, self._memo)
         now = snapshot.taken_at if snapshot is not None else None
         minute = int(now // 60) if now is not None else -1
         if rows == self.rows and minute == self._minute:
@@ -61,9 +66,11 @@ class InterconnectPanel(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: list[str] | None = None
+        self._memo = BriefMemo(node_link_trouble, ports=True)
 
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
-        lines = link_issue_lines(snapshot)
+        self._memo.next_tick()
+        lines = link_issue_lines(snapshot, memo=self._memo)
         key = [*lines, str(links_reported(snapshot))]
         if key == self._shown:
             return
