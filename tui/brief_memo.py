@@ -16,7 +16,6 @@ from typing import Generic, TypeVar
 from fleet.facade import NodeSnapshot
 
 T = TypeVar("T")
-_Entry = tuple[tuple[object, ...], T]
 
 
 class BriefMemo(Generic[T]):
@@ -29,8 +28,8 @@ class BriefMemo(Generic[T]):
     def __init__(self, work_out: Callable[[NodeSnapshot], T], *, ports: bool = False) -> None:
         self._work_out = work_out
         self._ports = ports
-        self._now: dict[tuple[object, ...], _Entry[T]] = {}
-        self._last: dict[tuple[object, ...], _Entry[T]] = {}
+        self._now: dict[tuple[str, int, int, int], tuple[object, object, object, T]] = {}
+        self._last: dict[tuple[str, int, int, int], tuple[object, object, object, T]] = {}
 
     def next_tick(self) -> None:
         """A new snapshot: answers not asked for since the previous one are dropped."""
@@ -38,14 +37,19 @@ class BriefMemo(Generic[T]):
 
     def get(self, node: NodeSnapshot) -> T:
         """The node's answer, worked out again only when one of its briefs tuples changed."""
-        briefs: tuple[object, ...]
+        gpus = node.gpu_briefs
         if self._ports:
-            briefs = (node.gpu_briefs, node.port_briefs, node.nic_briefs)
+            ports, nics = node.port_briefs, node.nic_briefs
+            key = (node.name, id(gpus), id(ports), id(nics))
         else:
-            briefs = (node.gpu_briefs,)
-        key = (node.name, *map(id, briefs))  # the entry keeps the tuples: ids stay theirs
-        hit = self._now.get(key) or self._last.get(key)
-        if hit is None or any(a is not b for a, b in zip(hit[0], briefs, strict=True)):
-            hit = (briefs, self._work_out(node))
-        self._now[key] = hit
-        return hit[1]
+            ports = nics = ()
+            key = (node.name, id(gpus), 0, 0)
+        # An entry keeps the tuples whose ids are its key, so no other object can have
+        # those ids while it is held: a key found is the same briefs.
+        hit = self._now.get(key)
+        if hit is None:
+            hit = self._last.get(key)
+            if hit is None:
+                hit = (gpus, ports, nics, self._work_out(node))
+            self._now[key] = hit
+        return hit[3]
