@@ -14,7 +14,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size
+from textual.geometry import Offset, Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -63,6 +63,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self._strips: dict[int, tuple[NodeSnapshot, Strip]] = {}
         self._styles: dict[str, Style] = {}
         self._predicate = parse_filter("")
+        self._frame: tuple[Offset, int] | None = None  # set while a frame is rendered
         self.acks: dict[str, str] = {}  # node -> what the operator acknowledged
 
     def set_acks(self, acks: dict[str, str]) -> None:
@@ -201,9 +202,16 @@ class FleetGrid(ScrollView, can_focus=True):
             segments.append(Segment(text, style))
         return Strip(segments).crop_extend(0, width, self._base_style())
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The view's offset and width, read once a frame: each read walks to the screen.
+        self._frame = (self.scroll_offset, self.size.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.size.width
+        (scroll_x, scroll_y), width = self._frame or (self.scroll_offset, self.size.width)
         base = self._base_style()
         if y == 0:
             if self.map_mode:
