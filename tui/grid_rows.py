@@ -64,13 +64,22 @@ class GridLayout:
         return max(self.view_w, self.fixed_w)
 
 
-def layout_for(nodes: Sequence[NodeSnapshot], view_w: int = WIDE) -> GridLayout:
-    """The widest layout whose why column keeps WHY_MIN cells in ``view_w``."""
+def layout_for(
+    nodes: Sequence[NodeSnapshot],
+    view_w: int = WIDE,
+    slots: tuple[Sequence[int], Sequence[int]] | None = None,
+) -> GridLayout:
+    """The widest layout whose why column keeps WHY_MIN cells in ``view_w``; ``slots``:
+    each node's visible GPUs and fabric ports, counted already."""
     if nodes:
+        gpus, ports = slots or (
+            [len(gpu_facts(n)) for n in nodes],
+            [len(port_facts(n)) for n in nodes],
+        )
         layout = GridLayout(
             name_w=max(9, max(len(n.name) for n in nodes)),
-            gpu_slots=max(max(n.expected_gpus, len(gpu_facts(n))) for n in nodes),
-            port_slots=min(MAX_PORTS, max(len(port_facts(n)) for n in nodes)),
+            gpu_slots=max(map(max, (n.expected_gpus for n in nodes), gpus)),
+            port_slots=min(MAX_PORTS, max(ports)),
             view_w=view_w,
         )
     else:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fleet.facade import FleetSnapshot, NodeSnapshot
 from tui import format as fmt
-from tui.brief_memo import BriefMemo
 from tui.draw import progress_bar
 from tui.node_facts import gpu_facts
 from tui.node_view import PROBE_FLAGGED, is_connecting
@@ -52,11 +52,12 @@ def gpu_counts(node: NodeSnapshot) -> tuple[int, int, int]:
     return len(gpus), healthy, flagged
 
 
-def _counts(snap: FleetSnapshot, memo: BriefMemo[tuple[int, int, int]] | None) -> FleetCounts:
+def _counts(snap: FleetSnapshot, per_node: Sequence[tuple[int, int, int]] | None) -> FleetCounts:
     """One pass over the fleet (the snapshot's properties would walk it four times)."""
     c = FleetCounts()
-    counts_of = gpu_counts if memo is None else memo.get
-    for n in snap.nodes:
+    if per_node is None:
+        per_node = [gpu_counts(n) for n in snap.nodes]
+    for n, (seen, healthy, flagged) in zip(snap.nodes, per_node, strict=True):
         c.streaming += n.status == "streaming" and n.state != "unreachable"
         if is_connecting(n):
             c.connecting += 1
@@ -64,7 +65,6 @@ def _counts(snap: FleetSnapshot, memo: BriefMemo[tuple[int, int, int]] | None) -
             c.unseen_gpus += n.expected_gpus
             continue
         c.broken += n.state != "up"
-        seen, healthy, flagged = counts_of(n)
         c.gpus += max(n.expected_gpus, seen)
         c.healthy += healthy
         c.probe_flagged += flagged
@@ -74,16 +74,16 @@ def _counts(snap: FleetSnapshot, memo: BriefMemo[tuple[int, int, int]] | None) -
 def header_tiles(
     snap: FleetSnapshot | None,
     bar_width: int = 6,
-    memo: BriefMemo[tuple[int, int, int]] | None = None,
+    per_node: Sequence[tuple[int, int, int]] | None = None,
 ) -> HeaderTiles:
-    """The tiles' markup and state classes; ``memo`` (of :func:`gpu_counts`) keeps each
-    node's GPU counts while its briefs are the same."""
+    """The tiles' markup and state classes; ``per_node``: :func:`gpu_counts` of each
+    node, worked out already."""
     if snap is None:
         return HeaderTiles(
             "waiting for the first snapshot…", "N/A", "N/A", "N/A", "N/A", True, False, False, False
         )
     total = len(snap.nodes)
-    c = _counts(snap, memo)
+    c = _counts(snap, per_node)
     nodes = f"[b]{c.streaming}[/]/{total} streaming"
     if c.connecting:
         nodes += (

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual.markup import escape
 
 from fleet.facade import VERDICT_RANK, FleetSnapshot, NodeSnapshot, SlaSummary, Verdict
 from tui import format as fmt
-from tui.brief_memo import BriefMemo
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, port_problem
 from tui.node_facts import gpu_facts, link_trouble, nic_facts, nvlink_trouble, port_facts
 
@@ -47,15 +47,16 @@ def node_failed_gpus(n: NodeSnapshot) -> tuple[FailedGpu, ...]:
 
 
 def failed_gpus(
-    snapshot: FleetSnapshot | None, memo: BriefMemo[tuple[FailedGpu, ...]] | None = None
+    snapshot: FleetSnapshot | None, per_node: Sequence[tuple[FailedGpu, ...]] | None = None
 ) -> list[FailedGpu]:
     """GPUs whose verdict is fail or lost, or that the last probe flagged; newest first
-    (probe findings, which carry no start time, after the telemetry failures). ``memo``
-    (of :func:`node_failed_gpus`) keeps each node's rows while its briefs are the same."""
+    (probe findings, which carry no start time, after the telemetry failures).
+    ``per_node``: :func:`node_failed_gpus` of each node, worked out already."""
     if snapshot is None:
         return []
-    of_node = node_failed_gpus if memo is None else memo.get
-    rows = [row for n in snapshot.nodes for row in of_node(n)]
+    if per_node is None:
+        per_node = [node_failed_gpus(n) for n in snapshot.nodes]
+    rows = [row for node_rows in per_node for row in node_rows]
     rows.sort(key=lambda r: (-(r.since or 0.0), r.node, r.index))
     return rows
 
@@ -104,18 +105,17 @@ def node_link_trouble(node: NodeSnapshot) -> tuple[bool, bool]:
 def link_issue_lines(
     snapshot: FleetSnapshot | None,
     limit: int = 5,
-    memo: BriefMemo[tuple[bool, bool]] | None = None,
+    trouble: Sequence[tuple[bool, bool]] | None = None,
 ) -> list[str]:
     """Ports down/degraded/erroring and GPUs with NVLink errors: markup, one entry each.
-    ``memo`` (of :func:`node_link_trouble`, over ports too) keeps each node's scan while
-    its briefs are the same."""
+    ``trouble``: :func:`node_link_trouble` of each node, worked out already."""
     if snapshot is None:
         return []
     lines: list[str] = []
-    trouble_of = node_link_trouble if memo is None else memo.get
-    for node in snapshot.nodes:
+    if trouble is None:
+        trouble = [node_link_trouble(n) for n in snapshot.nodes]
+    for node, (ports, nvlink) in zip(snapshot.nodes, trouble, strict=True):
         # Facts first: only a node with a link in trouble has its port or GPU objects read.
-        ports, nvlink = trouble_of(node)
         if ports:
             lines.extend(_port_lines(node))
         if nvlink:

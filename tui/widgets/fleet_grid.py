@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from fleet.facade import FleetSnapshot, NodeSnapshot
 from tui.draw import Cell, Role
+from tui.fleet_digest import FleetDigest
 from tui.grid_rows import GridLayout, column_at, header_cells, layout_for, merge, node_cells
 from tui.map_view import map_cell, map_header
 from tui.messages import OpenNode
@@ -53,8 +54,9 @@ class FleetGrid(ScrollView, can_focus=True):
     filter_text: reactive[str] = reactive("")
     map_mode: reactive[bool] = reactive(False)
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, digest: FleetDigest | None = None) -> None:
         super().__init__(id=id)
+        self._digest = digest if digest is not None else FleetDigest()
         self.rows: list[NodeSnapshot] = []
         self.cursor = 0
         self._cursor_name: str | None = None
@@ -104,7 +106,11 @@ class FleetGrid(ScrollView, can_focus=True):
     def _rebuild(self, full: bool = False) -> None:
         nodes = self.snapshot.nodes if self.snapshot is not None else ()
         self._summaries.refresh(self.snapshot.columns if self.snapshot is not None else None)
-        layout = layout_for(nodes, max(1, self.scrollable_content_region.width))
+        slots = None
+        if self.snapshot is not None:
+            digest = self._digest.of(self.snapshot)
+            slots = ([gpus for gpus, _, _ in digest.counts], digest.ports)
+        layout = layout_for(nodes, max(1, self.scrollable_content_region.width), slots)
         if layout != self._layout:
             self._layout, self._strips, full = layout, {}, True
         pred, summary = self._predicate, self._summaries.get

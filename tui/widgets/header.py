@@ -9,8 +9,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from fleet.facade import FleetSnapshot
-from tui.brief_memo import BriefMemo
-from tui.header_view import gpu_counts, header_tiles
+from tui.fleet_digest import FleetDigest
+from tui.header_view import header_tiles
 
 TILES = ("nodes", "broken", "gpus", "util", "sla")
 TITLES = {"nodes": "Nodes", "broken": "Broken", "gpus": "GPUs", "util": "Utilization", "sla": "SLA"}
@@ -30,9 +30,9 @@ class FleetHeader(Horizontal):
 
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, digest: FleetDigest | None = None) -> None:
         super().__init__(id=id)
-        self._gpu_counts = BriefMemo(gpu_counts)
+        self._digest = digest if digest is not None else FleetDigest()
 
     def compose(self) -> ComposeResult:
         for tile in TILES:
@@ -43,8 +43,8 @@ class FleetHeader(Horizontal):
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
         if not self.is_mounted:
             return
-        self._gpu_counts.next_tick()
-        tiles = header_tiles(snapshot, memo=self._gpu_counts)
+        counts = self._digest.of(snapshot).counts if snapshot is not None else None
+        tiles = header_tiles(snapshot, per_node=counts)
         for tile in TILES:
             self.query_one(f"#tile-{tile}", Tile).text = getattr(tiles, tile)
         self.query_one("#tile-nodes").set_class(tiles.connecting, "-connecting")
