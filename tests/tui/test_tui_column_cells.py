@@ -8,6 +8,7 @@ import json
 
 from bench.fleet_states import state_ticks
 from fleet.facade import FleetSnapshot
+from fleet.model import PortAlarms
 from testkit.snapshots import T0
 from tests.tui.object_reads import ReadCounter
 from tui.draw import port_cell
@@ -54,6 +55,7 @@ def test_gpu_cells_and_memory_from_columns_equal_the_objects_and_build_none() ->
         cells = [gpu_row_cells(n, snap.columns) for n in snap.nodes]
         mems = [summarize(n, snap.columns, totals).mem_pct for n in snap.nodes]
         ports = [port_cells(n) for n in snap.nodes]
+        alarms = [n.port_alarms for n in snap.nodes]  # from the tick's port columns
         objects, _ = counter.take()
     assert objects == {"gpus": 0, "ports": 0, "nics": 0}
     detached = [n.detached() for n in snap.nodes]
@@ -62,8 +64,10 @@ def test_gpu_cells_and_memory_from_columns_equal_the_objects_and_build_none() ->
     assert cells[1][3] == ("?", "gpu-lost") and cells[2][0] == ("·", "gpu-unknown")
     assert cells[2][6][1] == "gpu-idle" and mems[3] is None and mems[2] is not None
     assert ports == [[port_cell(p) for p in n.ports] for n in detached]
+    assert alarms == [tuple(map(PortAlarms.of, n.ports)) for n in detached]
+    assert alarms[4][1].rcv_error_rate == 3.0 and alarms[4][2].link_downed_delta == 1
     # Once the ports were built (detaching built them) the readings come from them.
-    assert [n.port_alarms for n in snap.nodes] == [n.port_alarms for n in detached]
+    assert [n.port_alarms for n in snap.nodes] == alarms
     up, degraded = ("●", "link-up"), ("◐", "link-degraded")
     failing, down = ("◐", "link-down"), ("○", "link-down")  # a flap holds a fail verdict
     assert ports[4][:5] == [up, degraded, failing, degraded, down]
