@@ -129,10 +129,21 @@ class FleetGrid(ScrollView, can_focus=True):
         if full or len(old) != len(self.rows):
             self.refresh()
             return
+        self._refresh_changed(old)
+
+    def _refresh_changed(self, old: list[NodeSnapshot]) -> None:
+        """Repaint the visible lines whose node changed, one region per run of them (a
+        tick usually changes every line on screen: one refresh, not one per line)."""
         top = int(self.scroll_offset.y)
-        for i in range(top, min(len(self.rows), top + self.size.height)):
-            if old[i] is not self.rows[i]:
-                self.refresh_line(i + 1)
+        end = min(len(self.rows), top + self.size.height)
+        start: int | None = None
+        for i in range(top, end + 1):
+            changed = i < end and old[i] is not self.rows[i]
+            if changed and start is None:
+                start = i
+            elif not changed and start is not None:
+                self.refresh_lines(start + 1, i - start)  # line 0 is the header
+                start = None
 
     def _place_cursor(self) -> None:
         if not self.rows:
