@@ -1,6 +1,7 @@
 """Dashboard refresh cost with 1,000 nodes x 8 GPUs, against a DataTable baseline.
 
 Run: .venv/bin/python bench/bench_tui.py [--nodes 1000] [--ticks 15] [--reads] [--source state]
+     .venv/bin/python bench/bench_tui.py --source state --before /work/main [--rounds 3]
 
 Headless (App.run_test at 160x50). For each tick every node is a new object with every
 GPU's utilization changed; the CPU (time.process_time) from handing the snapshot over
@@ -15,20 +16,34 @@ snapshots the dashboard gets in production, lazy where the state's nodes are laz
 map mode, a node screen open), the nodes whose ``gpus``/``ports``/``nics`` the
 dashboard read: under the lazy snapshot of issue #11 each such read builds that node's
 GPU/port objects (tests/tui/object_reads.py).
+
+``--before DIR`` measures only the dashboard's refresh, of this tree and of the tree at
+DIR (e.g. main's checkout), each in its own process run in turn ``--rounds`` times,
+the same ticks for both, and prints the ratio: the before/after in one run. ``--src DIR``
+(used by it) imports the product and test code from DIR instead of this tree.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# --src DIR: the code measured comes from DIR (read before the imports below).
+sys.path.insert(
+    0,
+    sys.argv[sys.argv.index("--src") + 1]
+    if "--src" in sys.argv
+    else str(Path(__file__).resolve().parents[1]),
+)
 
 from textual._compositor import Compositor  # private: only to time the first frame
 from textual.app import App, ComposeResult
@@ -52,6 +67,7 @@ from tui.grid_rows import status_cell
 from tui.node_view import summarize
 from tui.widgets.fleet_grid import FleetGrid
 
+HERE = Path(__file__).resolve()
 SIZE = (160, 50)
 
 
@@ -236,18 +252,57 @@ async def bench_table(first: FleetSnapshot, ticks: list[FleetSnapshot]) -> dict[
     return {"first_paint_s": first_paint, "cpu_s": cpu}
 
 
+def refresh_cpu_ms(args: argparse.Namespace, src: Path) -> list[float]:
+    """The dashboard's refresh CPU per tick (ms), measured with the code of ``src``."""
+    argv = [sys.executable, str(HERE), "--src", str(src), "--dashboard-only"]
+    argv += ["--nodes", str(args.nodes), "--ticks", str(args.ticks), "--source", args.source]
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run(argv, env=env, check=True, capture_output=True, text=True).stdout
+    return [float(ms) for ms in json.loads(out.splitlines()[-1])["cpu_ms"]]
+
+
+def before_after(args: argparse.Namespace) -> int:
+    """This tree's dashboard against the tree at ``args.before``, in turns, same ticks."""
+    trees = {"before": args.before.resolve(), "after": HERE.parents[1]}
+    cpu: dict[str, list[float]] = {name: [] for name in trees}
+    load = os.getloadavg()[0]
+    for k in range(args.rounds):
+        for name, src in trees.items():
+            ticks = refresh_cpu_ms(args, src)
+            cpu[name] += ticks
+            print(f"round {k + 1} {name} ({src}): median {statistics.median(ticks):.1f} ms")
+    before, after = (statistics.median(cpu[name]) for name in trees)
+    print(
+        f"nodes={args.nodes} ticks={args.ticks}x{args.rounds} source={args.source} size="
+        f"{SIZE[0]}x{SIZE[1]} load={load:.2f}->{os.getloadavg()[0]:.2f}\n"
+        f"dashboard refresh CPU median: before {before:.1f} ms, after {after:.1f} ms,"
+        f" before/after {before / after:.2f}x"
+    )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--ticks", type=int, default=15)
     parser.add_argument("--reads", action="store_true", help="count the objects read per tick")
     parser.add_argument("--source", choices=("retick", "state"), default="retick")
+    parser.add_argument("--before", type=Path, help="a tree to compare with (e.g. main's)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--src", type=Path, help="measure the code of this tree")
+    parser.add_argument("--dashboard-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.before is not None:
+        return before_after(args)
     if args.source == "state":
         first, *ticks = state_ticks(args.nodes, args.ticks)
     else:
         first = demo_snapshot(args.nodes)
         ticks = [retick(first, T0 + k, seed=k) for k in range(1, args.ticks + 1)]
+    if args.dashboard_only:
+        cpu = asyncio.run(bench_dashboard(first, ticks))["cpu_s"]
+        print(json.dumps({"cpu_ms": [s * 1000 for s in cpu]}))  # type: ignore[attr-defined]
+        return 0
     table_ticks = ticks[: max(3, args.ticks // 3)]
     bare_wall, bare_cpu, idle_settle = asyncio.run(bench_bare())
     line = asyncio.run(bench_dashboard(first, ticks))

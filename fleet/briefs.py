@@ -77,3 +77,16 @@ class PortBrief(NamedTuple):
             port.reasons,
             port.since,
         )
+
+
+class PortAlarms(NamedTuple):
+    """A port's error readings at one tick that its glyph needs beyond its brief (not a
+    brief: these move every tick, so they are read per tick without building the port)."""
+
+    link_downed_delta: int  # increments seen since the controller started
+    symbol_error_rate: float | None
+    rcv_error_rate: float | None
+
+    @classmethod
+    def of(cls, port: PortSnapshot) -> PortAlarms:
+        return cls(port.link_downed_delta, port.symbol_error_rate, port.rcv_error_rate)

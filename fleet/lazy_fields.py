@@ -12,7 +12,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from fleet.briefs import GpuBrief, PortBrief
+    from fleet.briefs import GpuBrief, PortAlarms, PortBrief
 
 
 class NodeRows(Protocol):
@@ -34,6 +34,10 @@ class NodeRows(Protocol):
 
     def built(self, which: str) -> tuple[Any, ...] | None:
         """The tuple ``build(which)`` returned, or None when it was never asked for."""
+        ...
+
+    def port_alarms(self) -> tuple[PortAlarms, ...]:
+        """Each fabric port's error readings, without building the ports."""
         ...
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from collectors.updates import NodeStatus
-from fleet.briefs import GpuBrief, PortBrief
+from fleet.briefs import GpuBrief, PortAlarms, PortBrief
 from fleet.lazy_fields import PENDING as PENDING  # the state passes it for lazy fields
 from fleet.lazy_fields import NodeRows, evolved, install_lazy_fields
 
@@ -176,6 +176,15 @@ class NodeSnapshot:
             assert self.rows is not None
             return self.rows.nic_briefs
         return tuple(map(PortBrief.of, self.nics))
+
+    @property
+    def port_alarms(self) -> tuple[PortAlarms, ...]:
+        """Each port's link_downed increments and error rates at this tick, without
+        building the port objects (what a port's glyph needs beyond its brief)."""
+        if self._from_rows("ports"):
+            assert self.rows is not None
+            return self.rows.port_alarms()
+        return tuple(map(PortAlarms.of, self.ports))
 
     def detached(self) -> NodeSnapshot:
         """This node with its GPU and port objects built and no rows: what goes on a wire

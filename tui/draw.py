@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from fleet.facade import GpuSnapshot, PortSnapshot, Verdict
+from fleet.facade import GpuSnapshot, PortSnapshot, ProbeVerdict, Verdict
+from fleet.model import PortAlarms
+from tui.node_facts import PortFacts
 
 Role = Literal[
     "gpu-ok",
@@ -62,21 +64,31 @@ def util_bar(util: float | None) -> str:
 
 def gpu_cell(gpu: GpuSnapshot | None) -> Cell:
     """The grid cell of one GPU slot (None: an expected GPU that is not visible)."""
-    if gpu is None or gpu.lost or gpu.verdict == "lost":
+    if gpu is None:
         return GLYPH_LOST, "gpu-lost"
-    if gpu.verdict == "fail":
+    return gpu_glyph(gpu.lost, gpu.verdict, gpu.probe_verdict, gpu.util_gpu)
+
+
+def gpu_glyph(
+    lost: bool, verdict: Verdict, probe_verdict: ProbeVerdict | None, util: float | None
+) -> Cell:
+    """The grid cell of a visible GPU from its facts and utilization (no object needed:
+    the grid reads these from the briefs and the tick's columns)."""
+    if lost or verdict == "lost":
+        return GLYPH_LOST, "gpu-lost"
+    if verdict == "fail":
         return GLYPH_FAIL, "gpu-failed"
-    if gpu.verdict == "warn":
+    if verdict == "warn":
         return GLYPH_WARN, "gpu-warn"
     # A probe's finding marks a GPU whose telemetry looks fine, until a later probe clears it.
-    if gpu.probe_verdict == "fail":
+    if probe_verdict == "fail":
         return GLYPH_FAIL, "gpu-failed"
-    if gpu.probe_verdict in ("slow", "straggler"):
+    if probe_verdict in ("slow", "straggler"):
         return GLYPH_WARN, "gpu-warn"
-    if gpu.util_gpu is None:
+    if util is None:
         return GLYPH_UNKNOWN, "gpu-unknown"
-    role: Role = "gpu-idle" if gpu.util_gpu < IDLE_BELOW_PCT else "gpu-ok"
-    return util_bar(gpu.util_gpu), role
+    role: Role = "gpu-idle" if util < IDLE_BELOW_PCT else "gpu-ok"
+    return util_bar(util), role
 
 
 def gpu_cells(gpus: Sequence[GpuSnapshot], expected: int) -> list[Cell]:
@@ -86,29 +98,41 @@ def gpu_cells(gpus: Sequence[GpuSnapshot], expected: int) -> list[Cell]:
     return cells
 
 
-def port_problem(port: PortSnapshot) -> Literal["up", "degraded", "failing", "down"]:
+PortProblem = Literal["up", "degraded", "failing", "down"]
+
+
+def port_problem(port: PortSnapshot) -> PortProblem:
     """How a port looks on the grid: down, failing while up (a flap or error burst that
     still holds a fail verdict), degraded (slow, erroring) or up."""
-    state = (port.state or "").upper()
-    phys = (port.phys_state or "LinkUp").lower()
+    return link_problem(port, port)
+
+
+def link_problem(link: PortFacts, alarms: PortAlarms | PortSnapshot) -> PortProblem:
+    """:func:`port_problem` from a port's brief and its error readings (no object needed)."""
+    state = (link.state or "").upper()
+    phys = (link.phys_state or "LinkUp").lower()
     if state in ("DOWN", "INIT", "ARMED") or phys != "linkup":
         return "down"
-    if port.verdict == "fail":
+    if link.verdict == "fail":
         return "failing"
-    if port.state is None:
+    if link.state is None:
         return "degraded"
-    if port.verdict == "warn" or port.link_downed_delta > 0:
+    if link.verdict == "warn" or alarms.link_downed_delta > 0:
         return "degraded"
-    slow = port.rate_gbps is not None and port.rate_gbps < (port.expected_rate_gbps or 0)
+    slow = link.rate_gbps is not None and link.rate_gbps < (link.expected_rate_gbps or 0)
     if slow:
         return "degraded"
-    if (port.symbol_error_rate or 0) > 0 or (port.rcv_error_rate or 0) > 0:
+    if (alarms.symbol_error_rate or 0) > 0 or (alarms.rcv_error_rate or 0) > 0:
         return "degraded"
     return "up"
 
 
 def port_cell(port: PortSnapshot) -> Cell:
-    problem = port_problem(port)
+    return problem_cell(port_problem(port))
+
+
+def problem_cell(problem: PortProblem) -> Cell:
+    """The grid cell of a port in ``problem``."""
     if problem == "down":
         return PORT_DOWN, "link-down"
     if problem == "failing":  # the link is up again: half glyph, but the failure colour

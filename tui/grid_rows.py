@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
-from tui.draw import GLYPH_UNKNOWN, Cell, Role, gpu_cells, port_cell
+from tui.draw import GLYPH_UNKNOWN, Cell, Role, link_problem, problem_cell
 from tui.node_facts import gpu_facts, port_facts
 from tui.node_view import NO_FIGURES, NodeSummary, SortKey, has_live_data, is_connecting, node_why
+from tui.tick_columns import gpu_row_cells
 
 STATUS_W = 11
 MAX_PORTS = 16
@@ -63,13 +64,22 @@ class GridLayout:
         return max(self.view_w, self.fixed_w)
 
 
-def layout_for(nodes: Sequence[NodeSnapshot], view_w: int = WIDE) -> GridLayout:
-    """The widest layout whose why column keeps WHY_MIN cells in ``view_w``."""
+def layout_for(
+    nodes: Sequence[NodeSnapshot],
+    view_w: int = WIDE,
+    slots: tuple[Sequence[int], Sequence[int]] | None = None,
+) -> GridLayout:
+    """The widest layout whose why column keeps WHY_MIN cells in ``view_w``; ``slots``:
+    each node's visible GPUs and fabric ports, counted already."""
     if nodes:
+        gpus, ports = slots or (
+            [len(gpu_facts(n)) for n in nodes],
+            [len(port_facts(n)) for n in nodes],
+        )
         layout = GridLayout(
             name_w=max(9, max(len(n.name) for n in nodes)),
-            gpu_slots=max(max(n.expected_gpus, len(gpu_facts(n))) for n in nodes),
-            port_slots=min(MAX_PORTS, max(len(port_facts(n)) for n in nodes)),
+            gpu_slots=max(map(max, (n.expected_gpus for n in nodes), gpus)),
+            port_slots=min(MAX_PORTS, max(ports)),
             view_w=view_w,
         )
     else:
@@ -124,13 +134,19 @@ def _figure_cells(
         mem = "N/A" if summary.mem_pct is None else f"{summary.mem_pct:.0f}%"
         return [(mem.rjust(4) + "  ", "muted" if summary.mem_pct is None else "text")]
     if column == "ports":
-        ports = [port_cell(p) for p in node.ports[:MAX_PORTS]]
+        ports = port_cells(node)
         pad = " " * (max(5, layout.port_slots) - len(ports) + 2)
         return [*ports, (pad, "text")]
     if column == "power":
         return [(fmt.watts(summary.power_w).rjust(6) + "  ", "text")]
     hot: Role = "gpu-warn" if (summary.hottest_c or 0) >= 85 else "text"
     return [(fmt.celsius(summary.hottest_c).rjust(4) + "  ", hot)]
+
+
+def port_cells(node: NodeSnapshot) -> list[Cell]:
+    """The first MAX_PORTS fabric ports' cells, from their briefs and error readings."""
+    links, alarms = port_facts(node)[:MAX_PORTS], node.port_alarms[:MAX_PORTS]
+    return [problem_cell(link_problem(p, a)) for p, a in zip(links, alarms, strict=True)]
 
 
 def node_cells(
@@ -142,7 +158,7 @@ def node_cells(
     cells: list[Cell] = [("  ", "text"), (node.name.ljust(layout.name_w + 1), "text")]
     cells.append((status.ljust(STATUS_W + 1)[: STATUS_W + 1], status_role))
     live = has_live_data(node)
-    gpus = gpu_cells(node.gpus, node.expected_gpus) if live else no_data_cells(node)
+    gpus = gpu_row_cells(node, summary.columns) if live else no_data_cells(node)
     cells.extend(gpus)
     cells.append((" " * (max(4, layout.gpu_slots) - len(gpus) + 2), "text"))
     if not live:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fleet.facade import FleetSnapshot
+from fleet.facade import FleetSnapshot, NodeSnapshot
 from tui import format as fmt
 from tui.draw import progress_bar
 from tui.node_facts import gpu_facts
@@ -40,10 +41,23 @@ class FleetCounts:
     unseen_gpus: int = 0  # expected GPUs of nodes still connecting
 
 
-def _counts(snap: FleetSnapshot) -> FleetCounts:
+def gpu_counts(node: NodeSnapshot) -> tuple[int, int, int]:
+    """The node's visible GPUs, those healthy, and those healthy that a probe flagged."""
+    gpus = gpu_facts(node)
+    healthy = flagged = 0
+    for g in gpus:
+        ok = g.verdict in HEALTHY
+        healthy += ok
+        flagged += ok and g.probe_verdict in PROBE_FLAGGED
+    return len(gpus), healthy, flagged
+
+
+def _counts(snap: FleetSnapshot, per_node: Sequence[tuple[int, int, int]] | None) -> FleetCounts:
     """One pass over the fleet (the snapshot's properties would walk it four times)."""
     c = FleetCounts()
-    for n in snap.nodes:
+    if per_node is None:
+        per_node = [gpu_counts(n) for n in snap.nodes]
+    for n, (seen, healthy, flagged) in zip(snap.nodes, per_node, strict=True):
         c.streaming += n.status == "streaming" and n.state != "unreachable"
         if is_connecting(n):
             c.connecting += 1
@@ -51,22 +65,25 @@ def _counts(snap: FleetSnapshot) -> FleetCounts:
             c.unseen_gpus += n.expected_gpus
             continue
         c.broken += n.state != "up"
-        gpus = gpu_facts(n)
-        c.gpus += max(n.expected_gpus, len(gpus))
-        for g in gpus:
-            ok = g.verdict in HEALTHY
-            c.healthy += ok
-            c.probe_flagged += ok and g.probe_verdict in PROBE_FLAGGED
+        c.gpus += max(n.expected_gpus, seen)
+        c.healthy += healthy
+        c.probe_flagged += flagged
     return c
 
 
-def header_tiles(snap: FleetSnapshot | None, bar_width: int = 6) -> HeaderTiles:
+def header_tiles(
+    snap: FleetSnapshot | None,
+    bar_width: int = 6,
+    per_node: Sequence[tuple[int, int, int]] | None = None,
+) -> HeaderTiles:
+    """The tiles' markup and state classes; ``per_node``: :func:`gpu_counts` of each
+    node, worked out already."""
     if snap is None:
         return HeaderTiles(
             "waiting for the first snapshot…", "N/A", "N/A", "N/A", "N/A", True, False, False, False
         )
     total = len(snap.nodes)
-    c = _counts(snap)
+    c = _counts(snap, per_node)
     nodes = f"[b]{c.streaming}[/]/{total} streaming"
     if c.connecting:
         nodes += (

@@ -15,6 +15,7 @@ from typing import Literal
 from fleet.facade import GPU_FIELDS, VERDICT_RANK, GpuColumns, NodeSnapshot, Verdict
 from tui.hostlist import HostlistError, expand, looks_like_hostlist
 from tui.node_facts import GpuFacts, gpu_facts, nic_facts, port_facts
+from tui.tick_columns import MemoryTotals, column_mem_pct
 
 SortKey = Literal["name", "health", "utilization", "memory", "power", "temp"]
 SORT_KEYS: tuple[SortKey, ...] = ("name", "utilization", "health", "memory", "power", "temp")
@@ -145,11 +146,21 @@ class NodeSummary:
     """What the grid needs of one node besides its cells.
 
     Health (worst verdict, unhealthy GPUs, a warning) comes from the node's facts; the
-    figures from its GPU objects on first use, so a tick that only counts, filters by
-    state or sorts by health never builds a node's objects for it.
+    figures on first use, from the tick's columns where the node has rows (else from its
+    GPU objects), so a tick that counts, filters, sorts or draws never builds a node's
+    GPU objects for it.
     """
 
-    __slots__ = ("_columns", "_figures", "_mem", "_node", "has_warn", "unhealthy", "worst")
+    __slots__ = (
+        "_columns",
+        "_figures",
+        "_mem",
+        "_node",
+        "_totals",
+        "has_warn",
+        "unhealthy",
+        "worst",
+    )
 
     def __init__(
         self,
@@ -160,6 +171,7 @@ class NodeSummary:
         node: NodeSnapshot | None = None,
         figures: NodeFigures | None = None,
         columns: GpuColumns | None = None,
+        totals: MemoryTotals | None = None,
     ) -> None:
         self.worst = worst  # worst GPU or port verdict
         self.unhealthy = unhealthy  # expected GPUs not ok/warn
@@ -167,7 +179,13 @@ class NodeSummary:
         self._node = node
         self._figures = figures if figures is not None or node is not None else NO_FIGURES
         self._columns = columns
+        self._totals = totals
         self._mem: tuple[float | None] | None = None
+
+    @property
+    def columns(self) -> GpuColumns | None:
+        """The tick's GPU columns the node's cells and figures are read from (None: objects)."""
+        return self._columns
 
     @property
     def figures(self) -> NodeFigures:
@@ -197,8 +215,9 @@ class NodeSummary:
         figures = self.figures
         if self._columns is None or self._node is None or self._node.rows is None:
             return figures.mem_pct
-        if self._mem is None:  # the memory total is read from the GPU objects
-            self._mem = (node_figures(self._node).mem_pct,)
+        if self._mem is None:  # the memory totals are read from the objects once a session
+            totals = self._totals if self._totals is not None else MemoryTotals()
+            self._mem = (column_mem_pct(self._node, self._columns, totals),)
         return self._mem[0]
 
     def _key(self) -> tuple[object, ...]:
@@ -223,8 +242,11 @@ class NodeSummary:
         return f"NodeSummary{self._key()!r}"
 
 
-def summarize(node: NodeSnapshot, columns: GpuColumns | None = None) -> NodeSummary:
-    """The node's health from its facts; its figures when first asked for."""
+def summarize(
+    node: NodeSnapshot, columns: GpuColumns | None = None, totals: MemoryTotals | None = None
+) -> NodeSummary:
+    """The node's health from its facts; its figures when first asked for (``totals``:
+    the GPUs' memory totals kept across ticks)."""
     gpus = gpu_facts(node)
     verdicts = [g.verdict for g in gpus] + [p.verdict for p in port_facts(node)]
     probe_flags = any(g.probe_verdict in PROBE_FLAGGED for g in gpus)
@@ -238,6 +260,7 @@ def summarize(node: NodeSnapshot, columns: GpuColumns | None = None) -> NodeSumm
         "warn" in verdicts or probe_flags,
         node=node,
         columns=columns,
+        totals=totals,
     )
 
 
@@ -249,12 +272,14 @@ class SummaryCache:
         self._by_id: dict[int, tuple[NodeSnapshot, NodeSummary]] = {}
         self._previous: dict[int, tuple[NodeSnapshot, NodeSummary]] = {}
         self._columns: GpuColumns | None = None
+        self._totals = MemoryTotals()
 
     def refresh(self, columns: GpuColumns | None = None) -> None:
         """A new tick (``columns``: its GPU readings): summaries used last tick carry over
         for node objects that did not change; the rest are forgotten."""
         self._previous, self._by_id = self._by_id, {}
         self._columns = columns
+        self._totals.next_tick()
 
     def get(self, node: NodeSnapshot) -> NodeSummary:
         key = id(node)
@@ -262,7 +287,7 @@ class SummaryCache:
         if hit is None or hit[0] is not node:
             hit = self._previous.get(key)
             if hit is None or hit[0] is not node:
-                hit = (node, summarize(node, self._columns))
+                hit = (node, summarize(node, self._columns, self._totals))
             self._by_id[key] = hit
         return hit[1]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual.markup import escape
@@ -29,27 +30,33 @@ FAILED = frozenset(v for v in VERDICT_RANK if VERDICT_RANK[v] >= VERDICT_RANK["f
 PROBE_FLAGGED = frozenset(("slow", "straggler", "fail"))
 
 
-def failed_gpus(snapshot: FleetSnapshot | None) -> list[FailedGpu]:
+def node_failed_gpus(n: NodeSnapshot) -> tuple[FailedGpu, ...]:
+    """The node's GPUs that failed, were lost or were flagged by a probe (from its briefs)."""
+    rows = []
+    for g in gpu_facts(n):
+        probe = g.probe_verdict if g.probe_verdict in PROBE_FLAGGED else None
+        if g.verdict in FAILED:
+            rows.append(
+                FailedGpu(n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since, probe)
+            )
+        elif probe is not None:
+            verdict: Verdict = "fail" if probe == "fail" else "warn"
+            reasons = (f"probe: {probe}",)
+            rows.append(FailedGpu(n.name, g.index, g.serial, g.uuid, verdict, reasons, None, probe))
+    return tuple(rows)
+
+
+def failed_gpus(
+    snapshot: FleetSnapshot | None, per_node: Sequence[tuple[FailedGpu, ...]] | None = None
+) -> list[FailedGpu]:
     """GPUs whose verdict is fail or lost, or that the last probe flagged; newest first
-    (probe findings, which carry no start time, after the telemetry failures)."""
+    (probe findings, which carry no start time, after the telemetry failures).
+    ``per_node``: :func:`node_failed_gpus` of each node, worked out already."""
     if snapshot is None:
         return []
-    rows = []
-    for n in snapshot.nodes:
-        for g in gpu_facts(n):
-            probe = g.probe_verdict if g.probe_verdict in PROBE_FLAGGED else None
-            if g.verdict in FAILED:
-                rows.append(
-                    FailedGpu(
-                        n.name, g.index, g.serial, g.uuid, g.verdict, g.reasons, g.since, probe
-                    )
-                )
-            elif probe is not None:
-                verdict: Verdict = "fail" if probe == "fail" else "warn"
-                reasons = (f"probe: {probe}",)
-                rows.append(
-                    FailedGpu(n.name, g.index, g.serial, g.uuid, verdict, reasons, None, probe)
-                )
+    if per_node is None:
+        per_node = [node_failed_gpus(n) for n in snapshot.nodes]
+    rows = [row for node_rows in per_node for row in node_rows]
     rows.sort(key=lambda r: (-(r.since or 0.0), r.node, r.index))
     return rows
 
@@ -88,16 +95,30 @@ def links_reported(snapshot: FleetSnapshot | None) -> bool:
     )
 
 
-def link_issue_lines(snapshot: FleetSnapshot | None, limit: int = 5) -> list[str]:
-    """Ports down/degraded/erroring and GPUs with NVLink errors: markup, one entry each."""
+def node_link_trouble(node: NodeSnapshot) -> tuple[bool, bool]:
+    """Whether a port or NIC of the node, and whether an NVLink of it, needs a closer look
+    (from its briefs)."""
+    ports = any(map(link_trouble, port_facts(node))) or any(map(link_trouble, nic_facts(node)))
+    return ports, any(map(nvlink_trouble, gpu_facts(node)))
+
+
+def link_issue_lines(
+    snapshot: FleetSnapshot | None,
+    limit: int = 5,
+    trouble: Sequence[tuple[bool, bool]] | None = None,
+) -> list[str]:
+    """Ports down/degraded/erroring and GPUs with NVLink errors: markup, one entry each.
+    ``trouble``: :func:`node_link_trouble` of each node, worked out already."""
     if snapshot is None:
         return []
     lines: list[str] = []
-    for node in snapshot.nodes:
+    if trouble is None:
+        trouble = [node_link_trouble(n) for n in snapshot.nodes]
+    for node, (ports, nvlink) in zip(snapshot.nodes, trouble, strict=True):
         # Facts first: only a node with a link in trouble has its port or GPU objects read.
-        if any(map(link_trouble, port_facts(node))) or any(map(link_trouble, nic_facts(node))):
+        if ports:
             lines.extend(_port_lines(node))
-        if any(map(nvlink_trouble, gpu_facts(node))):
+        if nvlink:
             lines.extend(_nvlink_lines(node))
     if len(lines) > limit:
         more = len(lines) - limit + 1

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from collectors.protocol import Value
+from fleet.briefs import PortAlarms
 from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
 from fleet.state.gpu import GpuTrack
 from fleet.state.layout import FieldIndex, Row, pick
@@ -146,6 +147,15 @@ def gpu_snapshot(
 def port_static(track: PortTrack) -> PortStatic:
     """What a PortSnapshot needs of ``track`` that holds for the whole session."""
     return (track.counter_names, track.counter_values, track.slot, track.is_nic, len(track.index))
+
+
+def port_alarms(static: PortStatic, tick: PortReadings) -> PortAlarms:
+    """The error readings :func:`port_snapshot` gives the port, without building it."""
+    if static[3]:  # a NIC
+        return PortAlarms(0, None, tick.rate("rx_errors"))
+    return PortAlarms(
+        tick.total("link_downed"), tick.rate("symbol_error"), tick.rate("port_rcv_errors")
+    )
 
 
 def port_snapshot(

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fleet.briefs import PortAlarms
 from fleet.model import GpuBrief, PortBrief
-from fleet.state.build import PortStatic, SteadyGpu, gpu_snapshot, port_snapshot
+from fleet.state.build import PortStatic, SteadyGpu, gpu_snapshot, port_alarms, port_snapshot
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port_tick import PortFrozen
 
@@ -37,6 +38,11 @@ class PortRows:
     def build(self, tick: PortFrozen) -> tuple[Any, ...]:
         readings = tick.readings([static[2] for static in self.static])
         return tuple(map(port_snapshot, self.briefs, self.static, self.rows, self.hw, readings))
+
+    def alarms(self, tick: PortFrozen) -> tuple[PortAlarms, ...]:
+        """Each port's error readings at ``tick`` (no PortSnapshot built)."""
+        readings = tick.readings([static[2] for static in self.static])
+        return tuple(map(port_alarms, self.static, readings))
 
 
 class StateRows:
@@ -96,6 +102,13 @@ class StateRows:
     def built(self, which: str) -> tuple[Any, ...] | None:
         """What :meth:`build` returned for ``which``, or None."""
         return self._gpus if which == "gpus" else self._ports if which == "ports" else self._nics
+
+    def port_alarms(self) -> tuple[PortAlarms, ...]:
+        """Each fabric port's error readings at this tick, read from the built ports when
+        they exist, else from the tick's port columns."""
+        if self._ports is not None:
+            return tuple(map(PortAlarms.of, self._ports))
+        return self.ports.alarms(self.tick)
 
     def _build_gpus(self) -> tuple[Any, ...]:
         fast = self.fast

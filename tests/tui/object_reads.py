@@ -8,8 +8,8 @@ objects were read while it is ``counting`` (used by tests/tui and bench/bench_tu
 
 Reads made by ``tui/node_facts.py`` are counted apart (``facts``): those accessors read
 the state's briefs once the lazy snapshot lands, which build no object. So are the reads
-of ``NodeSnapshot.gpu_briefs``/``port_briefs``/``nic_briefs`` (#11): a node built with
-its objects (not from the state's rows) makes its briefs from them.
+of ``NodeSnapshot.gpu_briefs``/``port_briefs``/``nic_briefs``/``port_alarms`` (#11): a
+node built with its objects (not from the state's rows) makes its briefs from them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from fleet.facade import NodeSnapshot
 
 FIELDS = ("gpus", "ports", "nics")
 FACTS_MODULE = "node_facts.py"
-BRIEFS = frozenset(("gpu_briefs", "port_briefs", "nic_briefs"))
+BRIEFS = frozenset(("gpu_briefs", "port_briefs", "nic_briefs", "port_alarms"))
 
 
 class _Counted:

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from fleet.facade import FleetFacade, FleetSnapshot, OperatorDesk
+from tui.fleet_digest import FleetDigest
 from tui.messages import SeriesLoaded
 from tui.node_view import FILTER_HELP, SORT_KEYS, parse_filter
 from tui.widgets.fleet_grid import FleetGrid
@@ -52,9 +53,11 @@ class MainScreen(Screen[None]):
         self.read_only = read_only
         self._series_failed = False
         self._applied_filter = ""
+        # One pass over each snapshot's nodes for the header, grid and panels together.
+        self.digest = FleetDigest()
 
     def compose(self) -> ComposeResult:
-        yield FleetHeader(id="header").data_bind(MainScreen.snapshot)
+        yield FleetHeader(id="header", digest=self.digest).data_bind(MainScreen.snapshot)
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield Input(
@@ -62,11 +65,13 @@ class MainScreen(Screen[None]):
                     id="filter",
                     classes="-hidden",
                 )
-                yield FleetGrid(id="grid").data_bind(MainScreen.snapshot)
+                yield FleetGrid(id="grid", digest=self.digest).data_bind(MainScreen.snapshot)
             with Container(id="right"):
                 yield UtilPlot(id="plot")
-                yield FailedPanel(id="failed").data_bind(MainScreen.snapshot)
-                yield InterconnectPanel(id="links").data_bind(MainScreen.snapshot)
+                yield FailedPanel(id="failed", digest=self.digest).data_bind(MainScreen.snapshot)
+                yield InterconnectPanel(id="links", digest=self.digest).data_bind(
+                    MainScreen.snapshot
+                )
                 yield SlaPanel(id="sla").data_bind(MainScreen.snapshot)
                 yield EventsPanel(id="events")
         yield Footer()

@@ -14,13 +14,14 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size
+from textual.geometry import Offset, Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fleet.facade import FleetSnapshot, NodeSnapshot
 from tui.draw import Cell, Role
+from tui.fleet_digest import FleetDigest
 from tui.grid_rows import GridLayout, column_at, header_cells, layout_for, merge, node_cells
 from tui.map_view import map_cell, map_header
 from tui.messages import OpenNode
@@ -53,8 +54,9 @@ class FleetGrid(ScrollView, can_focus=True):
     filter_text: reactive[str] = reactive("")
     map_mode: reactive[bool] = reactive(False)
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, digest: FleetDigest | None = None) -> None:
         super().__init__(id=id)
+        self._digest = digest if digest is not None else FleetDigest()
         self.rows: list[NodeSnapshot] = []
         self.cursor = 0
         self._cursor_name: str | None = None
@@ -63,6 +65,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self._strips: dict[int, tuple[NodeSnapshot, Strip]] = {}
         self._styles: dict[str, Style] = {}
         self._predicate = parse_filter("")
+        self._frame: tuple[Offset, int] | None = None  # set while a frame is rendered
         self.acks: dict[str, str] = {}  # node -> what the operator acknowledged
 
     def set_acks(self, acks: dict[str, str]) -> None:
@@ -103,7 +106,11 @@ class FleetGrid(ScrollView, can_focus=True):
     def _rebuild(self, full: bool = False) -> None:
         nodes = self.snapshot.nodes if self.snapshot is not None else ()
         self._summaries.refresh(self.snapshot.columns if self.snapshot is not None else None)
-        layout = layout_for(nodes, max(1, self.scrollable_content_region.width))
+        slots = None
+        if self.snapshot is not None:
+            digest = self._digest.of(self.snapshot)
+            slots = ([gpus for gpus, _, _ in digest.counts], digest.ports)
+        layout = layout_for(nodes, max(1, self.scrollable_content_region.width), slots)
         if layout != self._layout:
             self._layout, self._strips, full = layout, {}, True
         pred, summary = self._predicate, self._summaries.get
@@ -122,10 +129,21 @@ class FleetGrid(ScrollView, can_focus=True):
         if full or len(old) != len(self.rows):
             self.refresh()
             return
+        self._refresh_changed(old)
+
+    def _refresh_changed(self, old: list[NodeSnapshot]) -> None:
+        """Repaint the visible lines whose node changed, one region per run of them (a
+        tick usually changes every line on screen: one refresh, not one per line)."""
         top = int(self.scroll_offset.y)
-        for i in range(top, min(len(self.rows), top + self.size.height)):
-            if old[i] is not self.rows[i]:
-                self.refresh_line(i + 1)
+        end = min(len(self.rows), top + self.size.height)
+        start: int | None = None
+        for i in range(top, end + 1):
+            changed = i < end and old[i] is not self.rows[i]
+            if changed and start is None:
+                start = i
+            elif not changed and start is not None:
+                self.refresh_lines(start + 1, i - start)  # line 0 is the header
+                start = None
 
     def _place_cursor(self) -> None:
         if not self.rows:
@@ -201,9 +219,16 @@ class FleetGrid(ScrollView, can_focus=True):
             segments.append(Segment(text, style))
         return Strip(segments).crop_extend(0, width, self._base_style())
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The view's offset and width, read once a frame: each read walks to the screen.
+        self._frame = (self.scroll_offset, self.size.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.size.width
+        (scroll_x, scroll_y), width = self._frame or (self.scroll_offset, self.size.width)
         base = self._base_style()
         if y == 0:
             if self.map_mode:

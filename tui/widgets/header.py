@@ -9,6 +9,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from fleet.facade import FleetSnapshot
+from tui.fleet_digest import FleetDigest
 from tui.header_view import header_tiles
 
 TILES = ("nodes", "broken", "gpus", "util", "sla")
@@ -29,6 +30,10 @@ class FleetHeader(Horizontal):
 
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
+    def __init__(self, *, id: str | None = None, digest: FleetDigest | None = None) -> None:
+        super().__init__(id=id)
+        self._digest = digest if digest is not None else FleetDigest()
+
     def compose(self) -> ComposeResult:
         for tile in TILES:
             widget = Tile(id=f"tile-{tile}", classes="tile")
@@ -38,7 +43,8 @@ class FleetHeader(Horizontal):
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
         if not self.is_mounted:
             return
-        tiles = header_tiles(snapshot)
+        counts = self._digest.of(snapshot).counts if snapshot is not None else None
+        tiles = header_tiles(snapshot, per_node=counts)
         for tile in TILES:
             self.query_one(f"#tile-{tile}", Tile).text = getattr(tiles, tile)
         self.query_one("#tile-nodes").set_class(tiles.connecting, "-connecting")

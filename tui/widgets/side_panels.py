@@ -9,6 +9,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from fleet.facade import FleetSnapshot, LogEntry
+from tui.fleet_digest import FleetDigest
 from tui.log_view import entry_markup, kind_width
 from tui.messages import OpenNode
 from tui.panels import (
@@ -29,13 +30,15 @@ class FailedPanel(OptionList):
 
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, digest: FleetDigest | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[FailedGpu] = []
         self._minute = -1  # relative times are redrawn once a minute, not every tick
+        self._digest = digest if digest is not None else FleetDigest()
 
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
-        rows = failed_gpus(snapshot)
+        per_node = self._digest.of(snapshot).failed if snapshot is not None else None
+        rows = failed_gpus(snapshot, per_node)
         now = snapshot.taken_at if snapshot is not None else None
         minute = int(now // 60) if now is not None else -1
         if rows == self.rows and minute == self._minute:
@@ -58,12 +61,14 @@ class InterconnectPanel(Static):
 
     snapshot: reactive[FleetSnapshot | None] = reactive(None, always_update=True, repaint=False)
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, digest: FleetDigest | None = None) -> None:
         super().__init__(id=id)
         self._shown: list[str] | None = None
+        self._digest = digest if digest is not None else FleetDigest()
 
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
-        lines = link_issue_lines(snapshot)
+        trouble = self._digest.of(snapshot).trouble if snapshot is not None else None
+        lines = link_issue_lines(snapshot, trouble=trouble)
         key = [*lines, str(links_reported(snapshot))]
         if key == self._shown:
             return
