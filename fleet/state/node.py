@@ -111,6 +111,9 @@ class NodeTrack:
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
         self.verdict_views: tuple[GpuVerdictView, ...] = ()
         self.steady: tuple[SteadyGpu, ...] = ()
+        # A slow row or a new session may have dropped a GPU's steady readings since
+        # ``steady`` was taken (GpuTrack.slow_values); else it holds.
+        self.steady_stale = True
         # Per track list (ports, NICs) of this session: the rows of the last snapshot.
         self.port_rows: dict[int, PortRows] = {}
         self.earliest: float | None = None  # the earliest hold of a GPU or port
@@ -181,6 +184,7 @@ class NodeTrack:
         self.port_plans = (_uniform(self.ports), _uniform(self.nics))
         self.port_slots = (_slots(self.ports), _slots(self.nics))
         self.earliest = None
+        self.steady_stale = True
         self.dirty = True
 
     def _place_gpus(self, count: int, layout: Layout) -> None:
