@@ -123,6 +123,8 @@ class NodeTrack:
         self.port_plans: tuple[RowPlan | None, RowPlan | None] = (None, None)
         # The ports' (NICs') slots in the fleet's port columns, in order.
         self.port_slots: tuple[np.ndarray, np.ndarray] = (_NO_SLOTS, _NO_SLOTS)
+        # PortColumns.flushes when this node last staged rows (they wait for the next).
+        self.staged_before = -1
 
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
@@ -177,6 +179,11 @@ class NodeTrack:
         self._place_gpus(len(gpus), layout)
         self._hand_rows_to_tracks(0, self.ports)
         self._hand_rows_to_tracks(1, self.nics)
+        if self.staged_before == self.port_columns.flushes:
+            # The last session's rows are read with its layout. Only this node's rows
+            # need it: not a flush per port of every node at a fleet start, each taking
+            # the rows the other nodes had staged since.
+            self.port_columns.flush()
         self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
         self.nics = [self._port(info, layout, None) for info in hello.nics]
         self.port_rows = {}
@@ -229,6 +236,7 @@ class NodeTrack:
         # Counters advance for the whole fleet at once, before the next snapshot.
         columns = self.port_columns
         plans, slots = self.port_plans, self.port_slots
+        self.staged_before = columns.flushes
         columns.stage(self.ports, sample.ports, sample.t, received, plans[0], slots[0])
         columns.stage(self.nics, sample.nics, sample.t, received, plans[1], slots[1])
         self._keep_rows(0, self.ports, sample.ports)

@@ -63,6 +63,7 @@ class PortColumns:
             tuple[Sequence[PortTrack], Sequence[Row], float, float, RowPlan | None, np.ndarray]
         ] = []
         self.used = 0
+        self.flushes = 0  # flushes that applied rows: what a node's staged rows wait for
         self._allocate_arrays(capacity)
 
     def _downed(self) -> list[int]:
@@ -112,8 +113,11 @@ class PortColumns:
         return plan
 
     def configure(self, slot: int, plan: RowPlan, data_bits: int | None) -> None:
-        """A new session layout for the port in ``slot``: baselines of kept counters stay."""
-        self.flush()  # rows staged under the previous layout are read with it
+        """A new session layout for the port in ``slot``: baselines of kept counters stay.
+
+        Rows of ``slot`` staged under the previous layout must be flushed first (the
+        node does it once for all its ports: :attr:`flushes` tells it whether it must).
+        """
         self.tracked[slot] = False
         self.tracked[slot, plan.dst] = True
         for col in plan.dst:
@@ -144,6 +148,7 @@ class PortColumns:
         staged, self._staged = self._staged, []
         if not staged:
             return
+        self.flushes += 1
         rounds: list[dict[RowPlan, RowBatch]] = []
         seen: dict[int, int] = {}
         for tracks, rows, t, at, plan, slots in staged:
