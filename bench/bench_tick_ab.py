@@ -4,7 +4,8 @@
 medians move by a third between runs. This times only the state's three phases per
 tick (ingest of every node's sample, ``PortColumns.flush``, the rest of ``snapshot``),
 CPU time of this process, and reports the minimum and median over the ticks without
-slow rows; ticks with slow and NVLink rows (every 10th) are timed whole, apart. With
+slow rows; ticks with slow and NVLink rows (every 10th) are timed whole, apart, and so
+are the first samples (each node starts its session; flush and snapshot as one). With
 ``--against TREE`` it runs itself alternately under ``PYTHONPATH=TREE`` (the baseline,
 e.g. an export of main) and under this tree, several times, and prints the ratios of
 the best figures, so both see the same machine state:
@@ -27,6 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 T0 = 1.8e9
 PHASES = ("ingest", "flush", "snapshot")
+OTHERS = ("slow tick", "first ingest", "first snapshot")
 SLOW_EVERY = 10  # fleet_nodes.CannedNode sends slow and NVLink rows on every 10th sample
 
 
@@ -45,7 +47,7 @@ def measure(nodes: int, ticks: int, warmup: int) -> dict[str, list[float]]:
     canned = [CannedNode(i, 8, 8, 1.0) for i in range(nodes)]
     for name, node in zip(names, canned, strict=True):
         state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
-    times: dict[str, list[float]] = {phase: [] for phase in (*PHASES, "slow tick")}
+    times: dict[str, list[float]] = {phase: [] for phase in (*PHASES, *OTHERS)}
     for k in range(1, warmup + ticks + 1):
         t = T0 + k
         messages = [
@@ -60,6 +62,9 @@ def measure(nodes: int, ticks: int, warmup: int) -> dict[str, list[float]]:
         flushed = time.process_time()
         state.snapshot(t + 0.5)
         done = time.process_time()
+        if k == 1:  # every node's first sample: each starts its session
+            times["first ingest"].append(ingested - started)
+            times["first snapshot"].append(done - ingested)
         if k <= warmup:
             continue
         if k % SLOW_EVERY == 1:  # the state's whole cost of a tick with slow rows
@@ -108,10 +113,10 @@ def main() -> None:
         for label, tree in (("baseline", args.against), ("ours", ours)):
             times = _run(tree, args)
             print(_line(label, times), f"(load {os.getloadavg()[0]:.1f})", flush=True)
-            for phase in (*PHASES, "slow tick"):
+            for phase in (*PHASES, *OTHERS):
                 best[label].setdefault(phase, []).extend(times[phase])
     print(f"nodes {args.nodes}; over all rounds, best tick per phase (baseline / ours):")
-    for phase in (*PHASES, "state", "slow tick"):
+    for phase in (*PHASES, "state", *OTHERS):
         if phase == "state":
             base = sum(min(best["baseline"][p]) for p in PHASES)
             mine = sum(min(best["ours"][p]) for p in PHASES)
