@@ -195,6 +195,9 @@ def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:
     if layout is None:
         return ()
     steady = node.steady
+    if not node.steady_stale and len(steady) == len(node.gpus):
+        return steady  # no slow row and no new session since it was taken
+    node.steady_stale = False
     if len(steady) != len(node.gpus) or any(t.slow_values is None for t in node.gpus):
         steady = tuple(steady_of(track, layout.slow) for track in node.gpus)
         node.steady = steady

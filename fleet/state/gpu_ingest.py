@@ -36,6 +36,7 @@ def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) 
         _take_rows_one_by_one(node, rows, sample.lost, layout, received)
     _take_errors(node, sample.errs)
     if sample.slow is not None:
+        node.steady_stale = True
         for track, srow in zip(node.gpus, sample.slow, strict=False):
             track.apply_slow(srow, sample.t, received, layout.slow)
     if sample.links is not None:

@@ -7,6 +7,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample, Value
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
@@ -23,6 +25,12 @@ from fleet.state.port_batch import RowPlan
 from fleet.state.port_columns import PortColumns
 from fleet.state.rows import PortRows
 from fleet.xid import xid_text
+
+_NO_SLOTS = np.zeros(0, dtype=np.intp)
+
+
+def _slots(tracks: list[PortTrack]) -> np.ndarray:
+    return np.array([track.slot for track in tracks], dtype=np.intp)
 
 
 def _uniform(tracks: list[PortTrack]) -> RowPlan | None:
@@ -103,6 +111,9 @@ class NodeTrack:
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
         self.verdict_views: tuple[GpuVerdictView, ...] = ()
         self.steady: tuple[SteadyGpu, ...] = ()
+        # A slow row or a new session may have dropped a GPU's steady readings since
+        # ``steady`` was taken (GpuTrack.slow_values); else it holds.
+        self.steady_stale = True
         # Per track list (ports, NICs) of this session: the rows of the last snapshot.
         self.port_rows: dict[int, PortRows] = {}
         self.earliest: float | None = None  # the earliest hold of a GPU or port
@@ -110,6 +121,10 @@ class NodeTrack:
         self.ports_until = math.inf  # the earliest hold of a port or NIC
         # The field plan all ports (NICs) share, so a flush takes their rows at once.
         self.port_plans: tuple[RowPlan | None, RowPlan | None] = (None, None)
+        # The ports' (NICs') slots in the fleet's port columns, in order.
+        self.port_slots: tuple[np.ndarray, np.ndarray] = (_NO_SLOTS, _NO_SLOTS)
+        # PortColumns.flushes when this node last staged rows (they wait for the next).
+        self.staged_before = -1
 
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
@@ -164,12 +179,19 @@ class NodeTrack:
         self._place_gpus(len(gpus), layout)
         self._hand_rows_to_tracks(0, self.ports)
         self._hand_rows_to_tracks(1, self.nics)
+        if self.staged_before == self.port_columns.flushes:
+            # The last session's rows are read with its layout. Only this node's rows
+            # need it: not a flush per port of every node at a fleet start, each taking
+            # the rows the other nodes had staged since.
+            self.port_columns.flush()
         self.ports = [self._port(info, layout, self.max_rate) for info in hello.ports]
         self.nics = [self._port(info, layout, None) for info in hello.nics]
         self.port_rows = {}
         self.ports_changed.since_refresh = True
         self.port_plans = (_uniform(self.ports), _uniform(self.nics))
+        self.port_slots = (_slots(self.ports), _slots(self.nics))
         self.earliest = None
+        self.steady_stale = True
         self.dirty = True
 
     def _place_gpus(self, count: int, layout: Layout) -> None:
@@ -213,8 +235,10 @@ class NodeTrack:
         take_gpus(self, sample, layout, received)
         # Counters advance for the whole fleet at once, before the next snapshot.
         columns = self.port_columns
-        columns.stage(self.ports, sample.ports, sample.t, received, self.port_plans[0])
-        columns.stage(self.nics, sample.nics, sample.t, received, self.port_plans[1])
+        plans, slots = self.port_plans, self.port_slots
+        self.staged_before = columns.flushes
+        columns.stage(self.ports, sample.ports, sample.t, received, plans[0], slots[0])
+        columns.stage(self.nics, sample.nics, sample.t, received, plans[1], slots[1])
         self._keep_rows(0, self.ports, sample.ports)
         self._keep_rows(1, self.nics, sample.nics)
         if sample.hw is not None:

@@ -82,7 +82,7 @@ class NodeLinks:
     when it ends (a baseline follows the GPU's identity, not its index).
     """
 
-    __slots__ = ("at", "crc", "rows", "value")
+    __slots__ = ("at", "crc", "quiet", "rows", "value")
 
     def __init__(self, tracks: Sequence[GpuTrack]) -> None:
         width = max((track.link_value.size for track in tracks), default=0)
@@ -95,6 +95,9 @@ class NodeLinks:
         # them: the collector stops scanning them) and their CRC counts.
         self.rows: list[LinkRows | None] | None = None
         self.crc: np.ndarray = np.zeros((0, 0))
+        # The last slow tick's time when every link had a known rate of 0 (else None):
+        # the same counts again later give 0 everywhere (see _quiet_again).
+        self.quiet: float | None = None
 
     def hand_back(self, tracks: Sequence[GpuTrack]) -> None:
         """The session ends: each GPU keeps its baselines for its next session."""
@@ -108,16 +111,38 @@ class NodeLinks:
         are not read again.
         """
         count = min(len(tracks), len(links))
+        last = self.crc
         crc = self._counts(links, count)
         if crc is None:
-            self.rows = None
+            self.rows, self.quiet = None, None
             self._take_one_by_one(tracks, links, t)
             return
         self.crc = crc
+        if crc is last and self._quiet_again(count, crc.shape[1], t):
+            zeros = (0.0,) * crc.shape[1]
+            for track in tracks[:count]:
+                track.take_link_rates(zeros)
+            return
         rate = self._advance(slice(0, count), crc, t)
         whole = (~np.isnan(rate).any(axis=1)).tolist()  # every link's rate known
+        # Every rate known and 0: the counts equal the baselines, each taken at t.
+        self.quiet = t if all(whole) and not rate.any() else None
         for track, known, full in zip(tracks[:count], rate.tolist(), whole, strict=True):
             track.take_link_rates(tuple(known) if full else tuple(r for r in known if r == r))
+
+    def _quiet_again(self, count: int, width: int, t: float) -> bool:
+        """Counts equal to the last slow tick's, which left every rate known and 0.
+
+        Then :func:`advance_crc` would find each count equal to its baseline, taken at
+        the last tick: every rate is 0 again once time moved on, and only the baselines'
+        time moves. The arrays are not read at all.
+        """
+        quiet = self.quiet
+        if quiet is None or not t > quiet:
+            return False
+        self.at[:count, :width] = t
+        self.quiet = t
+        return True
 
     def _counts(self, links: Sequence[LinkRows | None], count: int) -> np.ndarray | None:
         """The CRC counts (GPUs x links); a GPU's rows equal to last time are not read."""

@@ -27,7 +27,7 @@ from collectors.agent.fields import counter_bits
 from fleet.config.health_section import HealthSection
 from fleet.counters import ceiling
 from fleet.state.layout import FieldIndex, Row
-from fleet.state.port_batch import RowBatch, RowPlan, matrix_of
+from fleet.state.port_batch import RowBatch, RowPlan
 from fleet.state.port_tick import PortFrozen
 
 if TYPE_CHECKING:
@@ -60,9 +60,10 @@ class PortColumns:
         )
         self._plans: dict[tuple[tuple[str, ...], bool], RowPlan] = {}
         self._staged: list[
-            tuple[Sequence[PortTrack], Sequence[Row], float, float, RowPlan | None]
+            tuple[Sequence[PortTrack], Sequence[Row], float, float, RowPlan | None, np.ndarray]
         ] = []
         self.used = 0
+        self.flushes = 0  # flushes that applied rows: what a node's staged rows wait for
         self._allocate_arrays(capacity)
 
     def _downed(self) -> list[int]:
@@ -107,13 +108,16 @@ class PortColumns:
         plan = self._plans.get(key)
         if plan is None:
             names = NIC_COUNTERS if is_nic else self.ib_tracked
-            plan = RowPlan(index, is_nic, {n: self.column[n] for n in names})
+            plan = RowPlan(index, is_nic, {n: self.column[n] for n in names}, self.watched)
             self._plans[key] = plan
         return plan
 
     def configure(self, slot: int, plan: RowPlan, data_bits: int | None) -> None:
-        """A new session layout for the port in ``slot``: baselines of kept counters stay."""
-        self.flush()  # rows staged under the previous layout are read with it
+        """A new session layout for the port in ``slot``: baselines of kept counters stay.
+
+        Rows of ``slot`` staged under the previous layout must be flushed first (the
+        node does it once for all its ports: :attr:`flushes` tells it whether it must).
+        """
         self.tracked[slot] = False
         self.tracked[slot, plan.dst] = True
         for col in plan.dst:
@@ -129,22 +133,25 @@ class PortColumns:
         t: float,
         at: float,
         plan: RowPlan | None,
+        slots: np.ndarray,
     ) -> None:
         """Keep one sample's rows of a node's ports (or NICs) until the next flush.
 
-        ``plan``: the plan every one of ``tracks`` has (None when they differ).
+        ``plan``: the plan every one of ``tracks`` has (None when they differ);
+        ``slots``: their port slots, in order.
         """
         if rows:
-            self._staged.append((tracks, rows, t, at, plan))
+            self._staged.append((tracks, rows, t, at, plan, slots))
 
     def flush(self) -> None:
         """Apply every staged row: counters with array operations, changed links in Python."""
         staged, self._staged = self._staged, []
         if not staged:
             return
+        self.flushes += 1
         rounds: list[dict[RowPlan, RowBatch]] = []
         seen: dict[int, int] = {}
-        for tracks, rows, t, at, plan in staged:
+        for tracks, rows, t, at, plan, slots in staged:
             turn = seen.get(id(tracks), 0)  # a node's second sample: the next round
             seen[id(tracks)] = turn + 1
             if turn == len(rounds):
@@ -155,34 +162,37 @@ class PortColumns:
                 batch = groups.get(plan)
                 if batch is None:
                     batch = groups[plan] = RowBatch()
-                batch.add(tracks[:count], rows[:count], t, at)
+                batch.add(tracks[:count], rows[:count], t, at, slots[:count])
                 continue
             for track, row in zip(tracks, rows, strict=False):
                 batch = groups.get(track.plan)
                 if batch is None:
                     batch = groups[track.plan] = RowBatch()
-                batch.add((track,), (row,), t, at)
+                batch.add((track,), (row,), t, at, np.array([track.slot], dtype=np.intp))
         for groups in rounds:
             for plan, batch in groups.items():
                 self._apply(plan, batch)
 
     def _apply(self, plan: RowPlan, batch: RowBatch) -> None:
         tracks = batch.tracks
-        slots = np.fromiter((track.slot for track in tracks), dtype=np.intp, count=len(tracks))
-        matrix = matrix_of(batch.rows, plan.width)
-        times = np.array(batch.times, dtype=np.float64)
+        slots = batch.slot_array()
+        matrix = plan.matrix(batch.rows)
         moved = np.zeros(len(tracks), dtype=bool)
         if plan.dst.size:
-            moved = self._advance(slots, plan.dst, matrix[:, plan.src], times)
+            moved = self._advance(slots, plan, matrix[:, plan.src], batch.time_array())
         view = self._facts_view(plan, slots, matrix)
-        for i in np.flatnonzero(self._changed(slots, view) | moved):
-            tracks[int(i)].absorb(self, view[i], batch.received[int(i)])
+        changed = np.flatnonzero(self._changed(slots, view) | moved).tolist()
+        if changed:
+            received = batch.received_array().tolist()
+            for i in changed:
+                tracks[i].absorb(self, view[i], received[i])
 
     def _advance(
-        self, slots: np.ndarray, cols: np.ndarray, values: np.ndarray, t: np.ndarray
+        self, slots: np.ndarray, plan: RowPlan, values: np.ndarray, t: np.ndarray
     ) -> np.ndarray:
-        """Advance the counters ``cols`` of ``slots``; True where a watched value moved."""
-        at = (slots[:, None], cols[None, :])
+        """Advance the counters ``plan.dst`` of ``slots``; True where a watched value moved."""
+        cols = plan.cols
+        at = (slots, cols) if isinstance(cols, slice) else (slots[:, None], cols[None, :])
         value = np.trunc(values)  # counters are integers: 3.7 counts as 3
         present = ~np.isnan(value)
         prev, prev_at, top = self.last[at], self.last_at[at], self.top[at]
@@ -201,7 +211,7 @@ class PortColumns:
         self.saturated[at] = np.where(present, pegged, self.saturated[at])
         self.last[at] = np.where(present, value, prev)
         self.last_at[at] = np.where(present, t[:, None], prev_at)
-        return moved[:, np.isin(cols, self.watched)].any(axis=1)
+        return moved[:, plan.watched].any(axis=1)
 
     def _facts_view(self, plan: RowPlan, slots: np.ndarray, matrix: np.ndarray) -> np.ndarray:
         """Per row what the port's facts hold: link readings, error rates, symbol pegged.

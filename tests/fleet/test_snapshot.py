@@ -243,3 +243,18 @@ def test_transitions_are_exactly_the_state_changes(steps: list[tuple[str, float]
         expected = () if current == previous else ((feed.name, current, now),)
         assert tuple((t.node, t.state, t.at) for t in snap.transitions) == expected
         previous = current
+
+
+def test_a_slow_row_after_fast_only_ticks_shows_in_the_next_snapshot() -> None:
+    feed = NodeFeed(gpus=2, ports=1)
+    state = FleetState([NodeSpec(feed.name, expected_gpus=2)], HealthSection())
+    start(state, feed)
+    for _ in range(3):  # fast-only ticks keep each GPU's slow readings as they were
+        state.ingest(feed.sample(slow=False))
+        assert state.snapshot(feed.t).nodes[0].gpus[1].ecc_corr_vol == 0
+    feed.slow[1].update(ecc_corr_vol=6, power_limit_w=600.0)
+    state.ingest(feed.sample(slow=True))
+    gpu = state.snapshot(feed.t).nodes[0].gpus[1]
+    assert (gpu.ecc_corr_vol, gpu.power_limit_w) == (6, 600.0)
+    state.ingest(feed.sample(slow=False))
+    assert state.snapshot(feed.t).nodes[0].gpus[1].ecc_corr_vol == 6
