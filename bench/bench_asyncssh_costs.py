@@ -3,7 +3,8 @@
 One real asyncssh connection on loopback (server in this process, idle). Timed, per
 call, CPU time, best of several interleaved rounds: what asyncssh runs for every
 received packet to log it (``log_received_packet`` of a channel data packet, at debug
-level 1) and for every read to restart the keepalive timer (``_reset_keepalive_timer``);
+level 1) for every read to restart the keepalive timer (``_reset_keepalive_timer``), and for
+every packet to ask whether its handler's result is awaitable;
 and the timers each leaves in the loop's heap. The baseline is asyncssh as shipped
 (:func:`asyncssh_costs.uninstall`), the same methods on the same connection.
 
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import time
 from collections.abc import Callable
 
 import asyncssh
+import asyncssh.connection
 from asyncssh.packet import SSHPacket
 
 from collectors.ssh import asyncssh_costs
@@ -62,7 +65,10 @@ async def measure(calls: int, rounds: int) -> dict[str, dict[str, float]]:
             before = len(loop._scheduled)  # type: ignore[attr-defined]
             reset = _per_call_us(conn._reset_keepalive_timer, calls)
             heap = (len(loop._scheduled) - before) / calls  # type: ignore[attr-defined]
+            awaitable = asyncssh.connection.inspect.isawaitable
+            check = _per_call_us(functools.partial(awaitable, True), calls)
             row = best[side]
+            row["await"] = min(row.get("await", float("inf")), check)
             row["log"] = min(row.get("log", float("inf")), log)
             row["reset"] = min(row.get("reset", float("inf")), reset)
             row["heap"] = heap
@@ -87,6 +93,7 @@ def main() -> None:
     for label, key in (
         ("log_received_packet (debug level 1)", "log"),
         ("_reset_keepalive_timer", "reset"),
+        ("inspect.isawaitable(True) in _recv_packet", "await"),
     ):
         print(
             f"{label:<44} {shipped[key]:>8.3f} {ours[key]:>8.3f} {ours[key] / shipped[key]:>6.2f}x"

@@ -1,4 +1,4 @@
-"""Two per-packet costs of asyncssh that the controller pays and never uses, made free.
+"""Per-packet costs of asyncssh that the controller pays and never uses, made free.
 
 Read against asyncssh 2.24.1 (``packet.py``, ``logging.py``, ``connection.py``);
 pyproject pins ``asyncssh<3``. At 1,000 nodes the controller receives ~2,000 packets a
@@ -9,12 +9,16 @@ second, and for every one of them asyncssh
   level, which is 1 unless someone asks for 3 (``asyncssh.set_debug_level``);
 * cancels the connection's keepalive timer and schedules a new one
   (``SSHConnection._reset_keepalive_timer``, called per read): a ``TimerHandle`` per
-  read, the cancelled ones left in the loop's heap until it compacts them.
+  read, the cancelled ones left in the loop's heap until it compacts them;
+* asks ``inspect.isawaitable`` whether the packet handler's result (``True`` for
+  every data packet) is awaitable: ~0.5 µs, most of it the ``Awaitable`` ABC check.
 
 :func:`install` replaces those methods on asyncssh's classes, once per process:
 
 * the sent/received packet loggers return at once unless the debug level is 3, so
   packet dumps appear exactly when they did;
+* ``asyncssh.connection`` sees an ``inspect`` whose ``isawaitable`` answers
+  ``True``, ``False`` and ``None`` at once and asks the real one about anything else;
 * the keepalive timer is lazy: a read only notes its time; when the timer fires
   early relative to the last read it re-arms for the remainder, otherwise asyncssh's
   own callback runs (count an unanswered keepalive, send the next or close). A link
@@ -27,9 +31,12 @@ asyncssh upgrade that moves them fails there rather than silently costing again.
 
 from __future__ import annotations
 
+import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
+import asyncssh.connection
 from asyncssh.connection import SSHConnection
 from asyncssh.logging import SSHLogger
 from asyncssh.packet import SSHPacketLogger
@@ -65,6 +72,16 @@ CONNECTION_ATTRIBUTES = (
 _originals: dict[tuple[type, str], Callable[..., Any]] = {}
 
 
+def _isawaitable(value: object, _real: Callable[[object], bool] = inspect.isawaitable) -> bool:
+    # A packet handler returns True (or None) unless it returns a coroutine.
+    return value is not True and value is not None and value is not False and _real(value)
+
+
+# The inspect module as asyncssh.connection sees it once installed: the same names,
+# with isawaitable answering the common results before the ABC check.
+_INSPECT = types.SimpleNamespace(**{**vars(inspect), "isawaitable": _isawaitable})
+
+
 def check_asyncssh() -> None:
     """Fail loudly when asyncssh no longer has what :func:`install` replaces or reads.
 
@@ -77,6 +94,8 @@ def check_asyncssh() -> None:
         for name in names
         if not hasattr(cls, name)
     ]
+    if getattr(asyncssh.connection, "inspect", None) not in (inspect, _INSPECT):
+        missing.append("asyncssh.connection.inspect")
     if missing:
         raise RuntimeError(
             f"asyncssh changed since {ASYNCSSH_READ_AT}: {', '.join(missing)} missing; "
@@ -103,6 +122,7 @@ def install() -> None:
     for (cls, name), replacement in replacements.items():
         _originals[(cls, name)] = cls.__dict__[name]
         setattr(cls, name, replacement)
+    asyncssh.connection.inspect = _INSPECT  # type: ignore[assignment]
 
 
 def uninstall() -> None:
@@ -110,6 +130,7 @@ def uninstall() -> None:
     for (cls, name), original in _originals.items():
         setattr(cls, name, original)
     _originals.clear()
+    asyncssh.connection.inspect = inspect
 
 
 def _log_sent_packet(

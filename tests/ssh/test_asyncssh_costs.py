@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import asyncssh
+import asyncssh.connection
 import pytest
 from asyncssh.connection import SSHConnection
 from asyncssh.packet import SSHPacketLogger
@@ -245,3 +247,24 @@ async def test_keepalive_turned_off_on_an_open_link_leaves_no_timer() -> None:
         timer = conn._keepalive_timer
         assert timer is not None
         assert timer.when() <= asyncio.get_running_loop().time() + 0.5
+
+
+async def test_asyncssh_sees_an_isawaitable_that_agrees_with_inspect() -> None:
+    seen = asyncssh.connection.inspect.isawaitable
+    assert seen is not inspect.isawaitable  # installed
+
+    class Custom:
+        def __await__(self) -> Any:
+            yield
+
+    async def coroutine() -> None:
+        return None
+
+    future = asyncio.get_running_loop().create_future()
+    running = coroutine()
+    values: list[object] = [True, False, None, 0, 1, b"", "x", future, running, Custom()]
+    try:
+        assert [seen(value) for value in values] == [inspect.isawaitable(v) for v in values]
+        assert [seen(value) for value in values][-3:] == [True, True, True]
+    finally:
+        running.close()
