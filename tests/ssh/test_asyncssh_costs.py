@@ -268,3 +268,21 @@ async def test_asyncssh_sees_an_isawaitable_that_agrees_with_inspect() -> None:
         assert [seen(value) for value in values][-3:] == [True, True, True]
     finally:
         running.close()
+
+
+def test_an_asyncssh_without_what_is_replaced_is_named_and_left_as_shipped(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    asyncssh_costs.uninstall()
+    try:
+        with monkeypatch.context() as changed:
+            changed.delattr(SSHConnection, "set_keepalive")
+            with pytest.raises(RuntimeError, match=r"SSHConnection\.set_keepalive missing"):
+                asyncssh_costs.check_asyncssh()
+            asyncssh_costs.install()  # the monitor: a warning, asyncssh as shipped
+            assert not asyncssh_costs.installed()
+            assert asyncssh.connection.inspect is inspect
+            assert "SSHConnection.set_keepalive missing" in caplog.text
+    finally:
+        asyncssh_costs.install()
+    assert asyncssh_costs.installed()
