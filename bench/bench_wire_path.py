@@ -7,8 +7,9 @@ round, as one read each, the way asyncssh hands a packet's data to the channel; 
 event loop then drains the pacer. CPU time of the process, best of several rounds.
 
 The baseline is the same measurement run on the tree at commit e80ac40 (wave 3's
-collectors, exported with ``git archive`` to a temporary directory), each side in its
-own subprocess, interleaved, so both see the same machine.
+collectors and testkit; ``--baseline f7b051d`` measures wave 4's instead), exported
+with ``git archive`` to a temporary directory, each side in its own subprocess,
+interleaved, so both see the same machine.
 
     PYTHONPATH=. .venv/bin/python bench/bench_wire_path.py --nodes 1000 --rounds 20
 """
@@ -92,9 +93,9 @@ async def per_line_us(nodes: int, rounds: int) -> dict[str, float]:
     return {"path_us": best / nodes * 1e6, "decode_us": decode / nodes * 1e6}
 
 
-def _baseline_tree(into: Path) -> Path:
+def _baseline_tree(into: Path, commit: str) -> Path:
     archive = subprocess.run(
-        ["git", "archive", BASELINE_COMMIT, "collectors", "testkit"],
+        ["git", "archive", commit, "collectors", "testkit"],
         cwd=ROOT, capture_output=True, check=True,
     ).stdout  # fmt: skip
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
@@ -117,13 +118,16 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each side")
+    parser.add_argument(
+        "--baseline", default=BASELINE_COMMIT, help="the commit measured beside this tree"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(asyncio.run(per_line_us(args.nodes, args.rounds))))
         return
     with tempfile.TemporaryDirectory(prefix="bench-wire-") as tmp:
-        base = _baseline_tree(Path(tmp))
+        base = _baseline_tree(Path(tmp), args.baseline)
         ours: dict[str, float] = {}
         theirs: dict[str, float] = {}
         for _ in range(args.repeat):
@@ -132,8 +136,8 @@ def main() -> None:
                     side[key] = min(side.get(key, float("inf")), value)
     load = os.getloadavg()[0]
     print(f"# {args.nodes} nodes, best of {args.rounds} rounds x {args.repeat} runs; "
-          f"load {load:.2f}; baseline {BASELINE_COMMIT}")  # fmt: skip
-    print(f"{'CPU µs per line':<34} {'ours':>7} {'wave 3':>7} {'ratio':>6}")
+          f"load {load:.2f}; baseline {args.baseline}")  # fmt: skip
+    print(f"{'CPU µs per line':<34} {'ours':>7} {args.baseline[:7]:>7} {'ratio':>6}")
     rows = (
         ("channel+pacer+session+sink", "path_us"),
         ("  of which decode_line", "decode_us"),

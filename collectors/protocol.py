@@ -177,6 +177,7 @@ class Bye(msgspec.Struct, frozen=True, tag_field="type", tag="bye"):
 Message = Hello | Sample | Event | Error | Bye
 
 _decoder = msgspec.json.Decoder(Message)
+_decode = _decoder.decode
 
 
 class ProtocolError(ValueError):
@@ -199,9 +200,19 @@ def decode_line(line: bytes | str) -> Message:
         ProtocolError: the line is too long, not UTF-8, not JSON, of an unknown type
             or version, or holds a value outside its range or size.
     """
-    message = _typed(line)
     if type(line) is not bytes:
-        return _checked(message)
+        return _checked(_typed(line))
+    # _typed's body, inline: one Python call less per node message.
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(f"line of {len(line)} bytes exceeds the {MAX_LINE_BYTES}-byte cap")
+    try:
+        message = _decode(line)
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    if message.v != PROTOCOL_VERSION:
+        raise ProtocolError(f"protocol version {message.v}, expected {PROTOCOL_VERSION}")
     flags = line.translate(_SCAN)
     if _NINETEEN_DIGITS in flags:
         where = _out_of_range(message)

@@ -9,10 +9,15 @@ from pathlib import Path
 
 import asyncssh
 
+from collectors.ssh import asyncssh_costs
 from collectors.ssh.config_syntax import SshConfigError
 from collectors.ssh.openssh_config import HostConfig
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import KnownHostsDefault, NodeTarget, parse_jump_chain
+
+# Every node connection (and the probe runner's) is opened here: asyncssh's per-packet
+# log formatting and keepalive re-arm are made free before the first one.
+asyncssh_costs.install()
 
 
 class HostKeyMismatchError(Exception):

@@ -13,6 +13,7 @@ from collectors.sanitize import clean_text
 from collectors.ssh.errors import AgentExited
 from collectors.ssh.pacing import LinePacer
 
+_STDERR = asyncssh.EXTENDED_DATA_STDERR
 _STDERR_LINES_KEPT = 5
 # The agent's stderr becomes the node's status reason, shown in the dashboard and logs:
 # bounded per line and per chunk so a crashing (or hostile) agent cannot flood either.
@@ -58,7 +59,7 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         """Split stdout into lines; keep the last few stderr lines for the exit reason."""
-        if datatype == asyncssh.EXTENDED_DATA_STDERR:
+        if datatype == _STDERR:
             text = data[:_STDERR_CHUNK_BYTES].decode("utf-8", "replace")
             self._stderr.extend(
                 clean_text(line.strip(), _STDERR_LINE_CHARS)
@@ -69,17 +70,19 @@ class AgentChannel(asyncssh.SSHClientSession[bytes]):
         if self._pending:
             data = self._pending + data
             self._pending = b""
+        # A line is kept unless it is empty or all whitespace: ``isspace`` answers at the
+        # first byte of a JSON line, where ``strip`` copied every line.
         if data.find(b"\n") == len(data) - 1:
             # The usual read: the agent flushes a message at a time, one packet each.
             line = data[:-1]
-            lines = [line] if line.strip() else []
+            lines = [line] if line and not line.isspace() else []
         else:
             lines = data.split(b"\n")
             self._pending = lines.pop()
             if len(self._pending) > MAX_LINE_BYTES:
                 self.fail(ProtocolError(f"a line grew past the {MAX_LINE_BYTES}-byte cap"))
                 return
-            lines = [line for line in lines if line.strip()]
+            lines = [line for line in lines if line and not line.isspace()]
         if not lines or self.ended.done():
             return
         self._queued += len(lines)

@@ -91,6 +91,21 @@ async def test_reads_of_one_line_part_lines_and_blank_lines_split_the_same() -> 
     assert order == ['{"a": 1}', '{"b": 2}', '{"c": 3}', '{"d": 4}']
 
 
+async def test_a_line_counts_as_blank_exactly_when_strip_leaves_nothing() -> None:
+    # Single-line reads and multi-line reads take different paths through the channel.
+    order: list[bytes] = []
+    channel = AgentChannel(order.append, LinePacer())
+    kinds = [b"", b" ", b"\t\r\x0b\x0c", b"\x85", b"\x1c", b"\xa0 ", b" x "]
+    for kind in kinds:
+        channel.data_received(kind + b"\n", None)
+    channel.data_received(b"\n".join(kinds) + b"\n", None)
+    channel.connection_lost(None)
+    await asyncio.wait_for(channel.ended, 10)
+    kept = [kind for kind in kinds if kind.strip()]
+    assert kept == [b"\x85", b"\x1c", b"\xa0 ", b" x "]
+    assert order == kept + kept
+
+
 async def test_lines_after_a_protocol_failure_are_dropped() -> None:
     order: list[str] = []
     pacer = LinePacer()

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import shlex
 
 import asyncssh
 import pytest
 
-from collectors.protocol import ProtocolError
+from collectors.protocol import ProtocolError, decode_line
 from collectors.ssh import NodeTarget, SshOptions, agent_command
 from collectors.ssh.connect import HostKeyMismatchError, jump_hops
 from collectors.ssh.errors import AgentExited, classify
 from collectors.ssh.target import JumpHop, parse_jump_chain, sftp_dir
 from collectors.ssh.upload import agent_missing, remote_file
+from collectors.updates import NodeMessage
 
 
 def test_agent_command_quotes_every_piece() -> None:
@@ -131,3 +133,12 @@ def test_jump_hops_keep_the_target_settings_per_hop() -> None:
     hops = jump_hops(target)
     assert [(h.host, h.user, h.port) for h in hops] == [("j1", "ops", 2203), ("fd00::1", None, 22)]
     assert hops[1].name == "n (jump host fd00::1)"
+
+
+def test_a_node_message_is_not_tracked_by_the_garbage_collector() -> None:
+    # ~1,000 are built a second; tracked, each would count towards the next collection.
+    message = decode_line(b'{"v":1,"type":"bye","t":1.0}')
+    update = NodeMessage("node-001", message, 2.0)
+    assert not gc.is_tracked(update)
+    assert update == NodeMessage("node-001", message, 2.0)
+    assert (update.node, update.message, update.received) == ("node-001", message, 2.0)
