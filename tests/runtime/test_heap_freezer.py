@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -30,6 +31,30 @@ def test_freezes_after_the_streaming_count_held_still() -> None:
         freezer.observe(_fleet(float(t), streaming), every_node_tried=True)
     assert freezer.frozen_at == float(2 + SETTLED_TICKS)
     assert gc.get_freeze_count() > 0
+
+
+class _Handshake:
+    """Stands for a connect attempt's leftovers: an object in a reference cycle."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_cyclic_garbage_of_the_connecting_phase_is_freed_not_frozen() -> None:
+    """The automatic full collection is off: garbage still in the generations when the
+    fleet settles was frozen with the live heap and stayed resident for good."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    leftover = weakref.ref(_Handshake())  # unreachable at once, but only a collection frees it
+    gc.disable()  # no automatic collection may free it before the freezer decides
+    try:
+        for t in range(SETTLED_TICKS + 2):
+            freezer.observe(_fleet(float(t), 2), every_node_tried=True)
+    finally:
+        gc.enable()
+    assert freezer.frozen_at is not None and gc.get_freeze_count() > 0
+    gc.collect()  # what every later scheduled collection can reach
+    assert leftover() is None
 
 
 def test_waits_until_every_node_was_tried() -> None:

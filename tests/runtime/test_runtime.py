@@ -43,9 +43,9 @@ async def test_runtime_records_the_broken_interval_and_reads_it_back(
     # waiting for its first sample satisfied "one broken" before the XID came.
     await wait_for_snapshot(
         runtime,
-        lambda s: (n := s.node("node-002")) is not None
-        and n.state == "broken"
-        and s.nodes_streaming == 3,
+        lambda s: (
+            (n := s.node("node-002")) is not None and n.state == "broken" and s.nodes_streaming == 3
+        ),
     )
     await runtime.stop()
     states = pl.read_parquet(tmp_path / "data" / "node_states" / "**" / "*.parquet")
