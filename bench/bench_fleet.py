@@ -23,7 +23,9 @@ with ``--metrics-addr``, scraped the same way, and adds sample -> screen latency
 ``--minutes M`` keeps the controller running (scraped) until M minutes after it was
 started and reports RSS at minutes 1, 5 and 15 (those within M). ``--memory-debug S``
 takes a tracemalloc snapshot every S seconds in the controller and prints where the
-heap grew and which object types multiplied (slow: for finding leaks, not figures).
+heap grew and which object types multiplied (slow: for finding leaks, not figures);
+with ``GPUFLEET_BENCH_TRACEMALLOC_FRAMES=0`` it only reads the mappings and walks the
+runtime's parts (bench/memory_account.py), which a 1,000-node start survives.
 
     .venv/bin/python bench/bench_fleet.py --nodes 1000 --warmup 20 --window 60
     .venv/bin/python bench/bench_fleet.py --nodes 1000 --ui watch --minutes 15 --no-naive
