@@ -57,6 +57,24 @@ def test_cyclic_garbage_of_the_connecting_phase_is_freed_not_frozen() -> None:
     assert leftover() is None
 
 
+def test_a_fleet_that_never_settles_is_still_collected_on_schedule() -> None:
+    """Nodes that keep connecting change the streaming count every tick: the freeze never
+    comes, and with the automatic full collection off their cycles piled up unbounded."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    leftover = weakref.ref(_Handshake())
+    gc.disable()
+    try:
+        for t in range(int(FULL_COLLECT_S)):
+            freezer.observe(_fleet(float(t), t % 3), every_node_tried=True)
+        assert leftover() is not None  # nothing collected it yet: the test can tell
+        freezer.observe(_fleet(FULL_COLLECT_S, 1), every_node_tried=True)
+    finally:
+        gc.enable()
+    assert freezer.frozen_at is None and freezer.collected_at == FULL_COLLECT_S
+    assert leftover() is None
+
+
 def test_waits_until_every_node_was_tried() -> None:
     freezer = HeapFreezer()
     gc.unfreeze()
