@@ -234,10 +234,14 @@ def soak(pid: int, launched: float, minutes: float, url: str) -> dict[int, float
         if minute > minutes:
             break
         left = launched + 60 * minute - time.monotonic()
+        last_minute = ""
         if left > 0:
-            measure(pid, left, url)
+            # A scrape swings RSS by tens of MiB for seconds: one reading compares phases,
+            # so the range over the minute before each mark (one reading per 5 s) goes too.
+            readings = measure(pid, left, url).rss[-12:]
+            last_minute = f" (minute before: {min(readings):.1f}-{max(readings):.1f})"
         rss_at[minute] = round(rss_mib(pid), 1)
-        print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB", flush=True)
+        print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB{last_minute}", flush=True)
         # Read from outside the controller: costs it nothing, unlike --memory-debug.
         top = list(mappings(pid).items())[:4]
         print("      resident by mapping: " + ", ".join(f"{k} {v}" for k, v in top), flush=True)
