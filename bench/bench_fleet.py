@@ -23,7 +23,9 @@ with ``--metrics-addr``, scraped the same way, and adds sample -> screen latency
 ``--minutes M`` keeps the controller running (scraped) until M minutes after it was
 started and reports RSS at minutes 1, 5 and 15 (those within M). ``--memory-debug S``
 takes a tracemalloc snapshot every S seconds in the controller and prints where the
-heap grew and which object types multiplied (slow: for finding leaks, not figures).
+heap grew and which object types multiplied (slow: for finding leaks, not figures);
+with ``GPUFLEET_BENCH_TRACEMALLOC_FRAMES=0`` it only reads the mappings and walks the
+runtime's parts (bench/memory_account.py), which a 1,000-node start survives.
 
     .venv/bin/python bench/bench_fleet.py --nodes 1000 --warmup 20 --window 60
     .venv/bin/python bench/bench_fleet.py --nodes 1000 --ui watch --minutes 15 --no-naive
@@ -232,10 +234,14 @@ def soak(pid: int, launched: float, minutes: float, url: str) -> dict[int, float
         if minute > minutes:
             break
         left = launched + 60 * minute - time.monotonic()
+        last_minute = ""
         if left > 0:
-            measure(pid, left, url)
+            # A scrape swings RSS by tens of MiB for seconds: one reading compares phases,
+            # so the range over the minute before each mark (one reading per 5 s) goes too.
+            readings = measure(pid, left, url).rss[-12:]
+            last_minute = f" (minute before: {min(readings):.1f}-{max(readings):.1f})"
         rss_at[minute] = round(rss_mib(pid), 1)
-        print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB", flush=True)
+        print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB{last_minute}", flush=True)
         # Read from outside the controller: costs it nothing, unlike --memory-debug.
         top = list(mappings(pid).items())[:4]
         print("      resident by mapping: " + ", ".join(f"{k} {v}" for k, v in top), flush=True)

@@ -66,9 +66,11 @@ def gc_thresholds(current: tuple[int, int, int]) -> tuple[int, int, int]:
 # Ticks with an unchanged number of streaming nodes before the fleet counts as settled.
 SETTLED_TICKS = 5
 # The runtime turns CPython's own trigger for a full collection off (GC_FULL_TRIGGER_OFF),
-# so cyclic garbage would pile up: a full collection runs on this schedule instead. It
-# scans only what is not frozen (the live samples and snapshot of one tick); at 1,000
-# nodes that is still the largest pause (bench/fleet_tick.py prints it).
+# so cyclic garbage would pile up: a full collection runs on this schedule instead, before
+# the fleet settles too (a fleet that keeps connecting may never settle, and its handshakes
+# and retries are what leave cycles). Once frozen it scans only what is not frozen (the
+# live samples and snapshot of one tick); at 1,000 nodes that is still the largest pause
+# (bench/fleet_tick.py prints it). Before the freeze it scans the connections too.
 FULL_COLLECT_S = 30.0
 
 
@@ -83,28 +85,47 @@ class HeapFreezer:
 
     def __init__(self) -> None:
         self.frozen_at: float | None = None
-        self.collected_at: float | None = None
+        self.collected_at: float | None = None  # the latest scheduled full collection
+        self._period_from: float | None = None
         self._streaming = -1
         self._steady = 0
 
     def observe(self, snapshot: FleetSnapshot, every_node_tried: bool) -> None:
-        """Count steady ticks; freeze on the first one after the fleet settled, then
-        collect what is not frozen every :data:`FULL_COLLECT_S`."""
-        if self.frozen_at is not None:
-            last = self.collected_at if self.collected_at is not None else self.frozen_at
-            if snapshot.taken_at - last >= FULL_COLLECT_S:
-                gc.collect()
-                release_free_heap()  # what the collection freed leaves the resident set
-                self.collected_at = snapshot.taken_at
+        """Count steady ticks; freeze on the first one after the fleet settled; collect
+        what is not frozen every :data:`FULL_COLLECT_S`, settled or not."""
+        t = snapshot.taken_at
+        if self.frozen_at is None and self._settled(snapshot, every_node_tried):
+            freeze_live_heap()
+            self.frozen_at = self._period_from = t
             return
+        if self._period_from is None:
+            self._period_from = t
+        elif t - self._period_from >= FULL_COLLECT_S:
+            gc.collect()
+            release_free_heap()  # what the collection freed leaves the resident set
+            self.collected_at = self._period_from = t
+
+    def _settled(self, snapshot: FleetSnapshot, every_node_tried: bool) -> bool:
         streaming = snapshot.nodes_streaming
         if streaming != self._streaming:
             self._streaming, self._steady = streaming, 0
-            return
+            return False
         self._steady += 1
-        if every_node_tried and self._steady >= SETTLED_TICKS:
-            gc.freeze()
-            self.frozen_at = snapshot.taken_at
+        return every_node_tried and self._steady >= SETTLED_TICKS
+
+
+def freeze_live_heap() -> None:
+    """Collect, then freeze what is left, then hand the freed pages back.
+
+    The automatic full collection is off (:data:`GC_FULL_TRIGGER_OFF`), so the cyclic
+    garbage of start-up and of a fleet's connecting (handshakes, timeouts, retries) sits
+    in the collector's generations until now; frozen with the live heap it would stay
+    resident for the life of the process. One full collection here, before anything is
+    measured or scraped, frees it once.
+    """
+    gc.collect()
+    gc.freeze()
+    release_free_heap()
 
 
 class FleetRuntime:
@@ -167,7 +188,7 @@ class FleetRuntime:
         """Connect to every node and start ticking."""
         # Start-up objects (config, modules, targets) live for the whole run: keeping them
         # out of the collector's generations removes the full-GC pauses seen in tick times.
-        gc.freeze()
+        freeze_live_heap()
         gc.set_threshold(*gc_thresholds(gc.get_threshold()))
         await self._ssh.start()
         self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")

@@ -30,8 +30,9 @@ class HistorySection(Section):
     retention_days: int = Field(default=400, ge=1)
     """Day partitions older than this many days are deleted (a year and a month by default,
     so last year's SLA claims can still be argued)."""
-    ring_minutes: int = Field(default=15, ge=1, le=120)
-    """Minutes of full-resolution samples kept in memory for sparklines."""
+    ring_minutes: int = Field(default=2, ge=1, le=120)
+    """Minutes of full-resolution samples kept in memory for sparklines (the node screen
+    draws the last 16, a NATS viewer asks for 120: two minutes at a 1 s interval)."""
     flush_interval_s: float = Field(default=5.0, gt=0, le=300)
     """Seconds between writes of node transitions, events and the coverage span."""
     coverage_gap_s: float = Field(default=60.0, gt=0)

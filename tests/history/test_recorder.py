@@ -83,6 +83,18 @@ def test_ring_is_bounded_narrow_and_feeds_gpu_series() -> None:
     assert recorder.gpu_series("no-such-node", 0, 5).util == ()
 
 
+def test_the_default_ring_holds_what_its_readers_ask_and_no_more() -> None:
+    """The node screen draws 16 points, a NATS viewer asks its shard for 120 (1 s ticks)."""
+    recorder = HistoryRecorder(None, CONFIG, clock=lambda: T0, tick_s=1.0, expected_gpus=6)
+    record_seconds(recorder, 400)
+    series = recorder.gpu_series(node_name(1), 0, 120)
+    expected = [T0 + s for s in range(280, 400)]
+    assert series.util == tuple(float(sample_util(1, 0, t)) for t in expected)
+    assert len(recorder.ring) == 121  # two minutes back from the newest tick, inclusive
+    # At 8,000 GPUs (1,000 nodes) that is 5.5 MiB; the 15-minute ring held 41 MiB.
+    assert recorder.ring.nbytes() == 121 * (6 * 6 + 8)
+
+
 def test_missing_values_stay_missing() -> None:
     recorder = HistoryRecorder(None, CONFIG, clock=lambda: T0)
     snap = snapshot(T0, 1, 1)

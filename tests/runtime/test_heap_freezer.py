@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -30,6 +31,48 @@ def test_freezes_after_the_streaming_count_held_still() -> None:
         freezer.observe(_fleet(float(t), streaming), every_node_tried=True)
     assert freezer.frozen_at == float(2 + SETTLED_TICKS)
     assert gc.get_freeze_count() > 0
+
+
+class _Handshake:
+    """Stands for a connect attempt's leftovers: an object in a reference cycle."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_cyclic_garbage_of_the_connecting_phase_is_freed_not_frozen() -> None:
+    """The automatic full collection is off: garbage still in the generations when the
+    fleet settles was frozen with the live heap and stayed resident for good."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    leftover = weakref.ref(_Handshake())  # unreachable at once, but only a collection frees it
+    gc.disable()  # no automatic collection may free it before the freezer decides
+    try:
+        for t in range(SETTLED_TICKS + 2):
+            freezer.observe(_fleet(float(t), 2), every_node_tried=True)
+    finally:
+        gc.enable()
+    assert freezer.frozen_at is not None and gc.get_freeze_count() > 0
+    gc.collect()  # what every later scheduled collection can reach
+    assert leftover() is None
+
+
+def test_a_fleet_that_never_settles_is_still_collected_on_schedule() -> None:
+    """Nodes that keep connecting change the streaming count every tick: the freeze never
+    comes, and with the automatic full collection off their cycles piled up unbounded."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    leftover = weakref.ref(_Handshake())
+    gc.disable()
+    try:
+        for t in range(int(FULL_COLLECT_S)):
+            freezer.observe(_fleet(float(t), t % 3), every_node_tried=True)
+        assert leftover() is not None  # nothing collected it yet: the test can tell
+        freezer.observe(_fleet(FULL_COLLECT_S, 1), every_node_tried=True)
+    finally:
+        gc.enable()
+    assert freezer.frozen_at is None and freezer.collected_at == FULL_COLLECT_S
+    assert leftover() is None
 
 
 def test_waits_until_every_node_was_tried() -> None:
