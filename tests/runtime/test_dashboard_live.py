@@ -43,11 +43,16 @@ async def test_xid79_on_a_simulated_node_reaches_the_failed_panel_and_grid(
         assert "BROKEN" in line and line.split()[2][3] == "?"
 
         grid = app.main.query_one(FleetGrid)
-        await wait_for(pilot, lambda: len(grid.rows) == 3)
-        await pilot.press("down", "enter")
+        # The keys act on the grid as it is when they land: wait for its cursor first, and
+        # for it to reach node-002 before opening (under load "down" ran ahead of the grid).
+        await wait_for(pilot, lambda: len(grid.rows) == 3 and grid.cursor_node is not None, 30)
+        await pilot.press("down")
+        await wait_for(pilot, lambda: (c := grid.cursor_node) is not None and c.name == "node-002")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen))
+        assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "node-002"
         await wait_for(
-            pilot, lambda: "XID 79" in str(app.screen.query_one("#events", Static).content), 10
+            pilot, lambda: "XID 79" in str(app.screen.query_one("#events", Static).content), 30
         )
 
 
