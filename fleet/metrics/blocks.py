@@ -42,7 +42,7 @@ class EntityBlock:
     ) -> None:
         self.plan = plan
         self.keys = keys
-        self.labels = ChunkLabels(keys)
+        self.labels = ChunkLabels(keys, plan.kind.base_labels)
         self.templates = templates
         self.entries = []
         for key in keys:

@@ -111,10 +111,10 @@ class ColumnGroup:
         self, i: int, column: list[Any], labels: ChunkLabels, out: list[str]
     ) -> None:
         scale, head = self.scales[i], self.head_formats[i]
-        for value, values in zip(column, labels.values, strict=True):
+        for value, label_head in zip(column, labels.heads, strict=True):
             text = _text(value, scale)
             if text is not None:
-                out.append(f"{head % values}{text}\n")
+                out.append(f"{head % label_head}{text}\n")
 
 
 Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
