@@ -58,15 +58,39 @@ class EntityBlock:
         # port's brief stays the same object while unchanged), so the same ones again
         # render the same text for every spec that computes its state from the entity.
         self.last_entities: tuple[Any, ...] = ()
+        self.unchanged = False  # this scrape's entities are last_entities (set by begin)
 
     def render(self, table: KindTable, parts: list[list[str]]) -> None:
         """Append the lines of ``table``'s entities (whose keys are this block's) to ``parts``."""
-        self.plan.fast.render_many(table, self.labels, self.templates, parts)
+        self.begin(table)
+        for slot in self.plan.slots:
+            self.render_slot(table, slot, parts[slot])
+
+    def begin(self, table: KindTable) -> None:
+        """Take this scrape's ``table``: call once per scrape, before :meth:`render_slot`."""
         if self.plan.slow.columns:
             self._refresh_slow(table)
-            for slot, chunk in self.slow_chunks.items():
-                parts[slot].append(chunk)
-        self._render_specs(table, parts)
+        self.unchanged = False
+        if self.plan.keeps_entities:
+            entities = tuple(table.entities)
+            before = self.last_entities
+            self.unchanged = len(before) == len(entities) and all(map(is_, before, entities))
+            self.last_entities = entities
+
+    def render_slot(self, table: KindTable, slot: int, out: list[str]) -> None:
+        """Append the lines of family ``slot``: fast columns, slow columns, then the other specs.
+
+        The order within a family is the same whether the chunk is rendered family by
+        family (a streamed scrape) or whole (:meth:`render`).
+        """
+        plan = self.plan
+        for i in plan.fast_at.get(slot, ()):
+            plan.fast.render_column(i, table, self.labels, self.templates, out)
+        slow = self.slow_chunks.get(slot)
+        if slow:
+            out.append(slow)
+        for i in plan.specs_at.get(slot, ()):
+            self._render_spec(i, table, out)
 
     def _refresh_slow(self, table: KindTable) -> None:
         """Rebuild the slow columns' text only when one of their values moved.
@@ -83,37 +107,29 @@ class EntityBlock:
         self.slow_values = values
         self.slow_chunks = {slot: "".join(parts[slot]) for slot in set(slow.slots)}
 
-    def _render_specs(self, table: KindTable, parts: list[list[str]]) -> None:
-        plan = self.plan
-        unchanged = False
-        if plan.keeps_entities:
-            entities = tuple(table.entities)
-            before = self.last_entities
-            unchanged = len(before) == len(entities) and all(map(is_, before, entities))
-            self.last_entities = entities
-        specs = zip(plan.rendered, plan.rendered_slots, plan.rendered_states, strict=True)
-        for i, (spec, slot, state_of) in enumerate(specs):
-            if isinstance(state_of, str):
-                states = tuple(table.values[state_of])
-            else:
-                kept = self.spec_texts[i]
-                if unchanged and kept is not None:  # same frozen entities: same states
-                    parts[slot].append(kept[1])
-                    continue
-                states = tuple(map(state_of, table.entities))
-            if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
-                self._render_keyed(i, spec, states, parts[slot])
-                continue
-            last = self.spec_texts[i]
-            if last is not None and last[0] == states:
-                parts[slot].append(last[1])
-                continue
-            lines: list[str] = []
-            for state, entry in zip(states, self.entries, strict=True):
-                spec.render_state(state, entry[i], lines)
-            text = "".join(lines)
-            self.spec_texts[i] = (states, text)
-            parts[slot].append(text)
+    def _render_spec(self, i: int, table: KindTable, out: list[str]) -> None:
+        spec, state_of = self.plan.rendered[i], self.plan.rendered_states[i]
+        if isinstance(state_of, str):
+            states = tuple(table.values[state_of])
+        else:
+            kept = self.spec_texts[i]
+            if self.unchanged and kept is not None:  # same frozen entities: same states
+                out.append(kept[1])
+                return
+            states = tuple(map(state_of, table.entities))
+        if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
+            self._render_keyed(i, spec, states, out)
+            return
+        last = self.spec_texts[i]
+        if last is not None and last[0] == states:
+            out.append(last[1])
+            return
+        lines: list[str] = []
+        for state, entry in zip(states, self.entries, strict=True):
+            spec.render_state(state, entry[i], lines)
+        text = "".join(lines)
+        self.spec_texts[i] = (states, text)
+        out.append(text)
 
     def _render_keyed(
         self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], out: list[str]
