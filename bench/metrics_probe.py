@@ -7,7 +7,14 @@ what ``gpufleet serve`` would. The tree under test is the one first on PYTHONPAT
 CPU is ``time.process_time``; the heap is frozen and the young-generation threshold
 raised as the runtime does, so collections of the snapshots do not count. A scrape is
 what the endpoint serves: ``render_parts`` where the tree has it (the parts are written
-one by one), else ``render`` (one joined body).
+one by one), else ``render`` (one joined body). Served, a scrape goes the way the tree's
+endpoint sends it: streamed on the event loop where the tree's renderer has
+``stream_parts`` (``MetricsServer(stream=...)``), else rendered in a worker thread.
+
+Beside a served scrape a ticker on the event loop asks to wake every millisecond: the
+longest it waited past that (the longest stretch the scrape kept the loop from other
+work, the SSH streams' reads included) and how often it ran say whether ingest would
+stall. The RSS rise is /proc's peak (VmHWM, reset before the scrape) over the RSS before.
 
 Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 1000``
 """
@@ -18,8 +25,10 @@ import argparse
 import asyncio
 import gc
 import http.client
+import inspect
 import json
 import os
+import statistics
 import sys
 import time
 import tracemalloc
@@ -108,11 +117,19 @@ def _read_and_drop(port: int, zipped: bool) -> int:
         client.close()
 
 
-async def _serve_each(
-    render: Callable[[FleetSnapshot], Any], fresh: list[FleetSnapshot]
-) -> list[float]:
+def _server(renderer: ExpositionRenderer, current: list[FleetSnapshot]) -> MetricsServer:
+    """The tree's endpoint for ``current[0]``: streamed on the loop where it can, else
+    rendered in a worker thread."""
+    stream = getattr(renderer, "stream_parts", None)
+    if stream is not None and "stream" in inspect.signature(MetricsServer).parameters:
+        return MetricsServer("127.0.0.1:0", stream=lambda: stream(current[0]))
+    render = getattr(renderer, "render_parts", renderer.render)
+    return MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
+
+
+async def _serve_each(renderer: ExpositionRenderer, fresh: list[FleetSnapshot]) -> list[float]:
     current = fresh[:1]
-    server = MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
+    server = _server(renderer, current)
     await server.start()
     peaks = []
     try:
@@ -136,13 +153,93 @@ def served_peaks(count: int) -> list[float]:
     renderer = ExpositionRenderer()
     for snapshot in snaps[:2]:
         renderer.render(snapshot)
-    # The endpoint's own call: the parts where the tree has them, else the joined body.
-    render = getattr(renderer, "render_parts", renderer.render)
     tracemalloc.start()
     try:
-        return asyncio.run(_serve_each(render, snaps[2:]))
+        return asyncio.run(_serve_each(renderer, snaps[2:]))
     finally:
         tracemalloc.stop()
+
+
+_READER = """
+import http.client, sys
+client = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=600)
+headers = {"Connection": "close"} | ({"Accept-Encoding": "gzip"} if sys.argv[2] == "gzip" else {})
+client.request("GET", "/metrics", headers=headers)
+response = client.getresponse()
+while response.read(1 << 20):
+    pass
+"""
+
+
+def _reset_peak_rss() -> None:
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS (Linux)
+
+
+def _rss_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+async def _lag_beside(port: int, zipped: bool) -> dict[str, float]:
+    """Serve one scrape while a ticker on the loop asks to wake every millisecond."""
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        while not done.is_set():
+            asked = loop.time()
+            await asyncio.sleep(0.001)
+            lags.append(loop.time() - asked - 0.001)
+
+    # The scraper in its own process, as Prometheus is: a reader thread here would take
+    # the interpreter from the loop at every socket write and count against it.
+    reader = [sys.executable, "-c", _READER, str(port), "gzip" if zipped else "plain"]
+    ticker = asyncio.create_task(tick())
+    _reset_peak_rss()
+    rss = _rss_kib("VmRSS")
+    began = time.perf_counter()
+    scraper = await asyncio.create_subprocess_exec(*reader)
+    await scraper.wait()
+    wall = time.perf_counter() - began
+    done.set()
+    await ticker
+    return {
+        "wall_s": wall,
+        "lag_max_ms": 1000 * max(lags, default=0.0),
+        "lag_p99_ms": 1000 * statistics.quantiles(lags, n=100, method="inclusive")[98]
+        if len(lags) > 2
+        else 0.0,
+        "ticks_per_s": len(lags) / wall,
+        "rss_rise_mib": (_rss_kib("VmHWM") - rss) / 1024,
+    }
+
+
+async def _lag_each(renderer: ExpositionRenderer, fresh: list[FleetSnapshot]) -> list[Any]:
+    current = fresh[:1]
+    server = _server(renderer, current)
+    await server.start()
+    try:
+        out = []
+        for zipped, snapshot in zip((False, True), fresh, strict=True):
+            current[0] = snapshot
+            gc.collect()
+            out.append(await _lag_beside(server.bound_port, zipped))
+        return out
+    finally:
+        await server.stop()
+
+
+def loop_lags(count: int) -> list[Any]:
+    """The loop's longest wait, ticks and RSS rise while the tree's endpoint serves one
+    steady scrape, plain then gzipped (no tracing)."""
+    snaps = snapshots(count, 4)
+    renderer = ExpositionRenderer()
+    for snapshot in snaps[:2]:
+        renderer.render(snapshot)
+    return asyncio.run(_lag_each(renderer, snaps[2:]))
 
 
 def main() -> None:
@@ -166,6 +263,7 @@ def main() -> None:
     del body, parts, snaps
     held, peak = memory_of_a_scrape(args.nodes)
     served_plain, served_gzip = served_peaks(args.nodes)
+    lag_plain, lag_gzip = loop_lags(args.nodes)
     result = {
         "tree": sys.path[1] if len(sys.path) > 1 else "",
         "cold_cpu_s": cpu[0],
@@ -177,6 +275,8 @@ def main() -> None:
         "peak_mib": peak,
         "served_peak_mib": served_plain,
         "served_gzip_peak_mib": served_gzip,
+        "lag_plain": lag_plain,
+        "lag_gzip": lag_gzip,
         "load": os.getloadavg()[0],
     }
     print(json.dumps(result))

@@ -9,7 +9,7 @@ blocks (label heads, spec caches, reused texts) are kept for the next scrape.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from fleet.metrics.blocks import EntityBlock
@@ -27,6 +27,9 @@ from fleet.metrics.tick_rows import (
 )
 from fleet.model import NodeSnapshot
 from fleet.state.rows import StateRows
+
+NODES_PER_READ = 16
+"""Nodes whose entities are read into a table in one step of a streamed scrape."""
 
 
 def _gpu_objects(table: KindTable, node: NodeSnapshot) -> None:
@@ -117,11 +120,19 @@ class ChunkScrape:
 
     def prepare(self, kind: str) -> None:
         """Read the entities of ``kind`` (once per scrape) and take the block for them."""
+        for _ in self._prepare(kind):
+            pass
+
+    def _prepare(self, kind: str) -> Iterator[str]:
+        """As :meth:`prepare`, yielding ``""`` after each :data:`NODES_PER_READ` nodes."""
         if kind in self.tables:
             return
         plan = self.kinds.plans[kind]
         table = plan.table()
-        fill(table, self.nodes, self.kinds.sources[kind])
+        nodes = self.nodes
+        for start in range(0, len(nodes), NODES_PER_READ):
+            fill(table, nodes[start : start + NODES_PER_READ], self.kinds.sources[kind])
+            yield ""
         if not table.keys:
             self.tables[kind] = None
             return
@@ -133,15 +144,14 @@ class ChunkScrape:
         self.tables[kind] = table
         self.blocks[kind] = block
 
-    def text(self, slot: int, kinds: tuple[str, ...]) -> bytes:
-        """The chunk's lines of family ``slot``, written by entities of ``kinds``."""
-        out: list[str] = []
+    def pieces(self, slot: int, kinds: tuple[str, ...]) -> Iterator[str]:
+        """The chunk's lines of family ``slot`` (written by entities of ``kinds``), in pieces
+        of well under a millisecond's work each; ``""`` where only entities were read."""
         for kind in kinds:
-            self.prepare(kind)
+            yield from self._prepare(kind)
             table = self.tables[kind]
             if table is not None:
-                self.blocks[kind].render_slot(table, slot, out)
-        return "".join(out).encode("utf-8")
+                yield from self.blocks[kind].slot_texts(table, slot)
 
     def release(self, kind: str) -> None:
         """Drop this scrape's table of ``kind`` (its last family is written)."""

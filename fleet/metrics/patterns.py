@@ -85,15 +85,19 @@ class ChunkLabels:
         args[1::2] = values
         return tuple(args)
 
-    def series_arguments(self, counts: Sequence[int], values: Sequence[Any]) -> tuple[Any, ...]:
-        """As :meth:`arguments`, for entities with ``counts[i]`` series each (keyed series)."""
-        key = ("series", tuple(counts))
+    def series_arguments(
+        self, counts: Sequence[int], values: Sequence[Any], start: int = 0
+    ) -> tuple[Any, ...]:
+        """As :meth:`arguments`, for the entities from ``start`` with ``counts[i]`` series
+        each (keyed series)."""
+        key = ("series", start, tuple(counts))
         flat = self._flat.get(key)
         if flat is None:
-            if len(self._flat) > 8:
+            if len(self._flat) > 16:  # a few groups of a chunk, a few layouts each
                 self._flat.clear()
+            heads = self.heads[start : start + len(counts)]
             flat = self._flat[key] = [
-                x for head, n in zip(self.heads, counts, strict=True) for _ in range(n)
+                x for head, n in zip(heads, counts, strict=True) for _ in range(n)
                 for x in (head, None)
             ]  # fmt: skip
         args = flat[:]

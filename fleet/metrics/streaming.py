@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 SLICE_S = 0.002
 """Rendering done before the loop is handed to other tasks: one part takes well under this."""
-FLUSH_BYTES = 256 * 1024
+FLUSH_BYTES = 128 * 1024
 """Rendered text gathered into one HTTP chunk (one gzip call, one socket write)."""
 DRAIN_TIMEOUT_S = 30.0
 """A client that reads nothing for this long is dropped: a scrape holds the renderer."""

@@ -120,12 +120,14 @@ class ExpositionRenderer:
                 for kind in self._kinds.plans:
                     chunk.prepare(kind)
                 self._between_chunks()
-            return list(self._timed(self._parts(snapshot, chunks), time.perf_counter() - started))
+            parts = self._timed(self._parts(snapshot, chunks), time.perf_counter() - started)
+            return [part for part in parts if part]
 
     def stream_parts(self, snapshot: FleetSnapshot | None) -> Iterator[bytes]:
         """The exposition of ``snapshot`` as parts, each rendered when asked for.
 
-        Each part is one family's lines of one chunk of nodes (a few ms of work), so
+        Each part is well under a millisecond of work (a column of a chunk of nodes'
+        GPUs, the counters of 128 ports, ...; empty where only entities were read), so
         the caller decides when to let other work run and sends each part as it comes:
         the body is never whole in memory. Advance it in one thread only; closing it
         early leaves the renderer usable (its reused texts are dropped).
@@ -171,9 +173,8 @@ class ExpositionRenderer:
             writers = self._writers[slot]
             if writers:
                 for chunk in chunks:
-                    text = chunk.text(slot, writers)
-                    if text:
-                        yield text
+                    for piece in chunk.pieces(slot, writers):
+                        yield piece.encode("utf-8")
             for kind in self._last_of[slot]:
                 for chunk in chunks:
                     chunk.release(kind)
