@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import gzip
 import logging
+import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 
@@ -280,6 +281,7 @@ class MetricsServer:
             await writer.drain()
             return
         async with self._streaming:
+            began = time.perf_counter()
             parts = stream()
             try:
                 try:
@@ -290,7 +292,9 @@ class MetricsServer:
                     return
                 writer.write(_head(200, headers))
                 zipper = _gzip_stream() if compress else None
-                await send_parts(writer, first, parts, compressor=zipper, chunked=chunked)
+                await send_parts(
+                    writer, first, parts, began=began, compressor=zipper, chunked=chunked
+                )
             except StreamAborted:
                 request.close_after = True
                 writer.transport.abort()

@@ -37,28 +37,33 @@ async def send_parts(
     first: bytes,
     rest: Iterator[bytes],
     *,
+    began: float,
     compressor: zlib._Compress | None,
     chunked: bool,
 ) -> None:
     """Write ``first`` then each part of ``rest`` as it is rendered, in HTTP chunks when
-    ``chunked`` (else as a body delimited by closing the connection).
+    ``chunked`` (else as a body delimited by closing the connection). ``began`` is when
+    the loop was last handed to other tasks (``time.perf_counter()``, before ``first``).
 
     Raises:
         StreamAborted: rendering failed part-way (logged); the body is cut short, which
             a client sees as a failed scrape.
     """
     pending, size = [first], len(first)
-    slice_started = time.perf_counter()
+    slice_started = began
     try:
-        for part in rest:
+        while True:
+            if time.perf_counter() - slice_started >= SLICE_S:
+                await asyncio.sleep(0)  # other tasks (the SSH streams, the tick) run now
+                slice_started = time.perf_counter()
+            part = next(rest, None)
+            if part is None:
+                break
             pending.append(part)
             size += len(part)
             if size >= FLUSH_BYTES:
                 await _send(writer, _packed(pending, compressor), chunked)
                 pending, size = [], 0
-            if time.perf_counter() - slice_started >= SLICE_S:
-                await asyncio.sleep(0)  # other tasks (the SSH streams, the tick) run now
-                slice_started = time.perf_counter()
     except (ConnectionError, TimeoutError):
         raise
     except Exception as error:  # a rendering bug: the status line is sent, cut the body

@@ -105,7 +105,8 @@ class ExpositionRenderer:
         self._sla = KindPlan(SLA, self._slots)
         self._blocks: list[dict[str, EntityBlock]] = []  # each chunk's, from the last scrape
         self._previous_s: float | None = None
-        self._lock = threading.Lock()  # one render at a time: the caches are not shared-safe
+        self._lock = threading.Lock()  # one render_parts at a time: the caches are not shared-safe
+        self._epoch = 0  # renders begun: only the latest may advance (see stream_parts)
 
     def render(self, snapshot: FleetSnapshot | None) -> bytes:
         """The exposition of ``snapshot`` (every family's HELP and TYPE even when empty)."""
@@ -114,13 +115,15 @@ class ExpositionRenderer:
     def render_parts(self, snapshot: FleetSnapshot | None) -> list[bytes]:
         """The exposition of ``snapshot`` as parts to be sent in order, never joined."""
         with self._lock:
+            self._epoch += 1
+            epoch = self._epoch
             chunks = self._chunks(snapshot)
             started = time.perf_counter()
             for chunk in chunks:  # every entity read first, the interpreter offered between
                 for kind in self._kinds.plans:
                     chunk.prepare(kind)
                 self._between_chunks()
-            parts = self._timed(self._parts(snapshot, chunks), time.perf_counter() - started)
+            parts = self._timed(self._parts(snapshot, chunks), epoch, time.perf_counter() - started)
             return [part for part in parts if part]
 
     def stream_parts(self, snapshot: FleetSnapshot | None) -> Iterator[bytes]:
@@ -129,18 +132,12 @@ class ExpositionRenderer:
         Each part is well under a millisecond of work (a column of a chunk of nodes'
         GPUs, the counters of 128 ports, ...; empty where only entities were read), so
         the caller decides when to let other work run and sends each part as it comes:
-        the body is never whole in memory. Advance it in one thread only; closing it
-        early leaves the renderer usable (its reused texts are dropped).
-
-        Raises:
-            RuntimeError: another render of this renderer is under way.
+        the body is never whole in memory. Advance it in one thread. A render started
+        later supersedes it (advancing it then raises RuntimeError); one left unfinished
+        leaves the renderer usable (its reused texts are dropped).
         """
-        if not self._lock.acquire(blocking=False):
-            raise RuntimeError("a scrape of this renderer is already being rendered")
-        try:
-            yield from self._timed(self._parts(snapshot, self._chunks(snapshot)), 0.0)
-        finally:
-            self._lock.release()
+        self._epoch += 1
+        return self._timed(self._parts(snapshot, self._chunks(snapshot)), self._epoch, 0.0)
 
     def _chunks(self, snapshot: FleetSnapshot | None) -> list[ChunkScrape]:
         nodes = () if snapshot is None else snapshot.nodes
@@ -154,10 +151,12 @@ class ExpositionRenderer:
             for i, start in enumerate(range(0, len(nodes), NODES_PER_CHUNK))
         ]
 
-    def _timed(self, parts: Iterator[bytes], spent: float) -> Iterator[bytes]:
+    def _timed(self, parts: Iterator[bytes], epoch: int, spent: float) -> Iterator[bytes]:
         """``parts``, the time spent making them (not waiting between them) kept as the
-        scrape's duration once the last one is made."""
+        scrape's duration once the last one is made; stopped if a later render began."""
         while True:
+            if epoch != self._epoch:  # the caches are the later render's now
+                raise RuntimeError("a later render of this renderer superseded this one")
             started = time.perf_counter()
             part = next(parts, None)
             spent += time.perf_counter() - started
