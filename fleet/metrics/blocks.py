@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import is_, is_not
+from operator import is_, is_not, itemgetter
 from typing import Any
 
 from fleet.metrics.columns import KindPlan
@@ -22,6 +22,11 @@ from fleet.metrics.tables import EntityKey, KeyedValues, KindTable
 KEYED_GROUP = 128
 """Entities whose keyed series (a port's ~16 raw counters) go through one ``%``: ~2,000
 series, about a millisecond; a chunk's ~600 ports at once held the loop ~5-10 ms."""
+
+
+_NAMES, _VALUES = itemgetter(0), itemgetter(1)
+_KeyedLayout = tuple[tuple[tuple[str, ...], ...], tuple[bool, ...], str, tuple[int, ...]]
+"""A group's counter names per entity, which values are present, the template, counts."""
 
 
 class EntityBlock:
@@ -64,6 +69,9 @@ class EntityBlock:
         # render the same text for every spec that computes its state from the entity.
         self.last_entities: tuple[Any, ...] = ()
         self.unchanged = False  # this scrape's entities are last_entities (set by begin)
+        # Per keyed spec and group of entities: its layout at the last scrape (it holds
+        # still for a session, so the template is not looked up by a 3,000-name key).
+        self.keyed_layouts: dict[tuple[int, int], _KeyedLayout] = {}
 
     def render(self, table: KindTable, parts: list[list[str]]) -> None:
         """Append the lines of ``table``'s entities (whose keys are this block's) to ``parts``."""
@@ -156,19 +164,30 @@ class EntityBlock:
         port lacks is None on every tick) holds still for a session, and is the same
         on every node of a fleet of one kind: the template is shared by key.
         """
-        names = tuple(chain.from_iterable(c[0] for c in counters))
-        if not names:
+        values = tuple(chain.from_iterable(map(_VALUES, counters)))
+        if not values:
             return
-        values = tuple(chain.from_iterable(c[1] for c in counters))
         present = tuple(map(is_not, values, repeat(None)))
         if False in present:
             values = tuple(compress(values, present))
-        lengths = tuple(len(c[0]) for c in counters)
         if not plain_values(values):
             self._render_keyed_one_by_one(i, spec, counters, start, out)
             return
+        names_of = tuple(map(_NAMES, counters))  # the same tuples scrape after scrape
+        layout = self.keyed_layouts.get((i, start))
+        if layout is None or layout[0] != names_of or layout[1] != present:
+            layout = self._keyed_layout(spec, names_of, present)
+            self.keyed_layouts[(i, start)] = layout
+        out.append(layout[2] % self.labels.series_arguments(layout[3], values, start))
+
+    def _keyed_layout(
+        self, spec: Keyed, names_of: tuple[tuple[str, ...], ...], present: tuple[bool, ...]
+    ) -> _KeyedLayout:
+        """The template and per-entity series counts of one layout of a group's counters."""
+        names = tuple(chain.from_iterable(names_of))
+        lengths = tuple(map(len, names_of))
         counts = lengths
-        if len(values) != len(names):  # per entity: how many of its series have a value
+        if False in present:  # per entity: how many of its series have a value
             bounds = list(accumulate(lengths, initial=0))
             counts = tuple(sum(present[a:b]) for a, b in pairwise(bounds))
         base = self.plan.kind.base_labels
@@ -178,7 +197,7 @@ class EntityBlock:
                 pattern(spec.family, base, (name,), False) for name in compress(names, present)
             ),
         )
-        out.append(template % self.labels.series_arguments(counts, values, start))
+        return names_of, present, template, counts
 
     def _render_keyed_one_by_one(
         self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], start: int, out: list[str]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -146,6 +146,7 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
         table.keys.extend((name, h[_AT_INDEX], h[_AT_UUID], h[_AT_NAME]) for h in held[start:])
         layouts.append((fast, len(held) - start))
     table.entities.extend(briefs)
+    shortest = -1 if None in samples else min(map(len, samples), default=-1)  # type: ignore[arg-type]
     for attr, column in table.values.items():
         at = _STEADY.get(attr)
         if at is not None:
@@ -153,21 +154,28 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
         elif attr in _FROM_BRIEF:
             column.extend(map(attrgetter(attr), briefs))
         else:
-            column.extend(_fast_values(samples, layouts, *_FAST[attr]))
+            column.extend(_fast_values(samples, layouts, shortest, *_FAST[attr]))
 
 
 def _fast_values(
     samples: list[Row | None],
     layouts: list[tuple[FieldIndex, int]],
+    shortest: int,
     field: str,
     convert: Callable[[Value], Value],
 ) -> list[Value]:
-    """One fast field of every GPU's sample row (None where the row or the field is missing)."""
+    """One fast field of every GPU's sample row (None where the row or the field is missing).
+
+    ``shortest`` is the length of the shortest row (-1 when a GPU has none): a field
+    before it is read from every row by one C-level pass.
+    """
     where = {fast[field] for fast, _ in layouts}
     if len(where) == 1:  # one field layout for the run: the usual fleet
         position = where.pop()
         if position is None:
             return [None] * len(samples)
+        if convert is _as_sent and position < shortest:
+            return list(map(itemgetter(position), samples))  # type: ignore[arg-type]
         if convert is _as_sent:
             return [None if r is None or position >= len(r) else r[position] for r in samples]
         return [None if r is None or position >= len(r) else convert(r[position]) for r in samples]
