@@ -240,7 +240,7 @@ def compare_with(rev: str, nodes: int, rounds: int, renders: int) -> None:
             f" {float(results[-1]['served_peak_mib']):.0f} MiB plain,"  # type: ignore[arg-type]
             f" {float(results[-1]['served_gzip_peak_mib']):.0f} MiB gzipped (tracemalloc)"  # type: ignore[arg-type]
         )
-        for way in ("plain", "gzip"):
+        for way in ("plain", "gzip", "thread_plain", "thread_gzip"):
             lags = [r[f"lag_{way}"] for r in results if f"lag_{way}" in r]
             if lags:
                 print(f"  {'':24s} {_lag_line(way, lags)}")  # type: ignore[arg-type]
@@ -255,7 +255,7 @@ def _lag_line(way: str, lags: list[dict[str, float]]) -> str:
     wall = statistics.median(lag["wall_s"] for lag in lags)
     rss = max(lag["rss_rise_mib"] for lag in lags)
     return (
-        f"served {way:5s}: scrape {wall:5.2f} s wall; loop waited at most {worst:6.1f} ms"
+        f"served {way:12s}: scrape {wall:5.2f} s wall; loop waited at most {worst:6.1f} ms"
         f" (p99 {p99:5.1f} ms), woke {ticks:5.0f}/s of 1,000 asked; RSS rose {rss:4.0f} MiB"
     )
 

@@ -117,11 +117,20 @@ def _read_and_drop(port: int, zipped: bool) -> int:
         client.close()
 
 
-def _server(renderer: ExpositionRenderer, current: list[FleetSnapshot]) -> MetricsServer:
-    """The tree's endpoint for ``current[0]``: streamed on the loop where it can, else
-    rendered in a worker thread."""
+def _streams(renderer: ExpositionRenderer) -> bool:
+    """Whether the tree's endpoint renders on the loop while sending (``stream=``)."""
+    return hasattr(renderer, "stream_parts") and (
+        "stream" in inspect.signature(MetricsServer).parameters
+    )
+
+
+def _server(
+    renderer: ExpositionRenderer, current: list[FleetSnapshot], threaded: bool = False
+) -> MetricsServer:
+    """The tree's endpoint for ``current[0]``: streamed on the loop where it can (unless
+    ``threaded``), else rendered in a worker thread."""
     stream = getattr(renderer, "stream_parts", None)
-    if stream is not None and "stream" in inspect.signature(MetricsServer).parameters:
+    if stream is not None and _streams(renderer) and not threaded:
         return MetricsServer("127.0.0.1:0", stream=lambda: stream(current[0]))
     render = getattr(renderer, "render_parts", renderer.render)
     return MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
@@ -162,12 +171,15 @@ def served_peaks(count: int) -> list[float]:
 
 _READER = """
 import http.client, sys
+print("ready", flush=True)
+sys.stdin.readline()
 client = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=600)
 headers = {"Connection": "close"} | ({"Accept-Encoding": "gzip"} if sys.argv[2] == "gzip" else {})
 client.request("GET", "/metrics", headers=headers)
 response = client.getresponse()
 while response.read(1 << 20):
     pass
+print("done", flush=True)
 """
 
 
@@ -197,13 +209,19 @@ async def _lag_beside(port: int, zipped: bool) -> dict[str, float]:
     # The scraper in its own process, as Prometheus is: a reader thread here would take
     # the interpreter from the loop at every socket write and count against it.
     reader = [sys.executable, "-c", _READER, str(port), "gzip" if zipped else "plain"]
+    scraper = await asyncio.create_subprocess_exec(
+        *reader, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert scraper.stdin is not None and scraper.stdout is not None
+    await scraper.stdout.readline()  # started: its start-up is not the scrape's
     ticker = asyncio.create_task(tick())
     _reset_peak_rss()
     rss = _rss_kib("VmRSS")
     began = time.perf_counter()
-    scraper = await asyncio.create_subprocess_exec(*reader)
-    await scraper.wait()
+    scraper.stdin.write(b"go\n")
+    await scraper.stdout.readline()
     wall = time.perf_counter() - began
+    await scraper.wait()
     done.set()
     await ticker
     return {
@@ -217,29 +235,44 @@ async def _lag_beside(port: int, zipped: bool) -> dict[str, float]:
     }
 
 
-async def _lag_each(renderer: ExpositionRenderer, fresh: list[FleetSnapshot]) -> list[Any]:
-    current = fresh[:1]
-    server = _server(renderer, current)
-    await server.start()
+async def _lag_each(
+    renderer: ExpositionRenderer, runs: list[tuple[bool, bool, FleetSnapshot]]
+) -> list[Any]:
+    current = [runs[0][2]]
+    servers = {threaded: _server(renderer, current, threaded) for threaded in (False, True)}
+    for server in servers.values():
+        await server.start()
     try:
         out = []
-        for zipped, snapshot in zip((False, True), fresh, strict=True):
+        for threaded, zipped, snapshot in runs:
             current[0] = snapshot
             gc.collect()
-            out.append(await _lag_beside(server.bound_port, zipped))
+            out.append(await _lag_beside(servers[threaded].bound_port, zipped))
         return out
     finally:
-        await server.stop()
+        for server in servers.values():
+            await server.stop()
 
 
-def loop_lags(count: int) -> list[Any]:
+def loop_lags(count: int) -> dict[str, Any]:
     """The loop's longest wait, ticks and RSS rise while the tree's endpoint serves one
-    steady scrape, plain then gzipped (no tracing)."""
-    snaps = snapshots(count, 4)
+    steady scrape, plain then gzipped (no tracing); where the tree streams on the loop,
+    the same through a worker thread too, interleaved (the way before, same run)."""
+    both = _streams(ExpositionRenderer())
+    ways = [(False, False), (True, False), (False, True), (True, True)] if both else []
+    ways = ways or [(False, False), (False, True)]
+    snaps = snapshots(count, 2 + len(ways))
     renderer = ExpositionRenderer()
     for snapshot in snaps[:2]:
         renderer.render(snapshot)
-    return asyncio.run(_lag_each(renderer, snaps[2:]))
+    runs = [
+        (threaded, zipped, snap) for (threaded, zipped), snap in zip(ways, snaps[2:], strict=True)
+    ]
+    lags = asyncio.run(_lag_each(renderer, runs))
+    return {
+        f"lag{'_thread' if threaded else ''}_{'gzip' if zipped else 'plain'}": lag
+        for (threaded, zipped), lag in zip(ways, lags, strict=True)
+    }
 
 
 def main() -> None:
@@ -263,7 +296,7 @@ def main() -> None:
     del body, parts, snaps
     held, peak = memory_of_a_scrape(args.nodes)
     served_plain, served_gzip = served_peaks(args.nodes)
-    lag_plain, lag_gzip = loop_lags(args.nodes)
+    lags = loop_lags(args.nodes)
     result = {
         "tree": sys.path[1] if len(sys.path) > 1 else "",
         "cold_cpu_s": cpu[0],
@@ -275,8 +308,7 @@ def main() -> None:
         "peak_mib": peak,
         "served_peak_mib": served_plain,
         "served_gzip_peak_mib": served_gzip,
-        "lag_plain": lag_plain,
-        "lag_gzip": lag_gzip,
+        **lags,
         "load": os.getloadavg()[0],
     }
     print(json.dumps(result))
