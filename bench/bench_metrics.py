@@ -254,9 +254,12 @@ def _lag_line(way: str, lags: list[dict[str, float]]) -> str:
     ticks = statistics.median(lag["ticks_per_s"] for lag in lags)
     wall = statistics.median(lag["wall_s"] for lag in lags)
     rss = max(lag["rss_rise_mib"] for lag in lags)
+    held = max(lag.get("held_cpu_max_ms", float("nan")) for lag in lags)
+    held99 = statistics.median(lag.get("held_cpu_p99_ms", float("nan")) for lag in lags)
     return (
         f"served {way:12s}: scrape {wall:5.2f} s wall; loop waited at most {worst:6.1f} ms"
-        f" (p99 {p99:5.1f} ms), woke {ticks:5.0f}/s of 1,000 asked; RSS rose {rss:4.0f} MiB"
+        f" (p99 {p99:5.1f} ms), woke {ticks:5.0f}/s of 1,000 asked; CPU spent between its"
+        f" turns at most {held:5.1f} ms (p99 {held99:5.1f} ms); RSS rose {rss:4.0f} MiB"
     )
 
 

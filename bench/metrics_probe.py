@@ -14,7 +14,11 @@ endpoint sends it: streamed on the event loop where the tree's renderer has
 Beside a served scrape a ticker on the event loop asks to wake every millisecond: the
 longest it waited past that (the longest stretch the scrape kept the loop from other
 work, the SSH streams' reads included) and how often it ran say whether ingest would
-stall. The RSS rise is /proc's peak (VmHWM, reset before the scrape) over the RSS before.
+stall. Wall-clock waits on a shared machine include the time the OS gave the CPU to
+other processes; the CPU this process spent between the ticker's asking and waking
+(``held_cpu``) counts only the scrape's own hold on the loop (its slices, or the worker
+thread's turns with the interpreter). The RSS rise is /proc's peak (VmHWM, reset
+before the scrape) over the RSS before.
 
 Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 1000``
 """
@@ -198,13 +202,15 @@ async def _lag_beside(port: int, zipped: bool) -> dict[str, float]:
     """Serve one scrape while a ticker on the loop asks to wake every millisecond."""
     loop = asyncio.get_running_loop()
     lags: list[float] = []
+    held: list[float] = []  # CPU this process spent between asking and waking
     done = asyncio.Event()
 
     async def tick() -> None:
         while not done.is_set():
-            asked = loop.time()
+            asked, spent = loop.time(), time.process_time()
             await asyncio.sleep(0.001)
             lags.append(loop.time() - asked - 0.001)
+            held.append(time.process_time() - spent)
 
     # The scraper in its own process, as Prometheus is: a reader thread here would take
     # the interpreter from the loop at every socket write and count against it.
@@ -231,6 +237,10 @@ async def _lag_beside(port: int, zipped: bool) -> dict[str, float]:
         if len(lags) > 2
         else 0.0,
         "ticks_per_s": len(lags) / wall,
+        "held_cpu_max_ms": 1000 * max(held, default=0.0),
+        "held_cpu_p99_ms": 1000 * statistics.quantiles(held, n=100, method="inclusive")[98]
+        if len(held) > 2
+        else 0.0,
         "rss_rise_mib": (_rss_kib("VmHWM") - rss) / 1024,
     }
 

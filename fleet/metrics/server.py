@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 
 from fleet.metrics.addr import DEFAULT_METRICS_ADDR, is_loopback, parse_addr
+from fleet.metrics.http_request import BadRequest, Request, parse_request
 from fleet.metrics.streaming import StreamAborted, send_parts
 from fleet.metrics.text import CONTENT_TYPE
 from fleet.metrics.web_config import WebConfig
@@ -48,32 +49,6 @@ Stream = Callable[[], Iterator[bytes]]
 """Starts a ``/metrics`` body rendered part by part as it is iterated (on the loop)."""
 Router = Callable[[str, str], Page | None]
 """Answers ``(path, host header)`` for paths beyond the built-in ones; None means 404."""
-
-
-class _Request:
-    __slots__ = ("close_after", "headers", "method", "path", "version")
-
-    def __init__(self, method: str, path: str, version: str, headers: dict[str, str]) -> None:
-        self.method, self.path, self.version, self.headers = method, path, version, headers
-        self.close_after = False  # the answer's end is the connection's end (HTTP/1.0 stream)
-
-    @property
-    def keep_alive(self) -> bool:
-        connection = self.headers.get("connection", "").lower()
-        if self.version == "HTTP/1.0":
-            return connection == "keep-alive"
-        return connection != "close"
-
-    @property
-    def wants_gzip(self) -> bool:
-        accepted = self.headers.get("accept-encoding", "")
-        return any(part.split(";")[0].strip().lower() == "gzip" for part in accepted.split(","))
-
-
-class _BadRequest(Exception):
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
 
 
 class MetricsServer:
@@ -195,18 +170,18 @@ class MetricsServer:
             try:
                 async with asyncio.timeout(IDLE_TIMEOUT_S):
                     head = await reader.readuntil(b"\r\n\r\n")
-                request = _parse(head)
+                request = parse_request(head)
             except asyncio.LimitOverrunError:
                 await _respond(writer, 431, b"request headers too large\n", TEXT, False)
                 return
-            except _BadRequest as bad:
+            except BadRequest as bad:
                 await _respond(writer, bad.status, b"bad request\n", TEXT, False)
                 return
             await self._answer(request, writer)
             if not request.keep_alive or request.close_after:
                 return
 
-    async def _answer(self, request: _Request, writer: asyncio.StreamWriter) -> None:
+    async def _answer(self, request: Request, writer: asyncio.StreamWriter) -> None:
         head_only = request.method == "HEAD"
         path = request.path.split("?", 1)[0]
         if self._web.users and not await asyncio.to_thread(
@@ -238,7 +213,7 @@ class MetricsServer:
             await self._route(request, path, writer, head_only)
 
     async def _route(
-        self, request: _Request, path: str, writer: asyncio.StreamWriter, head_only: bool
+        self, request: Request, path: str, writer: asyncio.StreamWriter, head_only: bool
     ) -> None:
         routes = self._routes
         page = None
@@ -257,12 +232,12 @@ class MetricsServer:
         body, extra = await self._maybe_gzip(request, lambda: page_body)
         await _respond(writer, status, body, content_type, head_only, extra)
 
-    async def _metrics_body(self, request: _Request) -> tuple[Body, dict[str, str]]:
+    async def _metrics_body(self, request: Request) -> tuple[Body, dict[str, str]]:
         assert self._render is not None
         return await self._maybe_gzip(request, self._render)
 
     async def _stream_metrics(
-        self, request: _Request, writer: asyncio.StreamWriter, head_only: bool, stream: Stream
+        self, request: Request, writer: asyncio.StreamWriter, head_only: bool, stream: Stream
     ) -> None:
         """Render ``/metrics`` on the loop in slices and send each part as it comes.
 
@@ -304,7 +279,7 @@ class MetricsServer:
                     close()  # an abandoned render releases its renderer
 
     async def _maybe_gzip(
-        self, request: _Request, render: Callable[[], Body]
+        self, request: Request, render: Callable[[], Body]
     ) -> tuple[Body, dict[str, str]]:
         compress = self._gzip and request.wants_gzip
 
@@ -318,26 +293,6 @@ class MetricsServer:
 
         body = await asyncio.to_thread(build)
         return body, ({"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if compress else {})
-
-
-def _parse(head: bytes) -> _Request:
-    try:
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ")
-    except ValueError:
-        raise _BadRequest(400) from None
-    if not version.startswith("HTTP/1."):
-        raise _BadRequest(400)
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    if method not in ("GET", "HEAD"):
-        raise _BadRequest(405)
-    if headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
-        raise _BadRequest(400)  # GET and HEAD carry no body; reading one is not worth it
-    return _Request(method, target, version, headers)
 
 
 def _gzip_stream() -> zlib._Compress:

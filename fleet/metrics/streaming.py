@@ -20,8 +20,9 @@ from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 
-SLICE_S = 0.002
-"""Rendering done before the loop is handed to other tasks: one part takes well under this."""
+SLICE_S = 0.001
+"""Rendering done before the loop is handed to other tasks (see :func:`hand_over`): a
+socket read or timer that comes due during a slice runs right after it."""
 FLUSH_BYTES = 128 * 1024
 """Rendered text gathered into one HTTP chunk (one gzip call, one socket write)."""
 DRAIN_TIMEOUT_S = 30.0
@@ -54,7 +55,7 @@ async def send_parts(
     try:
         while True:
             if time.perf_counter() - slice_started >= SLICE_S:
-                await asyncio.sleep(0)  # other tasks (the SSH streams, the tick) run now
+                await hand_over()  # other tasks (the SSH streams, the tick) run now
                 slice_started = time.perf_counter()
             part = next(rest, None)
             if part is None:
@@ -75,6 +76,25 @@ async def send_parts(
     await _send(writer, tail, chunked)
     if chunked:
         writer.write(b"0\r\n\r\n")
+
+
+async def hand_over() -> None:
+    """Let every task that is ready or became ready run before this one goes on.
+
+    ``asyncio.sleep(0)`` puts this task back in the ready queue before the loop looks
+    at the sockets and timers, so a socket read that became ready during a slice waits
+    for the next slice too. A timer due now is taken up with the sockets' callbacks and
+    other due timers, and this task resumes after all of them.
+    """
+    loop = asyncio.get_running_loop()
+    resumed = loop.create_future()
+    loop.call_at(loop.time(), _resolve, resumed)
+    await resumed
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _packed(parts: list[bytes], compressor: zlib._Compress | None) -> bytes:
