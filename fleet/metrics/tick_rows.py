@@ -200,7 +200,10 @@ def add_port_run(table: KindTable, run: Run) -> None:
             ):
                 briefs.append(brief)
                 statics.append(static)
-                counters.append(_counters(static, row, hw))
+                if hw or row is None or len(row) < static[4]:
+                    counters.append(_counters(static, row, hw))
+                else:  # the usual port: a whole row, no hardware counters
+                    counters.append((static[0], _read_counters(static, row)))
         table.keys.extend((name, b.name, b.kind) for b in briefs[start:])
         ticks.append((rows.tick, len(briefs) - start))
     table.entities.extend(briefs)
@@ -247,20 +250,29 @@ def _rate_column(tick: PortFrozen, read: np.ndarray, nic: np.ndarray, attr: str)
         col = None if counter is None else tick.column.get(counter)
         if col is not None:
             values[ports] = read[ports, col] * unit  # as Python's float * int: one rounding
-    return [None if v != v else v for v in values.tolist()]
+    out: list[Any] = values.tolist()
+    for at in np.flatnonzero(np.isnan(values)).tolist():  # unknown: a few NICs' rates
+        out[at] = None
+    return out
+
+
+def _read_counters(static: PortStatic, row: Row) -> tuple[Value, ...]:
+    """The counter values of a whole row, in the order of the port's counter names."""
+    values = tuple(static[1](row))
+    if len(values) != len(static[0]):
+        raise ValueError("a port row's counters do not match their names")
+    return values
 
 
 def _counters(static: PortStatic, row: Row | None, hw: Mapping[str, int]) -> KeyedValues:
     """The port's raw counters as names and values, as ``fleet.state.build.port_snapshot``
     lists them (without pairing each name with its value)."""
-    names, reader, _, _, width = static
+    names, _, _, _, width = static
     values: tuple[Value, ...] = ()
     if row is not None:
         if len(row) < width:  # a short row reads as missing values
             row = [*row, *([None] * (width - len(row)))]
-        values = tuple(reader(row))
-        if len(values) != len(names):
-            raise ValueError("a port row's counters do not match their names")
+        values = _read_counters(static, row)
     else:
         names = ()
     if hw:
