@@ -1,13 +1,14 @@
 """Sending a body that is rendered while it is sent: the event loop renders it in slices.
 
 A scrape of 1,000 nodes is ~57 MB of text and ~0.3 s of CPU. Rendered whole in a
-worker thread it held ~60 MB at once, and the worker and the event loop fought over
-the interpreter: every socket read of the loop waited for the worker to hand it back,
-so ingest fell behind (ticks 1.6-3.1 s apart at 2,000 nodes). Here the loop itself
-advances the renderer part by part (:meth:`fleet.metrics.text.ExpositionRenderer.stream_parts`),
-hands itself to other tasks after every :data:`SLICE_S` of work, and writes the parts
-as HTTP/1.1 chunks (gzip compressed incrementally when asked), so neither the body nor
-the wait of other tasks grows with the fleet.
+worker thread it held ~60 MB at once, and the worker and the event loop took turns
+with the interpreter: after each socket wait the loop could wait up to the switch
+interval (5 ms) to get it back, the likely reason ingest fell behind during scrapes at
+2,000 nodes (ticks 1.6-3.1 s apart). Here the loop itself advances the renderer part
+by part (:meth:`fleet.metrics.text.ExpositionRenderer.stream_parts`), hands itself to
+other tasks after every :data:`SLICE_S` of work, and writes the parts as HTTP/1.1
+chunks (gzip compressed incrementally when asked), so neither the body nor the wait
+of other tasks grows with the fleet.
 """
 
 from __future__ import annotations
