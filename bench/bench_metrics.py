@@ -20,7 +20,9 @@ interleaved ``--rounds`` times; it prints CPU per render (fastest and median of 
 steady renders, and the first, cold one) and the ratio, the memory a scrape peaks at
 and the renderer holds, and the peak while the tree's endpoint serves one scrape over
 loopback, plain and gzipped (a scrape is what the endpoint serves: the parts where the
-tree has ``render_parts``, else the joined body).
+tree has ``render_parts``, else the joined body), and while the tree's endpoint serves
+a scrape the longest the event loop waited, how often a 1 ms ticker woke, and the RSS
+rise (VmHWM over VmRSS before).
 """
 
 from __future__ import annotations
@@ -238,7 +240,27 @@ def compare_with(rev: str, nodes: int, rounds: int, renders: int) -> None:
             f" {float(results[-1]['served_peak_mib']):.0f} MiB plain,"  # type: ignore[arg-type]
             f" {float(results[-1]['served_gzip_peak_mib']):.0f} MiB gzipped (tracemalloc)"  # type: ignore[arg-type]
         )
+        for way in ("plain", "gzip", "thread_plain", "thread_gzip"):
+            lags = [r[f"lag_{way}"] for r in results if f"lag_{way}" in r]
+            if lags:
+                print(f"  {'':24s} {_lag_line(way, lags)}")  # type: ignore[arg-type]
     print(f"ratio before / after (fastest steady): {best['before'] / best['after']:.2f}x")
+
+
+def _lag_line(way: str, lags: list[dict[str, float]]) -> str:
+    """One served scrape's effect on the event loop, over the runs: worst and median."""
+    worst = max(lag["lag_max_ms"] for lag in lags)
+    p99 = statistics.median(lag["lag_p99_ms"] for lag in lags)
+    ticks = statistics.median(lag["ticks_per_s"] for lag in lags)
+    wall = statistics.median(lag["wall_s"] for lag in lags)
+    rss = max(lag["rss_rise_mib"] for lag in lags)
+    held = max(lag.get("held_cpu_max_ms", float("nan")) for lag in lags)
+    held99 = statistics.median(lag.get("held_cpu_p99_ms", float("nan")) for lag in lags)
+    return (
+        f"served {way:12s}: scrape {wall:5.2f} s wall; loop waited at most {worst:6.1f} ms"
+        f" (p99 {p99:5.1f} ms), woke {ticks:5.0f}/s of 1,000 asked; CPU spent between its"
+        f" turns at most {held:5.1f} ms (p99 {held99:5.1f} ms); RSS rose {rss:4.0f} MiB"
+    )
 
 
 def _rendered(snapshot: FleetSnapshot) -> ExpositionRenderer:

@@ -7,7 +7,18 @@ what ``gpufleet serve`` would. The tree under test is the one first on PYTHONPAT
 CPU is ``time.process_time``; the heap is frozen and the young-generation threshold
 raised as the runtime does, so collections of the snapshots do not count. A scrape is
 what the endpoint serves: ``render_parts`` where the tree has it (the parts are written
-one by one), else ``render`` (one joined body).
+one by one), else ``render`` (one joined body). Served, a scrape goes the way the tree's
+endpoint sends it: streamed on the event loop where the tree's renderer has
+``stream_parts`` (``MetricsServer(stream=...)``), else rendered in a worker thread.
+
+Beside a served scrape a ticker on the event loop asks to wake every millisecond: the
+longest it waited past that (the longest stretch the scrape kept the loop from other
+work, the SSH streams' reads included) and how often it ran say whether ingest would
+stall. Wall-clock waits on a shared machine include the time the OS gave the CPU to
+other processes; the CPU this process spent between the ticker's asking and waking
+(``held_cpu``) counts only the scrape's own hold on the loop (its slices, or the worker
+thread's turns with the interpreter). The RSS rise is /proc's peak (VmHWM, reset
+before the scrape) over the RSS before.
 
 Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 1000``
 """
@@ -18,8 +29,10 @@ import argparse
 import asyncio
 import gc
 import http.client
+import inspect
 import json
 import os
+import statistics
 import sys
 import time
 import tracemalloc
@@ -108,11 +121,28 @@ def _read_and_drop(port: int, zipped: bool) -> int:
         client.close()
 
 
-async def _serve_each(
-    render: Callable[[FleetSnapshot], Any], fresh: list[FleetSnapshot]
-) -> list[float]:
+def _streams(renderer: ExpositionRenderer) -> bool:
+    """Whether the tree's endpoint renders on the loop while sending (``stream=``)."""
+    return hasattr(renderer, "stream_parts") and (
+        "stream" in inspect.signature(MetricsServer).parameters
+    )
+
+
+def _server(
+    renderer: ExpositionRenderer, current: list[FleetSnapshot], threaded: bool = False
+) -> MetricsServer:
+    """The tree's endpoint for ``current[0]``: streamed on the loop where it can (unless
+    ``threaded``), else rendered in a worker thread."""
+    stream = getattr(renderer, "stream_parts", None)
+    if stream is not None and _streams(renderer) and not threaded:
+        return MetricsServer("127.0.0.1:0", stream=lambda: stream(current[0]))
+    render = getattr(renderer, "render_parts", renderer.render)
+    return MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
+
+
+async def _serve_each(renderer: ExpositionRenderer, fresh: list[FleetSnapshot]) -> list[float]:
     current = fresh[:1]
-    server = MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
+    server = _server(renderer, current)
     await server.start()
     peaks = []
     try:
@@ -136,13 +166,123 @@ def served_peaks(count: int) -> list[float]:
     renderer = ExpositionRenderer()
     for snapshot in snaps[:2]:
         renderer.render(snapshot)
-    # The endpoint's own call: the parts where the tree has them, else the joined body.
-    render = getattr(renderer, "render_parts", renderer.render)
     tracemalloc.start()
     try:
-        return asyncio.run(_serve_each(render, snaps[2:]))
+        return asyncio.run(_serve_each(renderer, snaps[2:]))
     finally:
         tracemalloc.stop()
+
+
+_READER = """
+import http.client, sys
+print("ready", flush=True)
+sys.stdin.readline()
+client = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=600)
+headers = {"Connection": "close"} | ({"Accept-Encoding": "gzip"} if sys.argv[2] == "gzip" else {})
+client.request("GET", "/metrics", headers=headers)
+response = client.getresponse()
+while response.read(1 << 20):
+    pass
+print("done", flush=True)
+"""
+
+
+def _reset_peak_rss() -> None:
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS (Linux)
+
+
+def _rss_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+async def _lag_beside(port: int, zipped: bool) -> dict[str, float]:
+    """Serve one scrape while a ticker on the loop asks to wake every millisecond."""
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+    held: list[float] = []  # CPU this process spent between asking and waking
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        while not done.is_set():
+            asked, spent = loop.time(), time.process_time()
+            await asyncio.sleep(0.001)
+            lags.append(loop.time() - asked - 0.001)
+            held.append(time.process_time() - spent)
+
+    # The scraper in its own process, as Prometheus is: a reader thread here would take
+    # the interpreter from the loop at every socket write and count against it.
+    reader = [sys.executable, "-c", _READER, str(port), "gzip" if zipped else "plain"]
+    scraper = await asyncio.create_subprocess_exec(
+        *reader, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert scraper.stdin is not None and scraper.stdout is not None
+    await scraper.stdout.readline()  # started: its start-up is not the scrape's
+    ticker = asyncio.create_task(tick())
+    _reset_peak_rss()
+    rss = _rss_kib("VmRSS")
+    began = time.perf_counter()
+    scraper.stdin.write(b"go\n")
+    await scraper.stdout.readline()
+    wall = time.perf_counter() - began
+    await scraper.wait()
+    done.set()
+    await ticker
+    return {
+        "wall_s": wall,
+        "lag_max_ms": 1000 * max(lags, default=0.0),
+        "lag_p99_ms": 1000 * statistics.quantiles(lags, n=100, method="inclusive")[98]
+        if len(lags) > 2
+        else 0.0,
+        "ticks_per_s": len(lags) / wall,
+        "held_cpu_max_ms": 1000 * max(held, default=0.0),
+        "held_cpu_p99_ms": 1000 * statistics.quantiles(held, n=100, method="inclusive")[98]
+        if len(held) > 2
+        else 0.0,
+        "rss_rise_mib": (_rss_kib("VmHWM") - rss) / 1024,
+    }
+
+
+async def _lag_each(
+    renderer: ExpositionRenderer, runs: list[tuple[bool, bool, FleetSnapshot]]
+) -> list[Any]:
+    current = [runs[0][2]]
+    servers = {threaded: _server(renderer, current, threaded) for threaded in (False, True)}
+    for server in servers.values():
+        await server.start()
+    try:
+        out = []
+        for threaded, zipped, snapshot in runs:
+            current[0] = snapshot
+            gc.collect()
+            out.append(await _lag_beside(servers[threaded].bound_port, zipped))
+        return out
+    finally:
+        for server in servers.values():
+            await server.stop()
+
+
+def loop_lags(count: int) -> dict[str, Any]:
+    """The loop's longest wait, ticks and RSS rise while the tree's endpoint serves one
+    steady scrape, plain then gzipped (no tracing); where the tree streams on the loop,
+    the same through a worker thread too, interleaved (the way before, same run)."""
+    both = _streams(ExpositionRenderer())
+    ways = [(False, False), (True, False), (False, True), (True, True)] if both else []
+    ways = ways or [(False, False), (False, True)]
+    snaps = snapshots(count, 2 + len(ways))
+    renderer = ExpositionRenderer()
+    for snapshot in snaps[:2]:
+        renderer.render(snapshot)
+    runs = [
+        (threaded, zipped, snap) for (threaded, zipped), snap in zip(ways, snaps[2:], strict=True)
+    ]
+    lags = asyncio.run(_lag_each(renderer, runs))
+    return {
+        f"lag{'_thread' if threaded else ''}_{'gzip' if zipped else 'plain'}": lag
+        for (threaded, zipped), lag in zip(ways, lags, strict=True)
+    }
 
 
 def main() -> None:
@@ -166,6 +306,7 @@ def main() -> None:
     del body, parts, snaps
     held, peak = memory_of_a_scrape(args.nodes)
     served_plain, served_gzip = served_peaks(args.nodes)
+    lags = loop_lags(args.nodes)
     result = {
         "tree": sys.path[1] if len(sys.path) > 1 else "",
         "cold_cpu_s": cpu[0],
@@ -177,6 +318,7 @@ def main() -> None:
         "peak_mib": peak,
         "served_peak_mib": served_plain,
         "served_gzip_peak_mib": served_gzip,
+        **lags,
         "load": os.getloadavg()[0],
     }
     print(json.dumps(result))

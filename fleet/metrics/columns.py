@@ -78,43 +78,55 @@ class ColumnGroup:
         templates: Templates,
         parts: list[list[str]],
     ) -> None:
-        """Append every entity's lines, one ``%`` per column where all values are plain.
+        """Append every column's lines to its family's part (see :meth:`render_column`)."""
+        for i, slot in enumerate(self.slots):
+            self.render_column(i, table, labels, templates, parts[slot])
 
-        A column's pattern repeated once per entity with a value (``templates``,
-        shared by all chunks) is filled with the entities' label values (``labels``)
+    def render_column(
+        self, i: int, table: KindTable, labels: ChunkLabels, templates: Templates, out: list[str]
+    ) -> None:
+        """Append column ``i``'s lines for every entity, by one ``%`` where all values are plain.
+
+        The column's pattern repeated once per entity with a value (``templates``,
+        shared by all chunks) is filled with the entities' label heads (``labels``)
         and the column's values (``table``); entities whose value is None are left out.
         """
-        columns = zip(self.attrs, self.slots, self.scales, self.flags, strict=True)
-        for i, (attr, slot, scale, flag) in enumerate(columns):
-            column = table.values[attr]
-            values = tuple(column)
-            present: tuple[bool, ...] | None = None
-            if None in values:
-                present = tuple(map(is_not, values, repeat(None)))
-                values = tuple(compress(values, present))
-            if scale is not None:
-                values = tuple([v * scale for v in values])
-            plain = (
-                values.count(True) + values.count(False) == len(values)
-                if flag  # %d writes True/False as 1/0; anything else goes value by value
-                else plain_values(values)
-            )
-            if not plain:
-                self._render_one_by_one(i, column, labels, parts[slot])
-                continue
-            if not values:
-                continue
+        column = table.values[self.attrs[i]]
+        values = tuple(column)
+        present: tuple[bool, ...] | None = None
+        if None in values:
+            present = tuple(map(is_not, values, repeat(None)))
+            values = tuple(compress(values, present))
+        scale = self.scales[i]
+        if scale is not None:
+            values = tuple([v * scale for v in values])
+        plain = (
+            values.count(True) + values.count(False) == len(values)
+            if self.flags[i]  # %d writes True/False as 1/0; anything else goes value by value
+            else plain_values(values)
+        )
+        if not plain:
+            self._render_one_by_one(i, column, labels, out)
+        elif values:
             template = templates.repeated(self.patterns[i], len(values))
-            parts[slot].append(template % labels.arguments(present, values))
+            out.append(template % labels.arguments(present, values))
 
     def _render_one_by_one(
         self, i: int, column: list[Any], labels: ChunkLabels, out: list[str]
     ) -> None:
         scale, head = self.scales[i], self.head_formats[i]
-        for value, values in zip(column, labels.values, strict=True):
+        for value, label_head in zip(column, labels.heads, strict=True):
             text = _text(value, scale)
             if text is not None:
-                out.append(f"{head % values}{text}\n")
+                out.append(f"{head % label_head}{text}\n")
+
+
+def _indices_by_slot(slots: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+    """``slots[i]`` inverted: each slot's indices, in order."""
+    out: dict[int, list[int]] = {}
+    for i, slot in enumerate(slots):
+        out.setdefault(slot, []).append(i)
+    return {slot: tuple(indices) for slot, indices in out.items()}
 
 
 Compiled = tuple[tuple[str, ...], tuple[str, ...], list[Any]]
@@ -142,6 +154,10 @@ class KindPlan:
         self.rendered_states: tuple[str | Callable[[Any], Hashable], ...] = tuple(
             s.attr if isinstance(s, OneHot | Flags | Keyed) else s.state for s in self.rendered
         )
+        # Per family slot, what of this kind writes there (a scrape streams family by family).
+        self.fast_at = _indices_by_slot(self.fast.slots)
+        self.specs_at = _indices_by_slot(self.rendered_slots)
+        self.slots = frozenset((*self.fast.slots, *self.slow.slots, *self.rendered_slots))
 
     def table(self) -> KindTable:
         """An empty table of the attributes this kind's specs read."""

@@ -70,7 +70,7 @@ async def start_metrics_endpoint(
     renderer = ExpositionRenderer(xids=xids)
     server = MetricsServer(
         addr,
-        render=lambda: renderer.render_parts(runtime.latest()),
+        stream=lambda: renderer.stream_parts(runtime.latest()),
         ready=lambda: bool(runtime.ready),
         gzip=gzip,
         on_stop=(unsubscribe,),

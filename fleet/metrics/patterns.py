@@ -1,12 +1,14 @@
 """Series text as shared patterns and per-entity label values: little memory per series.
 
-A family's line for one entity is a pattern, ``name{node="%s",gpu="%s",...} %r\\n``,
-the same for every GPU of the fleet. A chunk's column is that pattern repeated once
-per entity with a value, filled by one ``%`` with the entities' escaped label values
-and the column's values interleaved. The repeated pattern depends only on how many
-entities have a value, so one string serves every chunk of the same size; what a
-chunk keeps is a list of references to label strings it shares with every other
-family. Caching each series' finished head instead (name and labels, ~100 bytes for
+A family's line for one entity is a pattern, ``name{%s,extra="x"} %r\\n``, the same
+for every GPU of the fleet, where ``%s`` takes the entity's *label head*
+(``node="a",gpu="0",...``, escaped, built once per entity and shared by every family).
+A chunk's column is that pattern repeated once per entity with a value, filled by one
+``%`` with the entities' label heads and the column's values interleaved: two
+arguments per series, whatever the number of base labels. The repeated pattern
+depends only on how many entities have a value, so one string serves every chunk of
+the same size; what a chunk keeps is a list of references to label heads it shares
+with every other family. Caching each series' finished head instead (name and labels, ~100 bytes for
 each of ~550 series per node) held about 240 MiB at 1,000 nodes; this holds a few.
 """
 
@@ -16,7 +18,7 @@ from collections.abc import Callable, Hashable, Sequence
 from itertools import compress
 from typing import Any
 
-from fleet.metrics.families import Family, escape_label_value, extra_text
+from fleet.metrics.families import Family, extra_text, label_pairs
 
 TEMPLATES_KEPT = 512
 """Repeated patterns kept (per column and count; per counter layout): a fleet has a few."""
@@ -25,10 +27,13 @@ TEMPLATES_KEPT = 512
 def pattern(
     family: Family, base_labels: tuple[str, ...], extra: tuple[str, ...], flag: bool
 ) -> str:
-    """``name{a="%s",b="%s",extra="x"} %r\\n`` (``%d`` for a 0/1 flag); literal ``%`` doubled."""
-    base = ",".join(f'{name}="%s"' for name in base_labels)
+    """``name{%s,extra="x"} %r\\n`` (``%d`` for a 0/1 flag); literal ``%`` doubled.
+
+    The ``%s`` takes the entity's label head (its base labels, see :class:`ChunkLabels`);
+    a kind without base labels has none.
+    """
     extras = extra_text(family.labels, extra).replace("%", "%%")
-    labels = (base + extras) if base else extras[1:]
+    labels = ("%s" + extras) if base_labels else extras[1:]
     value = "%d\n" if flag else "%r\n"
     return f"{family.name}{{{labels}}} {value}" if labels else f"{family.name} {value}"
 
@@ -54,15 +59,18 @@ class Templates:
 
 
 class ChunkLabels:
-    """The escaped base label values of a chunk's entities, as ``%`` arguments.
+    """The label heads of a chunk's entities (``node="a",gpu="0",...``), as ``%`` arguments.
+
+    One string per entity, built once per block and shared by every family of the kind:
+    a series then costs the ``%`` two arguments (its head, its value), not one per label.
 
     Args:
         keys: each entity's base label values (any objects; ``str`` of each is used).
+        names: the base label names, in the keys' order.
     """
 
-    def __init__(self, keys: Sequence[tuple[Any, ...]]) -> None:
-        self.values = [tuple(escape_label_value(str(v)) for v in key) for key in keys]
-        self.width = len(self.values[0]) if self.values else 0
+    def __init__(self, keys: Sequence[tuple[Any, ...]], names: tuple[str, ...]) -> None:
+        self.heads = [label_pairs(names, tuple(map(str, key))) for key in keys]
         self._flat: dict[Hashable, list[Any]] = {}
 
     def arguments(self, present: tuple[bool, ...] | None, values: Sequence[Any]) -> tuple[Any, ...]:
@@ -71,23 +79,27 @@ class ChunkLabels:
         if flat is None:
             if len(self._flat) > 8:  # presence patterns seen: a few per chunk at most
                 self._flat.clear()
-            chosen = self.values if present is None else list(compress(self.values, present))
-            flat = self._flat[present] = [x for labels in chosen for x in (*labels, None)]
+            chosen = self.heads if present is None else list(compress(self.heads, present))
+            flat = self._flat[present] = [x for head in chosen for x in (head, None)]
         args = flat[:]
-        args[self.width :: self.width + 1] = values
+        args[1::2] = values
         return tuple(args)
 
-    def series_arguments(self, counts: Sequence[int], values: Sequence[Any]) -> tuple[Any, ...]:
-        """As :meth:`arguments`, for entities with ``counts[i]`` series each (keyed series)."""
-        key = ("series", tuple(counts))
+    def series_arguments(
+        self, counts: Sequence[int], values: Sequence[Any], start: int = 0
+    ) -> tuple[Any, ...]:
+        """As :meth:`arguments`, for the entities from ``start`` with ``counts[i]`` series
+        each (keyed series)."""
+        key = ("series", start, tuple(counts))
         flat = self._flat.get(key)
         if flat is None:
-            if len(self._flat) > 8:
+            if len(self._flat) > 16:  # a few groups of a chunk, a few layouts each
                 self._flat.clear()
+            heads = self.heads[start : start + len(counts)]
             flat = self._flat[key] = [
-                x for labels, n in zip(self.values, counts, strict=True) for _ in range(n)
-                for x in (*labels, None)
+                x for head, n in zip(heads, counts, strict=True) for _ in range(n)
+                for x in (head, None)
             ]  # fmt: skip
         args = flat[:]
-        args[self.width :: self.width + 1] = values
+        args[1::2] = values
         return tuple(args)

@@ -4,8 +4,9 @@ Why not prometheus_client's ``start_http_server``: it runs a thread-per-request
 ``ThreadingHTTPServer`` that renders through ``generate_latest`` (the slow path),
 and it cannot be stopped and awaited with the rest of an asyncio program. This
 server lives on the runtime's event loop, binds port 0 for tests, closes every
-client connection on :meth:`MetricsServer.stop`, and renders (and gzips) in a
-worker thread so a large scrape does not stall the SSH streams. It speaks just
+client connection on :meth:`MetricsServer.stop`, and either renders ``/metrics`` on the
+loop in slices while sending it (``stream``, :mod:`fleet.metrics.streaming`) or renders
+(and gzips) it whole in a worker thread (``render``). It speaks just
 enough HTTP for Prometheus, curl and a browser: GET and HEAD, keep-alive, no
 request bodies; optionally over TLS and behind basic auth (``web.yml``, see
 :mod:`fleet.metrics.web_config`). Paths beyond the built-in ones come from a
@@ -18,10 +19,13 @@ import asyncio
 import contextlib
 import gzip
 import logging
+import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from fleet.metrics.addr import DEFAULT_METRICS_ADDR, is_loopback, parse_addr
+from fleet.metrics.http_request import BadRequest, Request, parse_request
+from fleet.metrics.streaming import StreamAborted, send_parts
 from fleet.metrics.text import CONTENT_TYPE
 from fleet.metrics.web_config import WebConfig
 
@@ -41,33 +45,10 @@ Body = bytes | Sequence[bytes]
 """A response body: one ``bytes``, or parts sent one after the other (never joined)."""
 Page = tuple[int, bytes, str]
 """An answer: status, body, content type."""
+Stream = Callable[[], Iterator[bytes]]
+"""Starts a ``/metrics`` body rendered part by part as it is iterated (on the loop)."""
 Router = Callable[[str, str], Page | None]
 """Answers ``(path, host header)`` for paths beyond the built-in ones; None means 404."""
-
-
-class _Request:
-    __slots__ = ("headers", "method", "path", "version")
-
-    def __init__(self, method: str, path: str, version: str, headers: dict[str, str]) -> None:
-        self.method, self.path, self.version, self.headers = method, path, version, headers
-
-    @property
-    def keep_alive(self) -> bool:
-        connection = self.headers.get("connection", "").lower()
-        if self.version == "HTTP/1.0":
-            return connection == "keep-alive"
-        return connection != "close"
-
-    @property
-    def wants_gzip(self) -> bool:
-        accepted = self.headers.get("accept-encoding", "")
-        return any(part.split(";")[0].strip().lower() == "gzip" for part in accepted.split(","))
-
-
-class _BadRequest(Exception):
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
 
 
 class MetricsServer:
@@ -77,6 +58,9 @@ class MetricsServer:
         addr: ``host:port`` to listen on; loopback by default, port 0 for any free port.
         render: builds the ``/metrics`` body, whole or as parts (called in a worker
             thread); parts are written one at a time, so a large body is never joined.
+        stream: starts the ``/metrics`` body as parts rendered while they are iterated
+            (on the loop, in slices); used instead of ``render`` when given. The body
+            goes out in HTTP/1.1 chunks as it is rendered; one stream at a time.
         ready: whether ``/-/ready`` answers 200 (every node tried) or 503.
         gzip: compress ``/metrics`` when the client's Accept-Encoding allows gzip.
         on_stop: called once when the server stops (e.g. to unsubscribe from a runtime).
@@ -88,7 +72,8 @@ class MetricsServer:
         self,
         addr: str = DEFAULT_METRICS_ADDR,
         *,
-        render: Callable[[], Body],
+        render: Callable[[], Body] | None = None,
+        stream: Stream | None = None,
         ready: Callable[[], bool] = lambda: True,
         gzip: bool = True,
         on_stop: Sequence[Callable[[], None]] = (),
@@ -98,7 +83,11 @@ class MetricsServer:
         self.host, self.port = parse_addr(addr)
         self._routes = routes
         self._web = web if web is not None else WebConfig()
+        if render is None and stream is None:
+            raise ValueError("a metrics server needs render or stream")
         self._render = render
+        self._stream = stream
+        self._streaming = asyncio.Lock()  # one streamed scrape at a time: one renderer
         self._ready = ready
         self._gzip = gzip
         self._on_stop = tuple(on_stop)
@@ -181,18 +170,18 @@ class MetricsServer:
             try:
                 async with asyncio.timeout(IDLE_TIMEOUT_S):
                     head = await reader.readuntil(b"\r\n\r\n")
-                request = _parse(head)
+                request = parse_request(head)
             except asyncio.LimitOverrunError:
                 await _respond(writer, 431, b"request headers too large\n", TEXT, False)
                 return
-            except _BadRequest as bad:
+            except BadRequest as bad:
                 await _respond(writer, bad.status, b"bad request\n", TEXT, False)
                 return
             await self._answer(request, writer)
-            if not request.keep_alive:
+            if not request.keep_alive or request.close_after:
                 return
 
-    async def _answer(self, request: _Request, writer: asyncio.StreamWriter) -> None:
+    async def _answer(self, request: Request, writer: asyncio.StreamWriter) -> None:
         head_only = request.method == "HEAD"
         path = request.path.split("?", 1)[0]
         if self._web.users and not await asyncio.to_thread(
@@ -201,7 +190,9 @@ class MetricsServer:
             challenge = {"WWW-Authenticate": 'Basic realm="gpufleet"'}
             await _respond(writer, 401, b"unauthorized\n", TEXT, head_only, challenge)
             return
-        if path == "/metrics":
+        if path == "/metrics" and self._stream is not None:
+            await self._stream_metrics(request, writer, head_only, self._stream)
+        elif path == "/metrics":
             try:
                 body, extra = await self._metrics_body(request)
             except Exception:  # a rendering bug: say so in the log and to the scraper
@@ -222,7 +213,7 @@ class MetricsServer:
             await self._route(request, path, writer, head_only)
 
     async def _route(
-        self, request: _Request, path: str, writer: asyncio.StreamWriter, head_only: bool
+        self, request: Request, path: str, writer: asyncio.StreamWriter, head_only: bool
     ) -> None:
         routes = self._routes
         page = None
@@ -241,11 +232,54 @@ class MetricsServer:
         body, extra = await self._maybe_gzip(request, lambda: page_body)
         await _respond(writer, status, body, content_type, head_only, extra)
 
-    async def _metrics_body(self, request: _Request) -> tuple[Body, dict[str, str]]:
+    async def _metrics_body(self, request: Request) -> tuple[Body, dict[str, str]]:
+        assert self._render is not None
         return await self._maybe_gzip(request, self._render)
 
+    async def _stream_metrics(
+        self, request: Request, writer: asyncio.StreamWriter, head_only: bool, stream: Stream
+    ) -> None:
+        """Render ``/metrics`` on the loop in slices and send each part as it comes.
+
+        HTTP/1.1 gets chunked transfer coding; HTTP/1.0 a body ended by closing the
+        connection. HEAD renders nothing (its length is not known in advance).
+        """
+        compress = self._gzip and request.wants_gzip
+        chunked = request.version != "HTTP/1.0"
+        headers = {"Content-Type": CONTENT_TYPE}
+        headers |= {"Transfer-Encoding": "chunked"} if chunked else {"Connection": "close"}
+        if compress:
+            headers |= {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        request.close_after = not chunked
+        if head_only:
+            writer.write(_head(200, headers))
+            await writer.drain()
+            return
+        async with self._streaming:
+            began = time.perf_counter()
+            parts = stream()
+            try:
+                try:
+                    first = next(parts, b"")
+                except Exception:  # a rendering bug before any byte: say so to the scraper
+                    log.exception("rendering /metrics failed")
+                    await _respond(writer, 500, b"rendering the metrics failed\n", TEXT, False)
+                    return
+                writer.write(_head(200, headers))
+                zipper = _gzip_stream() if compress else None
+                await send_parts(
+                    writer, first, parts, began=began, compressor=zipper, chunked=chunked
+                )
+            except StreamAborted:
+                request.close_after = True
+                writer.transport.abort()
+            finally:
+                close = getattr(parts, "close", None)
+                if close is not None:
+                    close()  # an abandoned render releases its renderer
+
     async def _maybe_gzip(
-        self, request: _Request, render: Callable[[], Body]
+        self, request: Request, render: Callable[[], Body]
     ) -> tuple[Body, dict[str, str]]:
         compress = self._gzip and request.wants_gzip
 
@@ -261,29 +295,13 @@ class MetricsServer:
         return body, ({"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if compress else {})
 
 
-def _parse(head: bytes) -> _Request:
-    try:
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ")
-    except ValueError:
-        raise _BadRequest(400) from None
-    if not version.startswith("HTTP/1."):
-        raise _BadRequest(400)
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    if method not in ("GET", "HEAD"):
-        raise _BadRequest(405)
-    if headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
-        raise _BadRequest(400)  # GET and HEAD carry no body; reading one is not worth it
-    return _Request(method, target, version, headers)
+def _gzip_stream() -> zlib._Compress:
+    return zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
 
 
 def _gzipped_parts(parts: Sequence[bytes]) -> list[bytes]:
     """``parts`` as one gzip stream in pieces (each part compressed as it comes)."""
-    stream = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+    stream = _gzip_stream()
     pieces = [stream.compress(part) for part in parts]
     pieces.append(stream.flush())
     return [piece for piece in pieces if piece]
@@ -303,8 +321,7 @@ async def _respond(
     if status == 405:
         headers["Allow"] = "GET, HEAD"
     headers |= extra or {}
-    lines = [f"HTTP/1.1 {status} {REASONS[status]}"] + [f"{k}: {v}" for k, v in headers.items()]
-    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    writer.write(_head(status, headers))
     if not head_only:
         unyielded = 0
         for part in parts:
@@ -316,3 +333,9 @@ async def _respond(
                 unyielded = 0
                 await asyncio.sleep(0)
     await writer.drain()
+
+
+def _head(status: int, headers: dict[str, str]) -> bytes:
+    """The status line and headers of a response."""
+    lines = [f"HTTP/1.1 {status} {REASONS[status]}"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -146,6 +146,7 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
         table.keys.extend((name, h[_AT_INDEX], h[_AT_UUID], h[_AT_NAME]) for h in held[start:])
         layouts.append((fast, len(held) - start))
     table.entities.extend(briefs)
+    shortest = -1 if None in samples else min(map(len, samples), default=-1)  # type: ignore[arg-type]
     for attr, column in table.values.items():
         at = _STEADY.get(attr)
         if at is not None:
@@ -153,21 +154,28 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
         elif attr in _FROM_BRIEF:
             column.extend(map(attrgetter(attr), briefs))
         else:
-            column.extend(_fast_values(samples, layouts, *_FAST[attr]))
+            column.extend(_fast_values(samples, layouts, shortest, *_FAST[attr]))
 
 
 def _fast_values(
     samples: list[Row | None],
     layouts: list[tuple[FieldIndex, int]],
+    shortest: int,
     field: str,
     convert: Callable[[Value], Value],
 ) -> list[Value]:
-    """One fast field of every GPU's sample row (None where the row or the field is missing)."""
+    """One fast field of every GPU's sample row (None where the row or the field is missing).
+
+    ``shortest`` is the length of the shortest row (-1 when a GPU has none): a field
+    before it is read from every row by one C-level pass.
+    """
     where = {fast[field] for fast, _ in layouts}
     if len(where) == 1:  # one field layout for the run: the usual fleet
         position = where.pop()
         if position is None:
             return [None] * len(samples)
+        if convert is _as_sent and position < shortest:
+            return list(map(itemgetter(position), samples))  # type: ignore[arg-type]
         if convert is _as_sent:
             return [None if r is None or position >= len(r) else r[position] for r in samples]
         return [None if r is None or position >= len(r) else convert(r[position]) for r in samples]
@@ -192,7 +200,10 @@ def add_port_run(table: KindTable, run: Run) -> None:
             ):
                 briefs.append(brief)
                 statics.append(static)
-                counters.append(_counters(static, row, hw))
+                if hw or row is None or len(row) < static[4]:
+                    counters.append(_counters(static, row, hw))
+                else:  # the usual port: a whole row, no hardware counters
+                    counters.append((static[0], _read_counters(static, row)))
         table.keys.extend((name, b.name, b.kind) for b in briefs[start:])
         ticks.append((rows.tick, len(briefs) - start))
     table.entities.extend(briefs)
@@ -239,20 +250,29 @@ def _rate_column(tick: PortFrozen, read: np.ndarray, nic: np.ndarray, attr: str)
         col = None if counter is None else tick.column.get(counter)
         if col is not None:
             values[ports] = read[ports, col] * unit  # as Python's float * int: one rounding
-    return [None if v != v else v for v in values.tolist()]
+    out: list[Any] = values.tolist()
+    for at in np.flatnonzero(np.isnan(values)).tolist():  # unknown: a few NICs' rates
+        out[at] = None
+    return out
+
+
+def _read_counters(static: PortStatic, row: Row) -> tuple[Value, ...]:
+    """The counter values of a whole row, in the order of the port's counter names."""
+    values = tuple(static[1](row))
+    if len(values) != len(static[0]):
+        raise ValueError("a port row's counters do not match their names")
+    return values
 
 
 def _counters(static: PortStatic, row: Row | None, hw: Mapping[str, int]) -> KeyedValues:
     """The port's raw counters as names and values, as ``fleet.state.build.port_snapshot``
     lists them (without pairing each name with its value)."""
-    names, reader, _, _, width = static
+    names, _, _, _, width = static
     values: tuple[Value, ...] = ()
     if row is not None:
         if len(row) < width:  # a short row reads as missing values
             row = [*row, *([None] * (width - len(row)))]
-        values = tuple(reader(row))
-        if len(values) != len(names):
-            raise ValueError("a port row's counters do not match their names")
+        values = _read_counters(static, row)
     else:
         names = ()
     if hw:

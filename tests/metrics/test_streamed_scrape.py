@@ -1,0 +1,198 @@
+"""/metrics rendered on the event loop while it is sent (issue #11): the same bytes,
+other tasks run between its parts, and a failure or an early close harms no later scrape."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import http.client
+import itertools
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from bench.fleet_states import state_ticks
+from fleet.metrics.server import MetricsServer
+from fleet.metrics.streaming import SLICE_S
+from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
+from fleet.model import FleetSnapshot
+
+Answer = tuple[int, dict[str, str], bytes]
+
+
+@pytest.fixture(scope="module")
+def ticks() -> list[FleetSnapshot]:
+    return state_ticks(NODES_PER_CHUNK + 3, 3)  # two chunks of nodes, three ticks
+
+
+def _get(port: int, method: str = "GET", **headers: str) -> Answer:
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        client.request(
+            method, "/metrics", headers={k.replace("_", "-"): v for k, v in headers.items()}
+        )
+        response = client.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        client.close()
+
+
+async def _http10(port: int) -> tuple[bytes, bytes]:
+    """GET /metrics as HTTP/1.0: the body is whatever comes until the server closes."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"GET /metrics HTTP/1.0\r\nHost: test\r\n\r\n")
+        head, _, body = (await reader.read(-1)).partition(b"\r\n\r\n")
+        return head, body
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def test_a_streamed_scrape_is_the_rendered_body_chunked_gzipped_and_over_http10(
+    ticks: list[FleetSnapshot],
+) -> None:
+    snapshot = ticks[-1]
+    expected = ExpositionRenderer().render(snapshot)  # a first scrape: no duration line
+    streams: list[int] = []
+
+    def stream() -> Iterator[bytes]:
+        streams.append(1)
+        return ExpositionRenderer().stream_parts(snapshot)  # a first scrape per request
+
+    server = MetricsServer("127.0.0.1:0", stream=stream)
+    await server.start()
+    try:
+        port = server.bound_port
+        status, headers, body = await asyncio.to_thread(_get, port)
+        assert (status, body) == (200, expected)
+        assert headers["transfer-encoding"] == "chunked" and "content-length" not in headers
+        status, headers, zipped = await asyncio.to_thread(_get, port, Accept_Encoding="gzip")
+        assert headers["content-encoding"] == "gzip"
+        assert gzip.decompress(zipped) == expected
+        head, body = await _http10(port)
+        assert head.startswith(b"HTTP/1.1 200 OK") and b"chunked" not in head
+        assert body == expected
+        rendered = len(streams)
+        status, headers, nothing = await asyncio.to_thread(_get, port, "HEAD")
+        assert (status, nothing) == (200, b"")
+        assert len(streams) == rendered  # a HEAD renders nothing
+    finally:
+        await server.stop()
+
+
+async def test_a_timer_that_comes_due_during_a_part_runs_before_the_next_part() -> None:
+    ticker_ran = 0
+    seen: list[int] = []
+
+    async def ticker() -> None:  # a task woken by a timer, as the tick and keepalives are
+        nonlocal ticker_ran
+        while True:
+            ticker_ran += 1
+            await asyncio.sleep(SLICE_S / 10)
+
+    def busy_parts() -> Iterator[bytes]:
+        for _ in range(20):
+            seen.append(ticker_ran)
+            started = time.perf_counter()
+            while time.perf_counter() - started < 2 * SLICE_S:  # a part's worth of rendering
+                pass
+            yield b"x 1\n"
+
+    server = MetricsServer("127.0.0.1:0", stream=busy_parts)
+    await server.start()
+    task = asyncio.create_task(ticker())
+    try:
+        status, _, body = await asyncio.to_thread(_get, server.bound_port)
+    finally:
+        task.cancel()
+        await server.stop()
+    assert (status, body) == (200, b"x 1\n" * 20)
+    # Each part took longer than a slice and the ticker's timer came due meanwhile, so the
+    # loop ran it before the next part (not only after the next slice).
+    assert all(later > earlier for earlier, later in itertools.pairwise(seen))
+
+
+async def test_a_render_failing_part_way_cuts_the_body_and_the_next_scrape_is_whole(
+    ticks: list[FleetSnapshot],
+) -> None:
+    renderer = ExpositionRenderer()
+    fail = ["later", "first"]
+
+    def stream() -> Iterator[bytes]:
+        parts = renderer.stream_parts(ticks[-1])
+        how = fail.pop() if fail else None
+        if how is None:
+            return parts
+        return _failing(parts, after=0 if how == "first" else 30)
+
+    server = MetricsServer("127.0.0.1:0", stream=stream)
+    await server.start()
+    try:
+        status, _, body = await asyncio.to_thread(_get, server.bound_port)
+        assert (status, body) == (500, b"rendering the metrics failed\n")
+        with pytest.raises(http.client.IncompleteRead):
+            await asyncio.to_thread(_get, server.bound_port)
+        status, _, body = await asyncio.to_thread(_get, server.bound_port)
+    finally:
+        await server.stop()
+    assert status == 200
+    assert body.split(b"\n")[-3:] == ExpositionRenderer().render(ticks[-1]).split(b"\n")[-3:]
+    assert b"gpufleet_gpu_power_watts{" in body
+
+
+def _failing(parts: Iterator[bytes], after: int) -> Iterator[bytes]:
+    for i, part in enumerate(parts):
+        if i == after:
+            raise ValueError("a rendering bug")
+        yield part
+
+
+async def test_two_scrapes_at_once_through_one_renderer_both_get_the_whole_body(
+    ticks: list[FleetSnapshot],
+) -> None:
+    renderer = ExpositionRenderer()
+    server = MetricsServer("127.0.0.1:0", stream=lambda: renderer.stream_parts(ticks[-1]))
+    await server.start()
+    try:
+        answers = await asyncio.gather(
+            asyncio.to_thread(_get, server.bound_port),
+            asyncio.to_thread(_get, server.bound_port, Accept_Encoding="gzip"),
+        )
+    finally:
+        await server.stop()
+    plain, zipped = answers[0][2], gzip.decompress(answers[1][2])
+    assert _without_duration(plain) == _without_duration(zipped)
+    assert _without_duration(plain) == _without_duration(ExpositionRenderer().render(ticks[-1]))
+
+
+def _without_duration(body: bytes) -> bytes:
+    return b"".join(
+        line for line in body.splitlines(True) if not line.startswith(b"gpufleet_scrape_duration")
+    )
+
+
+def test_a_stream_closed_part_way_leaves_the_renderer_as_good_as_new(
+    ticks: list[FleetSnapshot],
+) -> None:
+    renderer = ExpositionRenderer()
+    renderer.render(ticks[0])
+    parts = renderer.stream_parts(ticks[1])
+    for _ in range(40):  # into the GPU families: blocks taken and begun
+        next(parts)
+    fresh = ExpositionRenderer()
+    fresh.render(ticks[0])
+    assert _without_duration(renderer.render(ticks[2])) == _without_duration(fresh.render(ticks[2]))
+    with pytest.raises(RuntimeError):  # superseded: it would read the later render's caches
+        next(parts)
+
+
+def test_streamed_parts_are_the_rendered_parts_scrape_after_scrape(
+    ticks: list[FleetSnapshot],
+) -> None:
+    streamed, whole = ExpositionRenderer(), ExpositionRenderer()
+    for snapshot in ticks:
+        assert _without_duration(b"".join(streamed.stream_parts(snapshot))) == _without_duration(
+            whole.render(snapshot)
+        )
