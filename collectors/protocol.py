@@ -202,17 +202,7 @@ def decode_line(line: bytes | str) -> Message:
     """
     if type(line) is not bytes:
         return _checked(_typed(line))
-    # _typed's body, inline: one Python call less per node message.
-    if len(line) > MAX_LINE_BYTES:
-        raise ProtocolError(f"line of {len(line)} bytes exceeds the {MAX_LINE_BYTES}-byte cap")
-    try:
-        message = _decode(line)
-    except msgspec.DecodeError as exc:
-        raise ProtocolError(str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise ProtocolError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    if message.v != PROTOCOL_VERSION:
-        raise ProtocolError(f"protocol version {message.v}, expected {PROTOCOL_VERSION}")
+    message = _typed(line)
     flags = line.translate(_SCAN)
     if _NINETEEN_DIGITS in flags:
         where = _out_of_range(message)
@@ -239,7 +229,7 @@ def _typed(line: bytes | str) -> Message:
     if len(line) > MAX_LINE_BYTES:
         raise ProtocolError(f"line of {len(line)} bytes exceeds the {MAX_LINE_BYTES}-byte cap")
     try:
-        message = _decoder.decode(line)
+        message = _decode(line)
     except msgspec.DecodeError as exc:
         raise ProtocolError(str(exc)) from None
     except UnicodeDecodeError as exc:

@@ -4,25 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import http.client
 
 from bench.fleet_states import state_ticks
 from fleet.metrics.server import MetricsServer
 from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
-
-Answer = tuple[int, dict[str, str], bytes]
-
-
-def _get(port: int, method: str = "GET", **headers: str) -> Answer:
-    client = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        client.request(
-            method, "/metrics", headers={k.replace("_", "-"): v for k, v in headers.items()}
-        )
-        response = client.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        client.close()
+from tests.metrics.http_get import get_metrics
 
 
 async def test_a_body_in_parts_arrives_whole_plain_gzipped_and_as_head() -> None:
@@ -40,14 +26,14 @@ async def test_a_body_in_parts_arrives_whole_plain_gzipped_and_as_head() -> None
     await server.start()
     try:
         port = server.bound_port
-        status, headers, body = await asyncio.to_thread(_get, port)
+        status, headers, body = await asyncio.to_thread(get_metrics, port)
         assert status == 200 and body == expected
         assert headers["content-length"] == str(len(expected))
         assert "transfer-encoding" not in headers
-        status, headers, zipped = await asyncio.to_thread(_get, port, Accept_Encoding="gzip")
+        status, headers, zipped = await asyncio.to_thread(get_metrics, port, Accept_Encoding="gzip")
         assert headers["content-encoding"] == "gzip"
         assert gzip.decompress(zipped) == expected
-        status, headers, nothing = await asyncio.to_thread(_get, port, "HEAD")
+        status, headers, nothing = await asyncio.to_thread(get_metrics, port, "HEAD")
         assert status == 200 and nothing == b""
         assert headers["content-length"] == str(len(expected))
     finally:

@@ -17,25 +17,12 @@ from fleet.metrics.server import MetricsServer
 from fleet.metrics.streaming import SLICE_S
 from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot
-
-Answer = tuple[int, dict[str, str], bytes]
+from tests.metrics.http_get import get_metrics
 
 
 @pytest.fixture(scope="module")
 def ticks() -> list[FleetSnapshot]:
     return state_ticks(NODES_PER_CHUNK + 3, 3)  # two chunks of nodes, three ticks
-
-
-def _get(port: int, method: str = "GET", **headers: str) -> Answer:
-    client = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        client.request(
-            method, "/metrics", headers={k.replace("_", "-"): v for k, v in headers.items()}
-        )
-        response = client.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        client.close()
 
 
 async def _http10(port: int) -> tuple[bytes, bytes]:
@@ -65,17 +52,17 @@ async def test_a_streamed_scrape_is_the_rendered_body_chunked_gzipped_and_over_h
     await server.start()
     try:
         port = server.bound_port
-        status, headers, body = await asyncio.to_thread(_get, port)
+        status, headers, body = await asyncio.to_thread(get_metrics, port)
         assert (status, body) == (200, expected)
         assert headers["transfer-encoding"] == "chunked" and "content-length" not in headers
-        status, headers, zipped = await asyncio.to_thread(_get, port, Accept_Encoding="gzip")
+        status, headers, zipped = await asyncio.to_thread(get_metrics, port, Accept_Encoding="gzip")
         assert headers["content-encoding"] == "gzip"
         assert gzip.decompress(zipped) == expected
         head, body = await _http10(port)
         assert head.startswith(b"HTTP/1.1 200 OK") and b"chunked" not in head
         assert body == expected
         rendered = len(streams)
-        status, headers, nothing = await asyncio.to_thread(_get, port, "HEAD")
+        status, headers, nothing = await asyncio.to_thread(get_metrics, port, "HEAD")
         assert (status, nothing) == (200, b"")
         assert len(streams) == rendered  # a HEAD renders nothing
     finally:
@@ -104,7 +91,7 @@ async def test_a_timer_that_comes_due_during_a_part_runs_before_the_next_part() 
     await server.start()
     task = asyncio.create_task(ticker())
     try:
-        status, _, body = await asyncio.to_thread(_get, server.bound_port)
+        status, _, body = await asyncio.to_thread(get_metrics, server.bound_port)
     finally:
         task.cancel()
         await server.stop()
@@ -130,11 +117,11 @@ async def test_a_render_failing_part_way_cuts_the_body_and_the_next_scrape_is_wh
     server = MetricsServer("127.0.0.1:0", stream=stream)
     await server.start()
     try:
-        status, _, body = await asyncio.to_thread(_get, server.bound_port)
+        status, _, body = await asyncio.to_thread(get_metrics, server.bound_port)
         assert (status, body) == (500, b"rendering the metrics failed\n")
         with pytest.raises(http.client.IncompleteRead):
-            await asyncio.to_thread(_get, server.bound_port)
-        status, _, body = await asyncio.to_thread(_get, server.bound_port)
+            await asyncio.to_thread(get_metrics, server.bound_port)
+        status, _, body = await asyncio.to_thread(get_metrics, server.bound_port)
     finally:
         await server.stop()
     assert status == 200
@@ -157,8 +144,8 @@ async def test_two_scrapes_at_once_through_one_renderer_both_get_the_whole_body(
     await server.start()
     try:
         answers = await asyncio.gather(
-            asyncio.to_thread(_get, server.bound_port),
-            asyncio.to_thread(_get, server.bound_port, Accept_Encoding="gzip"),
+            asyncio.to_thread(get_metrics, server.bound_port),
+            asyncio.to_thread(get_metrics, server.bound_port, Accept_Encoding="gzip"),
         )
     finally:
         await server.stop()
