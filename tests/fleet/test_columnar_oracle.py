@@ -11,6 +11,7 @@ checks that later ingests never reach an earlier snapshot).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -112,9 +113,24 @@ def started_states(nodes: dict[str, Any]) -> tuple[FleetState, ReferenceState]:
             NodeStatusChange(name, "streaming", "", node.t),
             _wire(name, node.hello(), node.t),
         ):
-            ours.ingest(update)
-            reference.ingest(update)
+            ingest_both((ours, reference), [update])
     return ours, reference
+
+
+def ingest_both(states: tuple[FleetState, ReferenceState], updates: Iterable[Any]) -> None:
+    """Each update into our state and then the reference, in order."""
+    ours, reference = states
+    for update in updates:
+        ours.ingest(update)
+        reference.ingest(update)
+
+
+def snapshots_of_both(
+    states: tuple[FleetState, ReferenceState], nodes: dict[str, Any]
+) -> tuple[FleetSnapshot, FleetSnapshot]:
+    """Both states' snapshots half a second after the latest node's clock."""
+    now = max(n.t for n in nodes.values()) + 0.5
+    return states[0].snapshot(now), states[1].snapshot(now)
 
 
 def _wire(node: str, message: Any, at: float) -> NodeMessage:
@@ -206,16 +222,11 @@ def _same(ours: FleetSnapshot, reference: FleetSnapshot) -> None:
 @given(st.data())
 def test_columnar_state_gives_the_snapshots_of_the_object_state(data: st.DataObject) -> None:
     nodes = {name: Node(name) for name in NODES}
-    ours, reference = started_states(nodes)
-    now = 1_000.5
+    states = started_states(nodes)
     kept: list[tuple[FleetSnapshot, FleetSnapshot]] = []
     for _ in range(data.draw(st.integers(3, 25))):
         for _ in range(data.draw(st.sampled_from([1, 1, 1, 2, 3]))):
-            for update in _step(data.draw, nodes):
-                ours.ingest(update)
-                reference.ingest(update)
-        now = max(n.t for n in nodes.values()) + 0.5
-        pair = (ours.snapshot(now), reference.snapshot(now))
-        kept.append(pair)
+            ingest_both(states, _step(data.draw, nodes))
+        kept.append(snapshots_of_both(states, nodes))
     for mine, theirs in kept:  # read late: later ingests must not have reached them
         _same(mine, theirs)

@@ -17,7 +17,15 @@ from collectors.agent.fields import GPU_FIELDS, NVLINK_FIELDS, PROTOCOL_VERSION
 from collectors.protocol import Event, Sample, Value
 from collectors.updates import NodeUpdate
 from fleet.model import FleetSnapshot
-from tests.fleet.test_columnar_oracle import NODES, Node, _same, _wire, started_states
+from tests.fleet.test_columnar_oracle import (
+    NODES,
+    Node,
+    _same,
+    _wire,
+    ingest_both,
+    snapshots_of_both,
+    started_states,
+)
 
 LINKS = 3
 CLOCK = GPU_FIELDS.index("clock_reasons")
@@ -118,14 +126,11 @@ def test_gpu_rows_links_and_errors_give_the_object_states_snapshots(
     data: st.DataObject,
 ) -> None:
     nodes = {name: LinkNode(name) for name in NODES}
-    ours, reference = started_states(dict(nodes))
+    states = started_states(dict(nodes))
     kept: list[tuple[FleetSnapshot, FleetSnapshot]] = []
     for _ in range(data.draw(st.integers(3, 25))):
         for _ in range(data.draw(st.sampled_from([1, 1, 1, 2]))):
-            for update in _step(data.draw, nodes):
-                ours.ingest(update)
-                reference.ingest(update)
-        now = max(n.t for n in nodes.values()) + 0.5
-        kept.append((ours.snapshot(now), reference.snapshot(now)))
+            ingest_both(states, _step(data.draw, nodes))
+        kept.append(snapshots_of_both(states, dict(nodes)))
     for mine, theirs in kept:  # read late: later ingests must not have reached them
         _same(mine, theirs)

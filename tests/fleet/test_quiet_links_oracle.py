@@ -17,7 +17,13 @@ from collectors.agent.fields import NVLINK_FIELDS, PROTOCOL_VERSION
 from collectors.protocol import Event
 from collectors.updates import NodeUpdate
 from fleet.model import FleetSnapshot
-from tests.fleet.test_columnar_oracle import _same, _wire, started_states
+from tests.fleet.test_columnar_oracle import (
+    _same,
+    _wire,
+    ingest_both,
+    snapshots_of_both,
+    started_states,
+)
 from tests.fleet.test_gpu_ingest_oracle import LinkNode
 
 FLIT = NVLINK_FIELDS.index("crc_flit")
@@ -61,13 +67,10 @@ def test_slow_ticks_with_unmoved_link_counts_give_the_object_states_snapshots(
     data: st.DataObject,
 ) -> None:
     nodes = {name: LinkNode(name) for name in ("a", "b")}
-    ours, reference = started_states(dict(nodes))
+    states = started_states(dict(nodes))
     kept: list[tuple[FleetSnapshot, FleetSnapshot]] = []
     for _ in range(data.draw(st.integers(5, 30))):
-        for update in _quiet_step(data.draw, nodes):
-            ours.ingest(update)
-            reference.ingest(update)
-        now = max(n.t for n in nodes.values()) + 0.5
-        kept.append((ours.snapshot(now), reference.snapshot(now)))
+        ingest_both(states, _quiet_step(data.draw, nodes))
+        kept.append(snapshots_of_both(states, dict(nodes)))
     for mine, theirs in kept:
         _same(mine, theirs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collectors.agent.fields import PORT_FIELDS
 from collectors.protocol import Hello, Sample
 from fleet.model import FleetSnapshot
-from tests.fleet.test_columnar_oracle import Node, _same, _wire, started_states
+from tests.fleet.test_columnar_oracle import Node, _same, _wire, ingest_both, started_states
 
 SYMBOL = PORT_FIELDS.index("symbol_error")
 REVERSED = list(reversed(PORT_FIELDS))  # the next session's port fields
@@ -40,25 +40,21 @@ class ReorderingNode(Node):
 
 def test_rows_staged_before_a_reordered_session_count_under_the_old_layout() -> None:
     nodes = {"a": ReorderingNode("a"), "b": Node("b")}
-    ours, reference = started_states(dict(nodes))
+    states = started_states(dict(nodes))
+    ours, reference = states
     node = nodes["a"]
     kept: list[tuple[FleetSnapshot, FleetSnapshot]] = []
-
-    def both(update: object) -> None:
-        ours.ingest(update)  # type: ignore[arg-type]
-        reference.ingest(update)  # type: ignore[arg-type]
-
     for errors in (0, 3, 9):  # the last session's symbol errors climb, then...
         for row in node.ports:
             row[SYMBOL] = errors
-        both(_wire("a", node.sample(1.0, False, False), node.t))
-        both(_wire("b", nodes["b"].sample(1.0, False, False), node.t))
+        a_sample = _wire("a", node.sample(1.0, False, False), node.t)
+        ingest_both(states, [a_sample, _wire("b", nodes["b"].sample(1.0, False, False), node.t)])
         if errors == 9:  # ...a new session starts before the tick's flush
             node.reordered = True
-            both(_wire("a", node.hello(), node.t))
+            ingest_both(states, [_wire("a", node.hello(), node.t)])
             for row in node.ports:
                 row[SYMBOL] = 10
-            both(_wire("a", node.sample(1.0, False, False), node.t))
+            ingest_both(states, [_wire("a", node.sample(1.0, False, False), node.t)])
         kept.append((ours.snapshot(node.t + 0.5), reference.snapshot(node.t + 0.5)))
     for mine, theirs in kept:
         _same(mine, theirs)
