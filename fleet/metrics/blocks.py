@@ -73,14 +73,8 @@ class EntityBlock:
         # still for a session, so the template is not looked up by a 3,000-name key).
         self.keyed_layouts: dict[tuple[int, int], _KeyedLayout] = {}
 
-    def render(self, table: KindTable, parts: list[list[str]]) -> None:
-        """Append the lines of ``table``'s entities (whose keys are this block's) to ``parts``."""
-        self.begin(table)
-        for slot in self.plan.slots:
-            self.render_slot(table, slot, parts[slot])
-
     def begin(self, table: KindTable) -> None:
-        """Take this scrape's ``table``: call once per scrape, before :meth:`render_slot`."""
+        """Take this scrape's ``table``: call once per scrape, before :meth:`slot_texts`."""
         if self.plan.slow.columns:
             self._refresh_slow(table)
         self.unchanged = False
@@ -89,10 +83,6 @@ class EntityBlock:
             before = self.last_entities
             self.unchanged = len(before) == len(entities) and all(map(is_, before, entities))
             self.last_entities = entities
-
-    def render_slot(self, table: KindTable, slot: int, out: list[str]) -> None:
-        """Append the lines of family ``slot`` (see :meth:`slot_texts`) to ``out``."""
-        out.extend(self.slot_texts(table, slot))
 
     def slot_texts(self, table: KindTable, slot: int) -> Iterator[str]:
         """The lines of family ``slot`` in pieces of well under a millisecond's work each:

@@ -148,7 +148,8 @@ class ChunkScrape:
         """The chunk's lines of family ``slot`` (written by entities of ``kinds``), in pieces
         of well under a millisecond's work each; ``""`` where only entities were read."""
         for kind in kinds:
-            yield from self._prepare(kind)
+            if kind not in self.tables:  # read once per scrape, by its first family
+                yield from self._prepare(kind)
             table = self.tables[kind]
             if table is not None:
                 yield from self.blocks[kind].slot_texts(table, slot)

@@ -64,9 +64,6 @@ class KindTable:
         self.entities: list[Any] = []
         self.keyed = keyed
 
-    def __len__(self) -> int:
-        return len(self.keys)
-
     def add_objects(self, keys: Iterable[EntityKey], objects: tuple[Any, ...]) -> None:
         """Add snapshot objects (GpuSnapshot, PortSnapshot, NodeSnapshot) and their keys."""
         self.keys.extend(keys)
