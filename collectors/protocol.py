@@ -201,13 +201,11 @@ def decode_line(line: bytes | str) -> Message:
             or version, or holds a value outside its range or size.
     """
     if type(line) is not bytes:
-        return _checked(_typed(line))
+        return decode_line_checked(line)
     message = _typed(line)
     flags = line.translate(_SCAN)
     if _NINETEEN_DIGITS in flags:
-        where = _out_of_range(message)
-        if where is not None:
-            raise ProtocolError(f"integer out of the 64-bit range - at `${where}`")
+        _check_range(message)
     if _NOT_PLAIN in flags:
         message = _cleaned(message)
     return message
@@ -241,11 +239,15 @@ def _typed(line: bytes | str) -> Message:
 
 def _checked(message: Message) -> Message:
     """``message`` after the full walks: 64-bit range of every integer, every string clean."""
+    _check_range(message)
+    cleaned: Message = _cleaned(message)
+    return cleaned
+
+
+def _check_range(message: Message) -> None:
     where = _out_of_range(message)
     if where is not None:
         raise ProtocolError(f"integer out of the 64-bit range - at `${where}`")
-    cleaned: Message = _cleaned(message)
-    return cleaned
 
 
 # One translate of the line answers both questions of the fast path, then two ``in``
@@ -301,6 +303,8 @@ def _cleaned(value: Any) -> Any:
         return value if is_clean(value) else clean_text(value)
     if isinstance(value, list):
         return [_cleaned(item) for item in value]
+    if isinstance(value, tuple):  # rows hold numbers today; a string in one is cleaned too
+        return tuple(_cleaned(item) for item in value)
     if isinstance(value, dict):
         return {_cleaned(key): _cleaned(item) for key, item in value.items()}
     if isinstance(value, msgspec.Struct):
