@@ -193,10 +193,7 @@ class GpuTrack:
         facts.recovery_action = pick_int(row, index["recovery_action"])
         facts.nvlink_active = pick_int(row, index["nvlink_active"])
         facts.nvlink_total = pick_int(row, index["nvlink_total"])
-        self.replay.update(pick(row, index["nvlink_replay"]), t)
-        self.recovery.update(pick(row, index["nvlink_recovery"]), t)
-        flit, data = pick(row, index["nvlink_crc_flit"]), pick(row, index["nvlink_crc_data"])
-        self.crc.update(_crc_sum(flit, data), t)
+        self._count_nvlink_errors(row, t, index)
         facts.nvlink_crc_rate = self.crc.rate
         self._note_nvlink_errors(received)
         self.rejudge = True
@@ -212,14 +209,17 @@ class GpuTrack:
         """
         self.slow = row
         self.slow_values = None
-        self.replay.update(pick(row, index["nvlink_replay"]), t)
-        self.recovery.update(pick(row, index["nvlink_recovery"]), t)
-        flit, data = pick(row, index["nvlink_crc_flit"]), pick(row, index["nvlink_crc_data"])
-        self.crc.update(_crc_sum(flit, data), t)
+        self._count_nvlink_errors(row, t, index)
         if self.crc.rate != self.facts.nvlink_crc_rate:
             self.facts.nvlink_crc_rate = self.crc.rate
             self.rejudge = True
         self.rejudge |= self.facts.lost  # see take_link_rates
+
+    def _count_nvlink_errors(self, row: Row, t: float, index: FieldIndex) -> None:
+        self.replay.update(pick(row, index["nvlink_replay"]), t)
+        self.recovery.update(pick(row, index["nvlink_recovery"]), t)
+        flit, data = pick(row, index["nvlink_crc_flit"]), pick(row, index["nvlink_crc_data"])
+        self.crc.update(_crc_sum(flit, data), t)
 
     def _note_nvlink_errors(self, received: float) -> None:
         parts = [

@@ -81,7 +81,6 @@ def _take_rows_one_by_one(
         kept.append(row)
     node.fast_rows = tuple(kept)
     node.fast_settled = settled
-    clock = layout.gpu["clock_reasons"]
     # What the facts hold now, compared with the next sample's (see _take_clocks).
     node.clocks = [pick(row, clock) for row in kept] if settled else None
 
