@@ -59,7 +59,7 @@ class MemoryTotals:
         briefs = node.gpu_briefs
         key = id(briefs)
         hit = self._now.get(key) or self._last.get(key)
-        if hit is None or hit[0] is not briefs:
+        if hit is None:  # a key found is these briefs: its entry keeps them alive
             hit = (briefs, tuple(g.memory_total_bytes for g in node.gpus))
         self._now[key] = hit
         return hit[1]

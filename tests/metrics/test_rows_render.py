@@ -7,9 +7,9 @@ import json
 from dataclasses import replace
 
 from bench.fleet_states import state_ticks
-from fleet.metrics.catalog import SCRAPE_DURATION
 from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot, evolve
+from tests.metrics.bodies import without_scrape_duration
 from tests.metrics.test_promtool import promtool_findings
 
 HOSTILE = 'H100 "80GB" \\ %s %d %%'
@@ -56,11 +56,6 @@ def _objects_only(snapshot: FleetSnapshot) -> FleetSnapshot:
     return replace(snapshot, nodes=tuple(node.detached() for node in snapshot.nodes))
 
 
-def _without_scrape_duration(body: bytes) -> bytes:
-    prefix = SCRAPE_DURATION.name.encode() + b" "
-    return b"".join(line for line in body.splitlines(True) if not line.startswith(prefix))
-
-
 def _built(snapshot: FleetSnapshot) -> list[str]:
     return [
         f"{node.name}.{which}"
@@ -77,7 +72,7 @@ def test_rows_render_the_bytes_the_objects_render_scrape_after_scrape() -> None:
     for snapshot in ticks:
         fast = from_rows.render(snapshot)
         slow = from_objects.render(_objects_only(snapshot))
-        assert _without_scrape_duration(fast) == _without_scrape_duration(slow)
+        assert without_scrape_duration(fast) == without_scrape_duration(slow)
     text = fast.decode()
     # The cases are in the text, not vacuous: hostile labels escaped, exact integers,
     # a NIC without speed has no rate series, the lost GPU says so.

@@ -17,6 +17,7 @@ from fleet.metrics.server import MetricsServer
 from fleet.metrics.streaming import SLICE_S
 from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot
+from tests.metrics.bodies import without_scrape_duration
 from tests.metrics.http_get import get_metrics
 
 
@@ -150,13 +151,9 @@ async def test_two_scrapes_at_once_through_one_renderer_both_get_the_whole_body(
     finally:
         await server.stop()
     plain, zipped = answers[0][2], gzip.decompress(answers[1][2])
-    assert _without_duration(plain) == _without_duration(zipped)
-    assert _without_duration(plain) == _without_duration(ExpositionRenderer().render(ticks[-1]))
-
-
-def _without_duration(body: bytes) -> bytes:
-    return b"".join(
-        line for line in body.splitlines(True) if not line.startswith(b"gpufleet_scrape_duration")
+    assert without_scrape_duration(plain) == without_scrape_duration(zipped)
+    assert without_scrape_duration(plain) == without_scrape_duration(
+        ExpositionRenderer().render(ticks[-1])
     )
 
 
@@ -170,7 +167,9 @@ def test_a_stream_closed_part_way_leaves_the_renderer_as_good_as_new(
         next(parts)
     fresh = ExpositionRenderer()
     fresh.render(ticks[0])
-    assert _without_duration(renderer.render(ticks[2])) == _without_duration(fresh.render(ticks[2]))
+    assert without_scrape_duration(renderer.render(ticks[2])) == without_scrape_duration(
+        fresh.render(ticks[2])
+    )
     with pytest.raises(RuntimeError):  # superseded: it would read the later render's caches
         next(parts)
 
@@ -180,6 +179,6 @@ def test_streamed_parts_are_the_rendered_parts_scrape_after_scrape(
 ) -> None:
     streamed, whole = ExpositionRenderer(), ExpositionRenderer()
     for snapshot in ticks:
-        assert _without_duration(b"".join(streamed.stream_parts(snapshot))) == _without_duration(
-            whole.render(snapshot)
-        )
+        assert without_scrape_duration(
+            b"".join(streamed.stream_parts(snapshot))
+        ) == without_scrape_duration(whole.render(snapshot))

@@ -31,7 +31,8 @@ def test_readers_fed_by_the_digest_equal_the_readers_on_their_own() -> None:
     digest = FleetDigest()
     for tick, snap in enumerate(state_ticks(8, 4, _faults_at_tick_3, t0=T0), start=1):
         d = digest.of(snap)
-        assert digest.of(snap) is d and d.counts is digest.counts  # one pass a snapshot
+        counts = d.counts
+        assert digest.of(snap).counts is counts  # one pass a snapshot: asked again, kept
         assert link_issue_lines(snap, 50, d.trouble) == link_issue_lines(snap, 50)
         assert failed_gpus(snap, d.failed) == failed_gpus(snap)
         assert header_tiles(snap, per_node=d.counts) == header_tiles(snap)

@@ -69,14 +69,12 @@ class InterconnectPanel(Static):
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
         trouble = self._digest.of(snapshot).trouble if snapshot is not None else None
         lines = link_issue_lines(snapshot, trouble=trouble)
-        key = [*lines, str(links_reported(snapshot))]
+        reported = links_reported(snapshot)
+        key = [*lines, str(reported)]
         if key == self._shown:
             return
         self._shown = key
-        if lines:
-            text = "\n".join(lines)
-        else:
-            text = ALL_LINKS_UP if links_reported(snapshot) else NO_LINK_DATA
+        text = "\n".join(lines) if lines else (ALL_LINKS_UP if reported else NO_LINK_DATA)
         self.update(text)
         self.set_class(bool(lines), "-problems")
 
