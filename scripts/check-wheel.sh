@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the wheel, installs it into a fresh virtualenv (and with pipx when present) and
-# runs `gpufleet demo --headless --duration 15` from it, outside the source tree with no
+# Builds the wheel, installs it into a fresh virtualenv and runs
+# `gpufleet demo --headless --duration 15` from it (with pipx too when present: its install,
+# `help config` and `sla` over the demo's history), outside the source tree with no
 # PYTHONPATH: the agent zipapp, the demo scenario, the themes and the docs must all come
 # from the installed wheel, and the wheel must carry no test support
 # (scripts/check_wheel_contents.py). Needs network access to PyPI for the build backend and the
@@ -51,9 +52,18 @@ run_demo() {  # $1: the installed gpufleet
 
 run_demo "$work/venv/bin/gpufleet" venv
 if command -v pipx >/dev/null 2>&1; then
+  # The same wheel's code ran the demo above; what pipx adds is its own install and entry
+  # point, so its run is the commands that read the wheel's data files, not a second demo
+  # (that took a minute of the CI budget).
   export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin"
   pipx install --python "$python" "$wheel" >"$work/pipx.log" 2>&1 || { cat "$work/pipx.log" >&2; exit 1; }
-  run_demo "$PIPX_BIN_DIR/gpufleet" pipx
+  (cd "$work" && "$PIPX_BIN_DIR/gpufleet" help config | grep -q '^## \[metrics\]') || {
+    echo "check-wheel: gpufleet help config does not print the shipped docs (pipx)" >&2
+    exit 1
+  }
+  (cd "$work" && "$PIPX_BIN_DIR/gpufleet" sla -c "$work/data-venv/demo-config.toml" \
+    --data-dir "$work/data-venv" --format json >/dev/null)
+  echo "check-wheel: pipx ok"
 else
   echo "check-wheel: pipx not installed; skipped its run"
 fi
