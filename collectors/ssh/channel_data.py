@@ -1,0 +1,345 @@
+"""Channel data on an established connection, received in one loop per read.
+
+Read against asyncssh 2.24.1 (``connection.py``, ``channel.py``, ``encryption.py``,
+``crypto/cipher.py``, ``crypto/chacha.py``). Nearly every packet the controller
+receives is an ``SSH_MSG_CHANNEL_DATA`` carrying one agent line, and for each asyncssh
+runs its general path: ``_recv_pkthdr`` and ``_recv_packet`` (buffer slices, the
+decryption, a new ``AESGCM`` object, ``SSHPacket``, the packet-type branches, the
+channel dict, ``process_packet``'s table), then the channel's ``_process_data``,
+``_accept_data`` and ``_deliver_data`` before the session sees the bytes.
+
+:func:`install` replaces ``SSHConnection._recv_data`` by :func:`_receive`, which takes
+the complete packets at the head of the buffer itself while all of these hold, and
+hands everything else to asyncssh's own handlers, one step at a time, as before:
+
+* the connection waits for a packet header, authentication is complete, no key
+  exchange is in progress, there is no decompressor, asyncssh's debug level is below
+  2 (so no per-packet log line is due) and the transport is open;
+* the cipher is AES-GCM (plain length; ``AESGCM`` of the key, kept per key, and the
+  IV advanced as ``GCMCipher._update_iv`` does) or chacha20-poly1305 (the cipher's
+  own header decryption and verify-then-decrypt, stateless given the sequence number);
+* the packet verifies and is ``MSG_IGNORE`` (an asyncssh peer sends one before every
+  packet it encrypts) or ``MSG_CHANNEL_DATA`` or ``MSG_CHANNEL_EXTENDED_DATA`` with
+  a known data type, its fields fill the payload exactly, and its channel is an
+  ``SSHClientChannel`` of a session class registered with :func:`accept_fast_data`,
+  open both ways, not paused, without an encoding, the data non-empty and within the
+  receive window.
+
+For such a packet it does what asyncssh does, in its order: advance the cipher state
+and the buffer, take the window, send the window adjust through the channel's own
+``_deliver_data`` when one is due (else hand the bytes straight to the session), mark
+the connection past authentication, then the sequence number. A packet that fails a
+check is left untouched (decryption is repeatable: nothing is advanced before every
+check passed) for asyncssh, which then decrypts it again and handles it, including
+the errors it raises (MAC, window, decode). Rekeying goes through asyncssh; the next
+read after ``NEWKEYS`` finds the new cipher.
+
+:func:`check_fast_path` compares the source of every asyncssh function mirrored here
+with the digests of 2.24.1; an asyncssh that changed any of them runs as shipped
+(with a warning), and a test fails on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import asyncssh.crypto.cipher as asyncssh_cipher
+from asyncssh.channel import SSHClientChannel
+from asyncssh.connection import SSHConnection
+from asyncssh.crypto.chacha import ChachaCipher
+from asyncssh.crypto.cipher import GCMCipher
+from asyncssh.encryption import ChachaEncryption, GCMEncryption
+from asyncssh.logging import SSHLogger
+from asyncssh.misc import DisconnectError
+from asyncssh.packet import SSHPacketHandler
+
+log = logging.getLogger(__name__)
+
+MSG_IGNORE = 2
+MSG_CHANNEL_DATA = 94
+MSG_CHANNEL_EXTENDED_DATA = 95
+_TAG = 16  # AES-GCM and poly1305 tags, asyncssh's _recv_macsize for both
+_SMALLEST = 16  # shorter packets (none valid) are left to asyncssh
+_LENGTH = struct.Struct(">I")
+_DATA = struct.Struct(">BBII")  # padding length, type, channel, data length
+_EXTENDED = struct.Struct(">II")  # data type, data length (after the channel number)
+_IGNORE_AT = 6  # padding length, type, string length: an ignore message's data
+_DATA_AT = {MSG_CHANNEL_DATA: 10, MSG_CHANNEL_EXTENDED_DATA: 14}
+_DROPPING = ("close_pending", "closed")  # asyncssh's _accept_data drops data then
+_LOGS_PER_PACKET = 2  # asyncssh's debug2 logs every data packet from this level
+_INVOCATION = 0xFFFFFFFFFFFFFFFF
+_AEAD = "_gpufleet_aead"  # the AESGCM object of a GCMCipher's key, made once
+
+_fast_sessions: set[type] = set()
+_originals: dict[str, Callable[..., Any]] = {}
+
+MIRRORED: dict[str, tuple[Callable[..., Any], str]] = {
+    "SSHConnection.data_received": (SSHConnection.data_received, "b2d14a83b2604db6"),
+    "SSHConnection._recv_data": (SSHConnection._recv_data, "fc4e0735191bb0fd"),
+    "SSHConnection._recv_pkthdr": (SSHConnection._recv_pkthdr, "7adc4d88fe20593c"),
+    "SSHConnection._recv_packet": (SSHConnection._recv_packet, "b3daa22e9763eee9"),
+    "SSHConnection._finish_recv_packet": (SSHConnection._finish_recv_packet, "e12d96db58b3524e"),
+    "SSHConnection._process_ignore": (SSHConnection._process_ignore, "335fb6abf7571c8f"),
+    "SSHPacketHandler.process_packet": (SSHPacketHandler.process_packet, "490a59d971d0ce03"),
+    "SSHClientChannel._process_data": (SSHClientChannel._process_data, "342490795c4b893c"),
+    "SSHClientChannel._process_extended_data": (
+        SSHClientChannel._process_extended_data,
+        "e4e69e0e1f37e977",
+    ),
+    "SSHClientChannel._accept_data": (SSHClientChannel._accept_data, "33121e9e185c9850"),
+    "SSHClientChannel._deliver_data": (SSHClientChannel._deliver_data, "bd94ccbaa59ab510"),
+    "GCMEncryption.decrypt_header": (GCMEncryption.decrypt_header, "50d9112c6d6c1ced"),
+    "GCMEncryption.decrypt_packet": (GCMEncryption.decrypt_packet, "6feb840baa1102a4"),
+    "GCMCipher.verify_and_decrypt": (GCMCipher.verify_and_decrypt, "c09eb5b36d0f6a92"),
+    "GCMCipher._update_iv": (GCMCipher._update_iv, "bce250a8d9dc82b6"),
+    "ChachaEncryption.decrypt_header": (ChachaEncryption.decrypt_header, "a379b497e3d8617b"),
+    "ChachaEncryption.decrypt_packet": (ChachaEncryption.decrypt_packet, "6b65743ce728dfd4"),
+    "ChachaCipher.decrypt_header": (ChachaCipher.decrypt_header, "44feda66527a87d0"),
+    "ChachaCipher.verify_and_decrypt": (ChachaCipher.verify_and_decrypt, "0ab7b7420976f2f6"),
+}
+"""asyncssh functions whose behaviour the fast path repeats, with their source digests."""
+
+CONNECTION_ATTRIBUTES = (
+    "_inpbuf",
+    "_recv_handler",
+    "_recv_pkthdr",
+    "_transport",
+    "_auth_complete",
+    "_auth_final",
+    "_kex",
+    "_kex_complete",
+    "_decompressor",
+    "_recv_encryption",
+    "_recv_blocksize",
+    "_recv_seq",
+    "_max_recv_pktlen",
+    "_channels",
+    "_server_version",
+    "_reset_keepalive_timer",
+    "_send_disconnect",
+    "_force_close",
+    "internal_error",
+)
+"""Attributes of an asyncssh connection the fast path reads or calls."""
+
+CHANNEL_ATTRIBUTES = (
+    "_session",
+    "_recv_state",
+    "_send_state",
+    "_recv_paused",
+    "_encoding",
+    "_recv_window",
+    "_init_recv_window",
+    "_read_datatypes",
+    "_deliver_data",
+)
+"""Attributes of an asyncssh channel the fast path reads or calls."""
+
+CIPHER_ATTRIBUTES = {
+    GCMEncryption: ("_cipher",),
+    GCMCipher: ("_key", "_iv"),
+    ChachaEncryption: ("_cipher",),
+}
+"""Instance attributes of asyncssh's AEAD objects the fast path reads."""
+
+
+def accept_fast_data(session_class: type) -> type:
+    """Let channel data for sessions of ``session_class`` take the fast path (a decorator).
+
+    The class must take ``data_received(data, datatype)`` as asyncssh's ``SSHSession``
+    does; only bytes channels (no encoding) qualify.
+    """
+    _fast_sessions.add(session_class)
+    return session_class
+
+
+def check_fast_path() -> None:
+    """Fail loudly when asyncssh is not the one the fast path repeats.
+
+    Raises:
+        RuntimeError: a mirrored function's source changed, or an attribute is missing.
+    """
+    changed = [name for name, (function, digest) in MIRRORED.items() if _digest(function) != digest]
+    handlers = SSHClientChannel._packet_handlers
+    if handlers.get(MSG_CHANNEL_DATA) is not SSHClientChannel._process_data:
+        changed.append("SSHClientChannel._packet_handlers[MSG_CHANNEL_DATA]")
+    if handlers.get(MSG_CHANNEL_EXTENDED_DATA) is not SSHClientChannel._process_extended_data:
+        changed.append("SSHClientChannel._packet_handlers[MSG_CHANNEL_EXTENDED_DATA]")
+    if not hasattr(asyncssh_cipher, "AESGCM") or not hasattr(asyncssh_cipher, "InvalidTag"):
+        changed.append("asyncssh.crypto.cipher.AESGCM/InvalidTag")
+    if changed:
+        raise RuntimeError(
+            f"asyncssh changed: {', '.join(changed)} differ from 2.24.1; "
+            "re-read collectors/ssh/channel_data.py against it"
+        )
+
+
+def _digest(function: Callable[..., Any]) -> str:
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):  # no source shipped: cannot tell, so treat as changed
+        return ""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def installed() -> bool:
+    """Whether :func:`install` is in effect."""
+    return bool(_originals)
+
+
+def install() -> None:
+    """Receive channel data through :func:`_receive` on every asyncssh connection (once)."""
+    if _originals:
+        return
+    try:
+        check_fast_path()
+    except RuntimeError as exc:
+        # asyncssh as shipped still works, only dearer: a user's upgrade must not stop
+        # the monitor. tests/ssh/test_channel_data.py fails on it instead.
+        log.warning("%s; channel data takes asyncssh's own path", exc)
+        return
+    _originals["_recv_data"] = SSHConnection.__dict__["_recv_data"]
+    SSHConnection._recv_data = _receive  # type: ignore[method-assign]
+
+
+def uninstall() -> None:
+    """Put asyncssh's own ``_recv_data`` back (benchmarks and equivalence tests)."""
+    if "_recv_data" in _originals:
+        SSHConnection._recv_data = _originals.pop("_recv_data")  # type: ignore[method-assign]
+
+
+_RECV_PKTHDR = SSHConnection._recv_pkthdr
+
+
+def _receive(self: Any) -> None:
+    """asyncssh's ``_recv_data``, with the channel data at the head of the buffer taken first."""
+    self._reset_keepalive_timer()
+    try:
+        while self._inpbuf:
+            if (
+                getattr(self._recv_handler, "__func__", None) is _RECV_PKTHDR
+                and self._auth_complete
+                and self._decompressor is None
+                and type(self._recv_encryption) in (GCMEncryption, ChachaEncryption)
+                and SSHLogger._debug_level < _LOGS_PER_PACKET
+                and not _take_channel_data(self)
+            ):
+                break
+            if not self._recv_handler():
+                break
+    except DisconnectError as exc:
+        self._send_disconnect(exc.code, exc.reason, exc.lang)
+        self._force_close(exc)
+    except Exception:  # as asyncssh: any other failure closes the connection
+        self.internal_error()
+
+
+def _take_channel_data(conn: Any) -> bool:
+    """Handle the fast-path packets at the head of ``conn``'s buffer, in order.
+
+    One function for the whole read: at 1,000 nodes every Python call per packet
+    counts, so the checks and asyncssh's bookkeeping are inline (the docstring of the
+    module lists them).
+
+    Returns:
+        True when the head packet is one for asyncssh's own path; False when the
+        buffer holds no complete packet (or nothing).
+    """
+    encryption = conn._recv_encryption
+    cipher = encryption._cipher
+    aead = _aead_of(cipher) if type(encryption) is GCMEncryption else None
+    # asyncssh reads no payload of an ignore message from a Cisco server.
+    ignore_ok = b"Cisco" not in conn._server_version
+    buf = conn._inpbuf
+    size, off = len(buf), 0
+    channels, longest = conn._channels, conn._max_recv_pktlen
+    try:
+        while size - off >= conn._recv_blocksize:
+            seq = conn._recv_seq
+            if aead is not None:
+                (pktlen,) = _LENGTH.unpack_from(buf, off)
+            else:
+                nonce = seq.to_bytes(8, "big")
+                pktlen = int.from_bytes(cipher.decrypt_header(buf[off : off + 4], nonce), "big")
+            if pktlen > longest or pktlen < _SMALLEST:
+                return True  # asyncssh raises (too long) or handles the odd one
+            end = off + 4 + pktlen + _TAG
+            if end > size:
+                return False
+            if aead is not None:
+                iv = cipher._iv
+                try:
+                    plain = aead.decrypt(iv, buf[off + 4 : end], buf[off : off + 4])
+                except asyncssh_cipher.InvalidTag:
+                    return True  # asyncssh's MACError
+            else:
+                body, tag = buf[off + 4 : end - _TAG], buf[end - _TAG : end]
+                plain = cipher.verify_and_decrypt(buf[off : off + 4], body, nonce, tag)
+                if plain is None:
+                    return True
+            padding, pkttype, field, datalen = _DATA.unpack_from(plain)
+            if (
+                not padding
+                or not conn._transport
+                or conn._kex is not None
+                or not conn._kex_complete
+            ):
+                return True
+            chan = None
+            if pkttype == MSG_IGNORE:
+                if not ignore_ok or _IGNORE_AT + field + padding != pktlen:
+                    return True
+            else:
+                start = _DATA_AT.get(pkttype)
+                if start is None:
+                    return True
+                datatype = None
+                if pkttype == MSG_CHANNEL_EXTENDED_DATA:
+                    datatype, datalen = _EXTENDED.unpack_from(plain, 6)
+                chan = channels.get(field)
+                if (
+                    start + datalen + padding != pktlen
+                    or not datalen
+                    or type(chan) is not SSHClientChannel
+                    or type(chan._session) not in _fast_sessions
+                    or chan._recv_state != "open"
+                    or chan._recv_paused
+                    or chan._send_state in _DROPPING
+                    or chan._encoding is not None
+                    or datalen > chan._recv_window
+                    or (datatype is not None and datatype not in chan._read_datatypes)
+                ):
+                    return True
+            # asyncssh's order: cipher state and buffer, the packet, then the sequence.
+            if aead is not None:
+                invocation = (int.from_bytes(iv[4:], "big") + 1) & _INVOCATION
+                cipher._iv = iv[:4] + invocation.to_bytes(8, "big")
+            off = end
+            if chan is not None:
+                data = plain[start : start + datalen]
+                chan._recv_window -= datalen
+                if chan._recv_window < chan._init_recv_window / 2:
+                    chan._deliver_data(data, datatype)  # sends the window adjust, then delivers
+                else:
+                    chan._session.data_received(data, datatype)
+                conn._auth_final = True
+            if conn._transport:
+                conn._recv_seq = (seq + 1) & 0xFFFFFFFF
+        return False
+    finally:
+        if off:
+            conn._inpbuf = buf[off:]
+
+
+def _aead_of(cipher: Any) -> Any:
+    """The ``AESGCM`` object for ``cipher``'s key (asyncssh makes one per packet)."""
+    aead = cipher.__dict__.get(_AEAD)
+    if aead is None:
+        aead = asyncssh_cipher.AESGCM(cipher._key)
+        setattr(cipher, _AEAD, aead)
+    return aead
