@@ -252,7 +252,9 @@ def _take_channel_data(conn: Any) -> bool:
     """
     encryption = conn._recv_encryption
     cipher = encryption._cipher
-    aead = _aead_of(cipher) if type(encryption) is GCMEncryption else None
+    aead = None
+    if type(encryption) is GCMEncryption:
+        aead = cipher.__dict__.get(_AEAD) or _new_aead(cipher)
     # asyncssh reads no payload of an ignore message from a Cisco server.
     ignore_ok = b"Cisco" not in conn._server_version
     buf = conn._inpbuf
@@ -336,10 +338,8 @@ def _take_channel_data(conn: Any) -> bool:
             conn._inpbuf = buf[off:]
 
 
-def _aead_of(cipher: Any) -> Any:
-    """The ``AESGCM`` object for ``cipher``'s key (asyncssh makes one per packet)."""
-    aead = cipher.__dict__.get(_AEAD)
-    if aead is None:
-        aead = asyncssh_cipher.AESGCM(cipher._key)
-        setattr(cipher, _AEAD, aead)
+def _new_aead(cipher: Any) -> Any:
+    """The ``AESGCM`` object for ``cipher``'s key, kept on it (asyncssh makes one per packet)."""
+    aead = asyncssh_cipher.AESGCM(cipher._key)
+    setattr(cipher, _AEAD, aead)
     return aead
