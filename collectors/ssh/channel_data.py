@@ -27,8 +27,9 @@ hands everything else to asyncssh's own handlers, one step at a time, as before:
 
 For such a packet it does what asyncssh does, in its order: advance the cipher state
 and the buffer, take the window, send the window adjust through the channel's own
-``_deliver_data`` when one is due (else hand the bytes straight to the session), mark
-the connection past authentication, then the sequence number. A packet that fails a
+``_deliver_data`` when one is due (its packets, an ignore message and the adjust, in
+one write instead of two) else hand the bytes straight to the session, mark the
+connection past authentication, then the sequence number. A packet that fails a
 check is left untouched (decryption is repeatable: nothing is advanced before every
 check passed) for asyncssh, which then decrypts it again and handles it, including
 the errors it raises (MAC, window, decode). Rekeying goes through asyncssh; the next
@@ -41,6 +42,7 @@ with the digests of 2.24.1; an asyncssh that changed any of them runs as shipped
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import logging
@@ -84,6 +86,7 @@ MIRRORED: dict[str, tuple[Callable[..., Any], str]] = {
     "SSHConnection._recv_pkthdr": (SSHConnection._recv_pkthdr, "7adc4d88fe20593c"),
     "SSHConnection._recv_packet": (SSHConnection._recv_packet, "b3daa22e9763eee9"),
     "SSHConnection._finish_recv_packet": (SSHConnection._finish_recv_packet, "e12d96db58b3524e"),
+    "SSHConnection._send": (SSHConnection._send, "c6698a37eb80f574"),
     "SSHConnection._process_ignore": (SSHConnection._process_ignore, "335fb6abf7571c8f"),
     "SSHPacketHandler.process_packet": (SSHPacketHandler.process_packet, "490a59d971d0ce03"),
     "SSHClientChannel._process_data": (SSHClientChannel._process_data, "342490795c4b893c"),
@@ -326,7 +329,7 @@ def _take_channel_data(conn: Any) -> bool:
                 data = plain[start : start + datalen]
                 chan._recv_window -= datalen
                 if chan._recv_window < chan._init_recv_window / 2:
-                    chan._deliver_data(data, datatype)  # sends the window adjust, then delivers
+                    _deliver_adjusting(conn, chan, data, datatype)
                 else:
                     chan._session.data_received(data, datatype)
                 conn._auth_final = True
@@ -343,3 +346,24 @@ def _new_aead(cipher: Any) -> Any:
     aead = asyncssh_cipher.AESGCM(cipher._key)
     setattr(cipher, _AEAD, aead)
     return aead
+
+
+def _deliver_adjusting(conn: Any, chan: Any, data: bytes, datatype: int | None) -> None:
+    """asyncssh's ``_deliver_data`` when a window adjust is due, its packets in one write.
+
+    asyncssh sends an ignore message before every packet it encrypts and writes each
+    with its own ``send``: two system calls per window adjust. The bytes and their
+    order are the same here; they go to the transport the connection had when the
+    adjust began (a session that closes the connection meanwhile only schedules the
+    transport's abort, as asyncssh's writes would have preceded it).
+    """
+    transport = conn._transport
+    corked: list[bytes] = []
+    conn._send = corked.append  # the instance attribute shadows SSHConnection._send
+    try:
+        chan._deliver_data(data, datatype)  # sends the window adjust, then delivers
+    finally:
+        del conn._send
+        if corked and transport is not None:
+            with contextlib.suppress(ConnectionError):  # as asyncssh's _send
+                transport.write(b"".join(corked))

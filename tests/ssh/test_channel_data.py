@@ -51,6 +51,7 @@ class Run:
     counts: HandlerCounts
     cutter: ReadCutter | None
     packets: int  # the connection's receive sequence number at the end
+    writes: int  # the client's transport writes from the session's open to its end
 
 
 @contextlib.asynccontextmanager
@@ -88,6 +89,7 @@ async def _stream(
                 **(client_options or {}),
             )
             cutter = ReadCutter(conn, seed=SEED) if cut else None
+            writes = _count_writes(conn)
             recorder = StreamRecorder(pause_after)
             await conn.create_session(
                 lambda: recorder, f"stream {SEED} {total}", encoding=None, window=window
@@ -103,7 +105,19 @@ async def _stream(
             conn.close()
             await conn.wait_closed()
     server.close()
-    return Run(recorder, counts, cutter, packets)
+    return Run(recorder, counts, cutter, packets, len(writes))
+
+
+def _count_writes(conn: Any) -> list[int]:
+    transport = conn._transport
+    write, writes = transport.write, []
+
+    def counted(data: bytes) -> None:
+        writes.append(len(data))
+        write(data)
+
+    transport.write = counted
+    return writes
 
 
 def _data_packets(run: Run) -> int:
@@ -171,6 +185,11 @@ async def test_a_small_window_is_adjusted_so_the_server_sends_many_windows(
         assert run.recorder.windows[-1] == AGENT_WINDOW - total + sum(adjusts)
     assert fast.counts.data < _data_packets(fast) // 2
     assert shipped.counts.data + shipped.counts.extended == _data_packets(shipped)
+    # An adjust (after asyncssh's ignore message) is one write on the fast path, two on
+    # asyncssh's (as for an adjust the fast path left to asyncssh, and the session's
+    # opening and closing packets).
+    assert shipped.writes >= 2 * len(shipped.counts.adjusts)
+    assert fast.writes < 1.5 * len(fast.counts.adjusts)
 
 
 @pytest.mark.parametrize("side", ["server", "client"])
