@@ -35,16 +35,14 @@ check passed) for asyncssh, which then decrypts it again and handles it, includi
 the errors it raises (MAC, window, decode). Rekeying goes through asyncssh; the next
 read after ``NEWKEYS`` finds the new cipher.
 
-:func:`check_fast_path` compares the source of every asyncssh function mirrored here
-with the digests of 2.24.1; an asyncssh that changed any of them runs as shipped
-(with a warning), and a test fails on it.
+:func:`~collectors.ssh.channel_data_check.check_fast_path` compares the source of
+every asyncssh function mirrored here with its digest at 2.24.1; an asyncssh that
+changed any of them runs as shipped (with a warning), and a test fails on it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import inspect
 import logging
 import struct
 from collections.abc import Callable
@@ -53,18 +51,15 @@ from typing import Any
 import asyncssh.crypto.cipher as asyncssh_cipher
 from asyncssh.channel import SSHClientChannel
 from asyncssh.connection import SSHConnection
-from asyncssh.crypto.chacha import ChachaCipher
-from asyncssh.crypto.cipher import GCMCipher
+from asyncssh.constants import MSG_CHANNEL_DATA, MSG_CHANNEL_EXTENDED_DATA, MSG_IGNORE
 from asyncssh.encryption import ChachaEncryption, GCMEncryption
 from asyncssh.logging import SSHLogger
 from asyncssh.misc import DisconnectError
-from asyncssh.packet import SSHPacketHandler
+
+from collectors.ssh.channel_data_check import check_fast_path
 
 log = logging.getLogger(__name__)
 
-MSG_IGNORE = 2
-MSG_CHANNEL_DATA = 94
-MSG_CHANNEL_EXTENDED_DATA = 95
 _TAG = 16  # AES-GCM and poly1305 tags, asyncssh's _recv_macsize for both
 _SMALLEST = 16  # shorter packets (none valid) are left to asyncssh
 _LENGTH = struct.Struct(">I")
@@ -80,76 +75,6 @@ _AEAD = "_gpufleet_aead"  # the AESGCM object of a GCMCipher's key, made once
 _fast_sessions: set[type] = set()
 _originals: dict[str, Callable[..., Any]] = {}
 
-MIRRORED: dict[str, tuple[Callable[..., Any], str]] = {
-    "SSHConnection.data_received": (SSHConnection.data_received, "b2d14a83b2604db6"),
-    "SSHConnection._recv_data": (SSHConnection._recv_data, "fc4e0735191bb0fd"),
-    "SSHConnection._recv_pkthdr": (SSHConnection._recv_pkthdr, "7adc4d88fe20593c"),
-    "SSHConnection._recv_packet": (SSHConnection._recv_packet, "b3daa22e9763eee9"),
-    "SSHConnection._finish_recv_packet": (SSHConnection._finish_recv_packet, "e12d96db58b3524e"),
-    "SSHConnection._send": (SSHConnection._send, "c6698a37eb80f574"),
-    "SSHConnection._process_ignore": (SSHConnection._process_ignore, "335fb6abf7571c8f"),
-    "SSHPacketHandler.process_packet": (SSHPacketHandler.process_packet, "490a59d971d0ce03"),
-    "SSHClientChannel._process_data": (SSHClientChannel._process_data, "342490795c4b893c"),
-    "SSHClientChannel._process_extended_data": (
-        SSHClientChannel._process_extended_data,
-        "e4e69e0e1f37e977",
-    ),
-    "SSHClientChannel._accept_data": (SSHClientChannel._accept_data, "33121e9e185c9850"),
-    "SSHClientChannel._deliver_data": (SSHClientChannel._deliver_data, "bd94ccbaa59ab510"),
-    "GCMEncryption.decrypt_header": (GCMEncryption.decrypt_header, "50d9112c6d6c1ced"),
-    "GCMEncryption.decrypt_packet": (GCMEncryption.decrypt_packet, "6feb840baa1102a4"),
-    "GCMCipher.verify_and_decrypt": (GCMCipher.verify_and_decrypt, "c09eb5b36d0f6a92"),
-    "GCMCipher._update_iv": (GCMCipher._update_iv, "bce250a8d9dc82b6"),
-    "ChachaEncryption.decrypt_header": (ChachaEncryption.decrypt_header, "a379b497e3d8617b"),
-    "ChachaEncryption.decrypt_packet": (ChachaEncryption.decrypt_packet, "6b65743ce728dfd4"),
-    "ChachaCipher.decrypt_header": (ChachaCipher.decrypt_header, "44feda66527a87d0"),
-    "ChachaCipher.verify_and_decrypt": (ChachaCipher.verify_and_decrypt, "0ab7b7420976f2f6"),
-}
-"""asyncssh functions whose behaviour the fast path repeats, with their source digests."""
-
-CONNECTION_ATTRIBUTES = (
-    "_inpbuf",
-    "_recv_handler",
-    "_recv_pkthdr",
-    "_transport",
-    "_auth_complete",
-    "_auth_final",
-    "_kex",
-    "_kex_complete",
-    "_decompressor",
-    "_recv_encryption",
-    "_recv_blocksize",
-    "_recv_seq",
-    "_max_recv_pktlen",
-    "_channels",
-    "_server_version",
-    "_reset_keepalive_timer",
-    "_send_disconnect",
-    "_force_close",
-    "internal_error",
-)
-"""Attributes of an asyncssh connection the fast path reads or calls."""
-
-CHANNEL_ATTRIBUTES = (
-    "_session",
-    "_recv_state",
-    "_send_state",
-    "_recv_paused",
-    "_encoding",
-    "_recv_window",
-    "_init_recv_window",
-    "_read_datatypes",
-    "_deliver_data",
-)
-"""Attributes of an asyncssh channel the fast path reads or calls."""
-
-CIPHER_ATTRIBUTES = {
-    GCMEncryption: ("_cipher",),
-    GCMCipher: ("_key", "_iv"),
-    ChachaEncryption: ("_cipher",),
-}
-"""Instance attributes of asyncssh's AEAD objects the fast path reads."""
-
 
 def accept_fast_data(session_class: type) -> type:
     """Let channel data for sessions of ``session_class`` take the fast path (a decorator).
@@ -159,35 +84,6 @@ def accept_fast_data(session_class: type) -> type:
     """
     _fast_sessions.add(session_class)
     return session_class
-
-
-def check_fast_path() -> None:
-    """Fail loudly when asyncssh is not the one the fast path repeats.
-
-    Raises:
-        RuntimeError: a mirrored function's source changed, or an attribute is missing.
-    """
-    changed = [name for name, (function, digest) in MIRRORED.items() if _digest(function) != digest]
-    handlers = SSHClientChannel._packet_handlers
-    if handlers.get(MSG_CHANNEL_DATA) is not SSHClientChannel._process_data:
-        changed.append("SSHClientChannel._packet_handlers[MSG_CHANNEL_DATA]")
-    if handlers.get(MSG_CHANNEL_EXTENDED_DATA) is not SSHClientChannel._process_extended_data:
-        changed.append("SSHClientChannel._packet_handlers[MSG_CHANNEL_EXTENDED_DATA]")
-    if not hasattr(asyncssh_cipher, "AESGCM") or not hasattr(asyncssh_cipher, "InvalidTag"):
-        changed.append("asyncssh.crypto.cipher.AESGCM/InvalidTag")
-    if changed:
-        raise RuntimeError(
-            f"asyncssh changed: {', '.join(changed)} differ from 2.24.1; "
-            "re-read collectors/ssh/channel_data.py against it"
-        )
-
-
-def _digest(function: Callable[..., Any]) -> str:
-    try:
-        source = inspect.getsource(function)
-    except (OSError, TypeError):  # no source shipped: cannot tell, so treat as changed
-        return ""
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
 
 
 def installed() -> bool:

@@ -18,15 +18,15 @@ from typing import Any
 
 import asyncssh
 from asyncssh.channel import SSHChannel, SSHClientChannel
-
-from collectors.ssh.channel_data import (
+from asyncssh.constants import (
     MSG_CHANNEL_DATA,
     MSG_CHANNEL_EXTENDED_DATA,
-    accept_fast_data,
+    MSG_CHANNEL_WINDOW_ADJUST,
 )
 
+from collectors.ssh.channel_data import accept_fast_data
+
 STDERR = asyncssh.EXTENDED_DATA_STDERR
-_MSG_CHANNEL_WINDOW_ADJUST = 93
 # Sizes of the server's writes: one-byte and line-sized packets, and writes larger
 # than a packet (asyncssh splits them at the peer's 32 KiB maximum).
 _CHUNK_SIZES = (1, 7, 100, 1700, 1700, 1700, 5000, 40000)
@@ -175,7 +175,7 @@ class HandlerCounts:
         send = SSHChannel.send_packet
 
         def sending(chan: SSHChannel[Any], pkttype: int, *args: bytes) -> None:
-            if pkttype == _MSG_CHANNEL_WINDOW_ADJUST and isinstance(chan, SSHClientChannel):
+            if pkttype == MSG_CHANNEL_WINDOW_ADJUST and isinstance(chan, SSHClientChannel):
                 self.adjusts.append(int.from_bytes(args[0], "big"))
             send(chan, pkttype, *args)
 

@@ -22,6 +22,7 @@ from asyncssh.connection import SSHConnection
 
 import collectors.ssh  # noqa: F401  (importing the transport installs the fast path)
 from collectors.ssh import channel_data
+from collectors.ssh import channel_data_check as check
 from collectors.ssh.stream import AGENT_WINDOW, AgentChannel
 from testkit.loopback import byte_stream
 from testkit.loopback.byte_stream import (
@@ -273,7 +274,7 @@ async def test_a_corrupted_packet_closes_the_connection_with_a_mac_error() -> No
 async def test_asyncssh_is_the_one_the_fast_path_repeats(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    channel_data.check_fast_path()
+    check.check_fast_path()
     assert channel_data.installed()
     assert SSHConnection._recv_data.__module__ == channel_data.__name__
     server = await byte_stream.listen(encryption_algs=[GCM])
@@ -283,10 +284,13 @@ async def test_asyncssh_is_the_one_the_fast_path_repeats(
     recorder = StreamRecorder()
     chan, _ = await conn.create_session(lambda: recorder, "wait stream 1 10", encoding=None)
     encryption = conn._recv_encryption
-    live = [(conn, channel_data.CONNECTION_ATTRIBUTES), (chan, channel_data.CHANNEL_ATTRIBUTES)]
+    live = [
+        (conn, check.CONNECTION_ATTRIBUTES),
+        (chan, check.CHANNEL_ATTRIBUTES),
+    ]
     live += [
-        (encryption, channel_data.CIPHER_ATTRIBUTES[type(encryption)]),
-        (encryption._cipher, channel_data.CIPHER_ATTRIBUTES[type(encryption._cipher)]),
+        (encryption, check.CIPHER_ATTRIBUTES[type(encryption)]),
+        (encryption._cipher, check.CIPHER_ATTRIBUTES[type(encryption._cipher)]),
     ]
     missing = [name for obj, names in live for name in names if not hasattr(obj, name)]
     assert missing == []
@@ -301,9 +305,9 @@ def test_an_asyncssh_that_changed_is_named_and_left_as_shipped(
     try:
         with monkeypatch.context() as changed:
             name = "SSHClientChannel._accept_data"
-            changed.setitem(channel_data.MIRRORED, name, (SSHConnection.close, "0" * 16))
+            changed.setitem(check.MIRRORED, name, (SSHConnection.close, "0" * 16))
             with pytest.raises(RuntimeError, match=r"SSHClientChannel\._accept_data"):
-                channel_data.check_fast_path()
+                check.check_fast_path()
             with caplog.at_level(logging.WARNING):
                 channel_data.install()  # the monitor: a warning, asyncssh as shipped
             assert not channel_data.installed()
