@@ -71,6 +71,7 @@ _DROPPING = ("close_pending", "closed")  # asyncssh's _accept_data drops data th
 _LOGS_PER_PACKET = 2  # asyncssh's debug2 logs every data packet from this level
 _INVOCATION = 0xFFFFFFFFFFFFFFFF
 _AEAD = "_gpufleet_aead"  # the AESGCM object of a GCMCipher's key, made once
+_AEAD_ENCRYPTIONS = frozenset((GCMEncryption, ChachaEncryption))  # plain or stateless header
 
 _fast_sessions: set[type] = set()
 _originals: dict[str, Callable[..., Any]] = {}
@@ -124,7 +125,7 @@ def _receive(self: Any) -> None:
                 getattr(self._recv_handler, "__func__", None) is _RECV_PKTHDR
                 and self._auth_complete
                 and self._decompressor is None
-                and type(self._recv_encryption) in (GCMEncryption, ChachaEncryption)
+                and type(self._recv_encryption) in _AEAD_ENCRYPTIONS
                 and SSHLogger._debug_level < _LOGS_PER_PACKET
                 and not _take_channel_data(self)
             ):
