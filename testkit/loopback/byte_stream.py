@@ -11,8 +11,9 @@ asyncssh's own handlers saw, and relays TCP with a byte flipped on request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from asyncssh.constants import (
     MSG_CHANNEL_WINDOW_ADJUST,
 )
 
+from collectors.ssh import channel_data
 from collectors.ssh.channel_data import accept_fast_data
 
 STDERR = asyncssh.EXTENDED_DATA_STDERR
@@ -32,6 +34,7 @@ STDERR = asyncssh.EXTENDED_DATA_STDERR
 _CHUNK_SIZES = (1, 7, 100, 1700, 1700, 1700, 5000, 40000)
 _STDERR_SHARE = 0.05
 Chunk = tuple[int | None, bytes]  # (data type: None for stdout, the bytes)
+ENDING = ["exit 0", "lost None"]  # a stream's channel events after its data, EOF aside
 
 
 def script(seed: int, total: int) -> list[Chunk]:
@@ -238,3 +241,49 @@ class FlippingRelay:
             writer.close()
         if self._server is not None:
             self._server.close()
+
+
+@dataclass
+class Run:
+    """What one stream delivered, and what asyncssh's handlers and the reads saw."""
+
+    recorder: StreamRecorder
+    counts: HandlerCounts
+    cutter: ReadCutter | None
+    packets: int  # the connection's receive sequence number at the end
+    writes: int  # the client's transport writes from the session's open to its end
+
+    @property
+    def data_packets(self) -> int:
+        """Channel data packets delivered (one delivery each, pauses aside)."""
+        return len(self.recorder.chunks)
+
+    @property
+    def ending(self) -> list[str]:
+        """The channel's events without EOF: whether the server's EOF precedes its close
+        depends on when its last write drained (server side), with or without the fast path."""
+        return [event for event in self.recorder.events if event != "eof"]
+
+
+@contextlib.asynccontextmanager
+async def fast_path(on: bool) -> AsyncIterator[None]:
+    """The channel-data fast path on (as installed) or off (asyncssh as shipped) inside."""
+    if not on:
+        channel_data.uninstall()
+    try:
+        yield
+    finally:
+        channel_data.install()
+
+
+def count_writes(conn: Any) -> list[int]:
+    """The sizes of the connection's transport writes from now on."""
+    transport = conn._transport
+    write, writes = transport.write, []
+
+    def counted(data: bytes) -> None:
+        writes.append(len(data))
+        write(data)
+
+    transport.write = counted
+    return writes
