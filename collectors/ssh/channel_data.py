@@ -8,7 +8,8 @@ decryption, a new ``AESGCM`` object, ``SSHPacket``, the packet-type branches, th
 channel dict, ``process_packet``'s table), then the channel's ``_process_data``,
 ``_accept_data`` and ``_deliver_data`` before the session sees the bytes.
 
-:func:`install` replaces ``SSHConnection._recv_data`` by :func:`_receive`, which takes
+:func:`install` replaces ``SSHClientConnection._recv_data`` (asyncssh's
+``SSHConnection._recv_data``, inherited) by :func:`_receive`, which takes
 the complete packets at the head of the buffer itself while all of these hold, and
 hands everything else to asyncssh's own handlers, one step at a time, as before:
 
@@ -50,7 +51,7 @@ from typing import Any
 
 import asyncssh.crypto.cipher as asyncssh_cipher
 from asyncssh.channel import SSHClientChannel
-from asyncssh.connection import SSHConnection
+from asyncssh.connection import SSHClientConnection, SSHConnection
 from asyncssh.constants import MSG_CHANNEL_DATA, MSG_CHANNEL_EXTENDED_DATA, MSG_IGNORE
 from asyncssh.encryption import ChachaEncryption, GCMEncryption
 from asyncssh.logging import SSHLogger
@@ -103,14 +104,16 @@ def install() -> None:
         # the monitor. tests/ssh/test_channel_data.py fails on it instead.
         log.warning("%s; channel data takes asyncssh's own path", exc)
         return
+    # Client connections only: a server's channels never qualify, and it would decrypt
+    # each packet twice (once to find it is not for the fast path).
     _originals["_recv_data"] = SSHConnection.__dict__["_recv_data"]
-    SSHConnection._recv_data = _receive  # type: ignore[method-assign]
+    SSHClientConnection._recv_data = _receive  # type: ignore[method-assign]
 
 
 def uninstall() -> None:
     """Put asyncssh's own ``_recv_data`` back (benchmarks and equivalence tests)."""
-    if "_recv_data" in _originals:
-        SSHConnection._recv_data = _originals.pop("_recv_data")  # type: ignore[method-assign]
+    if _originals.pop("_recv_data", None) is not None:
+        del SSHClientConnection._recv_data  # inherits SSHConnection's again
 
 
 _RECV_PKTHDR = SSHConnection._recv_pkthdr

@@ -15,12 +15,14 @@ from typing import Any
 
 import asyncssh.crypto.cipher as asyncssh_cipher
 from asyncssh.channel import SSHClientChannel
-from asyncssh.connection import SSHConnection
+from asyncssh.connection import SSHClientConnection, SSHConnection
 from asyncssh.constants import MSG_CHANNEL_DATA, MSG_CHANNEL_EXTENDED_DATA
 from asyncssh.crypto.chacha import ChachaCipher
 from asyncssh.crypto.cipher import GCMCipher
 from asyncssh.encryption import ChachaEncryption, GCMEncryption
 from asyncssh.packet import SSHPacketHandler
+
+_FAST_PATH_MODULE = "collectors.ssh.channel_data"
 
 MIRRORED: dict[str, tuple[Callable[..., Any], str]] = {
     "SSHConnection.data_received": (SSHConnection.data_received, "b2d14a83b2604db6"),
@@ -105,6 +107,9 @@ def check_fast_path() -> None:
         changed.append("SSHClientChannel._packet_handlers[MSG_CHANNEL_DATA]")
     if handlers.get(MSG_CHANNEL_EXTENDED_DATA) is not SSHClientChannel._process_extended_data:
         changed.append("SSHClientChannel._packet_handlers[MSG_CHANNEL_EXTENDED_DATA]")
+    own = SSHClientConnection.__dict__.get("_recv_data")  # install puts the fast path there
+    if own is not None and own.__module__ != _FAST_PATH_MODULE:
+        changed.append("SSHClientConnection._recv_data (now its own)")
     if not hasattr(asyncssh_cipher, "AESGCM") or not hasattr(asyncssh_cipher, "InvalidTag"):
         changed.append("asyncssh.crypto.cipher.AESGCM/InvalidTag")
     if changed:

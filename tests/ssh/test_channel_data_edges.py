@@ -16,7 +16,7 @@ from pathlib import Path
 
 import asyncssh
 import pytest
-from asyncssh.connection import SSHConnection
+from asyncssh.connection import SSHClientConnection, SSHConnection, SSHServerConnection
 
 import collectors.ssh  # noqa: F401  (importing the transport installs the fast path)
 from collectors.ssh import channel_data
@@ -106,7 +106,8 @@ async def test_asyncssh_is_the_one_the_fast_path_repeats(
 ) -> None:
     check.check_fast_path()
     assert channel_data.installed()
-    assert SSHConnection._recv_data.__module__ == channel_data.__name__
+    assert SSHClientConnection._recv_data.__module__ == channel_data.__name__
+    assert SSHServerConnection._recv_data is SSHConnection._recv_data  # servers: as shipped
     server = await byte_stream.listen(encryption_algs=[GCM])
     conn = await asyncssh.connect(
         "127.0.0.1", server.get_port(), known_hosts=None, username="u", encryption_algs=[GCM]
@@ -141,8 +142,12 @@ def test_an_asyncssh_that_changed_is_named_and_left_as_shipped(
             with caplog.at_level(logging.WARNING):
                 channel_data.install()  # the monitor: a warning, asyncssh as shipped
             assert not channel_data.installed()
-            assert SSHConnection._recv_data.__module__ == "asyncssh.connection"
+            assert SSHClientConnection._recv_data is SSHConnection._recv_data
             assert name in caplog.text
+        with monkeypatch.context() as changed:  # a _recv_data of the client class's own
+            changed.setattr(SSHClientConnection, "_recv_data", SSHConnection.close, raising=False)
+            with pytest.raises(RuntimeError, match=r"SSHClientConnection\._recv_data"):
+                check.check_fast_path()
     finally:
         channel_data.install()
     assert channel_data.installed()
