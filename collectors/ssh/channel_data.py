@@ -23,8 +23,8 @@ hands everything else to asyncssh's own handlers, one step at a time, as before:
   packet it encrypts) or ``MSG_CHANNEL_DATA`` or ``MSG_CHANNEL_EXTENDED_DATA`` with
   a known data type, its fields fill the payload exactly, and its channel is an
   ``SSHClientChannel`` of a session class registered with :func:`accept_fast_data`,
-  open both ways, not paused, without an encoding, the data non-empty and within the
-  receive window.
+  open for receiving and not closing, not paused, without an encoding, the data
+  non-empty and within the receive window.
 
 For such a packet it does what asyncssh does, in its order: advance the cipher state
 and the buffer, take the window, send the window adjust through the channel's own
