@@ -50,6 +50,7 @@ async def _stream(
     server_options: dict[str, Any] | None = None,
     client_options: dict[str, Any] | None = None,
     pause_after: int | None = None,
+    seed: int = SEED,
 ) -> Run:
     server = await byte_stream.listen(encryption_algs=[cipher], **(server_options or {}))
     async with fast_path(fast):
@@ -63,11 +64,11 @@ async def _stream(
                 encryption_algs=[cipher],
                 **(client_options or {}),
             )
-            cutter = ReadCutter(conn, seed=SEED) if cut else None
+            cutter = ReadCutter(conn, seed=seed) if cut else None
             writes = count_writes(conn)
             recorder = StreamRecorder(pause_after)
             await conn.create_session(
-                lambda: recorder, f"stream {SEED} {total}", encoding=None, window=window
+                lambda: recorder, f"stream {seed} {total}", encoding=None, window=window
             )
             if pause_after is not None:
                 # Paused: asyncssh buffers the rest, EOF or close included, until the resume.
@@ -159,3 +160,16 @@ async def test_a_rekey_forced_mid_stream_keeps_the_stream_intact(
     assert len(run.recorder.ciphers) >= 3  # new keys at least twice while streaming
     assert run.counts.data < run.data_packets // 2
     assert run.ending == ENDING
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_other_streams_and_cuts_arrive_alike_with_and_without_the_fast_path(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # Other chunk mixes and read cuts (the seed drives both), at the agent's window.
+    fast = await _stream(monkeypatch, True, seed=seed, window=AGENT_WINDOW, total=300_000)
+    shipped = await _stream(monkeypatch, False, seed=seed, window=AGENT_WINDOW, total=300_000)
+    assert coalesced(fast.recorder.chunks) == coalesced(script(seed, 300_000))
+    assert coalesced(shipped.recorder.chunks) == coalesced(script(seed, 300_000))
+    assert fast.ending == shipped.ending == ENDING
+    assert fast.counts.data < fast.data_packets // 2
