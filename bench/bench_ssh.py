@@ -12,9 +12,11 @@ Measured in one run:
      from every node;
   2. ours, AES-GCM preferred: warm start time to first full view, then steady
      client CPU per node message;
-  3. ours again with asyncssh's per-packet costs as shipped (packet dump text built
-     per packet, keepalive timer re-armed per read: ``asyncssh_costs.uninstall()``),
-     then ours once more, so the two runs of ours bracket it;
+  3. ours again on asyncssh as shipped (packet dump text built per packet, keepalive
+     timer re-armed per read, its general receive path for channel data:
+     ``asyncssh_costs.uninstall()``, ``channel_data.uninstall()``), then with only the
+     channel data fast path off, then ours once more, so the two runs of ours bracket
+     them;
   4. ours with asyncssh's default cipher preference (chacha20-poly1305 first);
   5. baseline, per-poll: one ``conn.run`` of a sampler per sample on a held
      connection, as gpustat-web does (same connections, same cipher, same decoder).
@@ -47,6 +49,10 @@ try:  # absent from trees older than wave 5 (measured through PYTHONPATH)
     from collectors.ssh import asyncssh_costs
 except ImportError:
     asyncssh_costs = None  # type: ignore[assignment]
+try:  # absent from trees older than wave 6
+    from collectors.ssh import channel_data
+except ImportError:
+    channel_data = None  # type: ignore[assignment]
 from testkit.loopback.execs import SAMPLE_ONCE
 from testkit.loopback.process import LoopbackProcess
 from testkit.loopback.recorder import UpdateRecorder
@@ -168,14 +174,33 @@ async def per_poll(targets: Sequence[NodeTarget], options: SshOptions, window: f
 async def shipped_asyncssh(
     targets: Sequence[NodeTarget], options: SshOptions, window: float, server_pid: int
 ) -> Steady | None:
-    """Streaming with asyncssh's own per-packet log formatting and keepalive re-arm."""
+    """Streaming on asyncssh as shipped: its per-packet log formatting and keepalive
+    re-arm, and its general receive path for channel data."""
     if asyncssh_costs is None:
         return None
     asyncssh_costs.uninstall()
+    if channel_data is not None:
+        channel_data.uninstall()
     try:
         _, steady = await streaming(targets, replace(options), window, server_pid)
     finally:
         asyncssh_costs.install()
+        if channel_data is not None:
+            channel_data.install()
+    return steady
+
+
+async def without_fast_path(
+    targets: Sequence[NodeTarget], options: SshOptions, window: float, server_pid: int
+) -> Steady | None:
+    """Streaming with channel data through asyncssh's own receive path (the rest ours)."""
+    if channel_data is None:
+        return None
+    channel_data.uninstall()
+    try:
+        _, steady = await streaming(targets, replace(options), window, server_pid)
+    finally:
+        channel_data.install()
     return steady
 
 
@@ -198,6 +223,7 @@ async def main(nodes: int, window: float, poll: bool, cipher: bool) -> None:
         warm, ours = await streaming(targets, replace(gcm), window, pid)
         print(f"first full view, warm (agent already on nodes): {warm}  (goal <= 3 s)")
         shipped = await shipped_asyncssh(targets, gcm, window, pid)
+        slow_data = await without_fast_path(targets, gcm, window, pid)
         # The first streaming phase again: the two of ours bracket the shipped one.
         _, ours_again = await streaming(targets, replace(gcm), window, pid)
         lib_default = None
@@ -210,7 +236,8 @@ async def main(nodes: int, window: float, poll: bool, cipher: bool) -> None:
     print(f"{'client path':<40} {'msgs':>7} {'CPU s':>7} {'us/msg':>8} {'% core':>7}")
     rows = [
         (f"streaming, {PREFERRED_CIPHERS[0]} preferred", ours),
-        ("  same, asyncssh per-packet costs kept", shipped),
+        ("  same, asyncssh as shipped", shipped),
+        ("  same, channel data on asyncssh's path", slow_data),
         ("  same, again (after the shipped run)", ours_again),
         ("streaming, asyncssh default cipher", lib_default),
     ]
@@ -226,7 +253,10 @@ async def main(nodes: int, window: float, poll: bool, cipher: bool) -> None:
               "(goal >= 3x)")  # fmt: skip
     ours_us = (ours.us_per_message + ours_again.us_per_message) / 2
     if shipped is not None:
-        print(f"ratio asyncssh as shipped / costs removed: {shipped.us_per_message / ours_us:.2f}x")
+        print(f"ratio asyncssh as shipped / ours: {shipped.us_per_message / ours_us:.2f}x")
+    if slow_data is not None:
+        print(f"ratio channel data on asyncssh's path / ours: "
+              f"{slow_data.us_per_message / ours_us:.2f}x")  # fmt: skip
     if lib_default is not None:
         print(f"ratio default cipher / GCM: {lib_default.us_per_message / ours_us:.2f}x")
     print(f"streaming-GCM us/msg: {ours.us_per_message:.1f} (goal <= 150); peak RSS {rss:.0f} MiB")

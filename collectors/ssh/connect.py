@@ -9,15 +9,17 @@ from pathlib import Path
 
 import asyncssh
 
-from collectors.ssh import asyncssh_costs
+from collectors.ssh import asyncssh_costs, channel_data
 from collectors.ssh.config_syntax import SshConfigError
 from collectors.ssh.openssh_config import HostConfig
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import KnownHostsDefault, NodeTarget, parse_jump_chain
 
 # Every node connection (and the probe runner's) is opened here: asyncssh's per-packet
-# log formatting and keepalive re-arm are made free before the first one.
+# log formatting and keepalive re-arm are made free before the first one, and channel
+# data on an established connection takes the fast path (collectors/ssh/channel_data).
 asyncssh_costs.install()
+channel_data.install()
 
 
 class HostKeyMismatchError(Exception):

@@ -10,6 +10,7 @@ import asyncssh
 
 from collectors.protocol import MAX_LINE_BYTES, ProtocolError
 from collectors.sanitize import clean_text
+from collectors.ssh.channel_data import accept_fast_data
 from collectors.ssh.errors import AgentExited
 from collectors.ssh.pacing import LinePacer
 
@@ -30,6 +31,7 @@ default, 2 MiB, would let a fleet that fell behind buffer gigabytes). 32 KiB hol
 dozen samples, and is asyncssh's largest packet."""
 
 
+@accept_fast_data
 class AgentChannel(asyncssh.SSHClientSession[bytes]):
     """Splits the agent's stdout into lines and hands each to ``on_line``.
 
