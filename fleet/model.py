@@ -8,6 +8,7 @@ A value that could not be read is ``None`` (shown as "N/A").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,7 +17,7 @@ import numpy as np
 from collectors.updates import NodeStatus
 from fleet.briefs import GpuBrief, PortAlarms, PortBrief
 from fleet.lazy_fields import PENDING as PENDING  # the state passes it for lazy fields
-from fleet.lazy_fields import NodeRows, evolved, install_lazy_fields
+from fleet.lazy_fields import NodeRows, copier, evolved, install_lazy_fields
 
 Verdict = Literal["ok", "warn", "fail", "lost", "unknown"]
 VERDICTS: tuple[Verdict, ...] = ("ok", "warn", "fail", "lost", "unknown")
@@ -297,6 +298,11 @@ class FleetSnapshot:
 
 
 _RAW_FIELDS = install_lazy_fields(NodeSnapshot, ("gpus", "ports", "nics"))
+# The node at a later tick at which only its times and rows moved (last_seen, sampled_at,
+# rows): every other field as it is, gpus/ports/nics built from the new rows when read.
+restamped_node: Callable[[NodeSnapshot, float | None, float | None, NodeRows], NodeSnapshot] = (
+    copier(NodeSnapshot, _RAW_FIELDS)
+)
 
 
 def evolve(node: NodeSnapshot, **changes: Any) -> NodeSnapshot:

@@ -60,7 +60,7 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
     _count_utilization(node, state != "unreachable")
     node.until = min(until, view.until, node.earliest)
     node.snap = _node_snapshot(node, view, ports, nics, tick)
-    node.dirty = False
+    node.dirty = node.facts_moved = False
     return transition
 
 

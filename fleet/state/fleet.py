@@ -18,6 +18,7 @@ from fleet.state.assemble import refresh
 from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
 from fleet.state.port_columns import PortColumns
+from fleet.state.restamp import restamped
 
 
 class FleetState:
@@ -92,8 +93,12 @@ class FleetState:
         tick = self._ports.freeze()
         for node in self._order:
             if node.dirty or now >= node.until or node.snap is None:
-                transition = refresh(node, now, tick)
                 changed = True
+                snap = restamped(node, now, tick)
+                if snap is not None:
+                    node.snap = snap
+                    continue
+                transition = refresh(node, now, tick)
                 if transition is not None:
                     transitions.append(transition)
         if changed or self._view is None:

@@ -95,6 +95,11 @@ class NodeTrack:
         self.garbage = 0  # samples that did not fit the session's hello
         # Snapshot bookkeeping (see fleet.state.assemble).
         self.dirty = True
+        # Something beyond the node's times and readings may have moved since the last
+        # refresh (status, session, events, a GPU's facts or errors, slow rows): judge
+        # it again. False: the last judgement holds, only times and rows move
+        # (fleet.state.restamp).
+        self.facts_moved = True
         self.until = math.inf
         self.snap: NodeSnapshot | None = None
         self.state: NodeState | None = None
@@ -135,7 +140,7 @@ class NodeTrack:
         """
         self.status = change.status
         self.status_reason = change.reason
-        self.dirty = True
+        self.dirty = self.facts_moved = True
         if not change.attempt_failed:
             return None
         record = EventRecord(change.at, self.spec.name, "connect_failed", detail=change.reason)
@@ -148,6 +153,7 @@ class NodeTrack:
         (no GPU reads "unknown" for an instant after a reconnect)."""
         self.pending = (hello, received)
         self.last_seen = received
+        self.facts_moved = True  # the session takes effect with the next message
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
             self.dirty = True
@@ -192,7 +198,7 @@ class NodeTrack:
         self.port_slots = (_slots(self.ports), _slots(self.nics))
         self.earliest = None
         self.steady_stale = True
-        self.dirty = True
+        self.dirty = self.facts_moved = True
 
     def _place_gpus(self, count: int, layout: Layout) -> None:
         arena = self.arena
@@ -232,7 +238,9 @@ class NodeTrack:
         self.sampled_at = sample.t
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
-        take_gpus(self, sample, layout, received)
+            self.facts_moved = True
+        if not take_gpus(self, sample, layout, received):
+            self.facts_moved = True
         # Counters advance for the whole fleet at once, before the next snapshot.
         columns = self.port_columns
         plans, slots = self.port_plans, self.port_slots
@@ -242,11 +250,12 @@ class NodeTrack:
         self._keep_rows(0, self.ports, sample.ports)
         self._keep_rows(1, self.nics, sample.nics)
         if sample.hw is not None:
-            self.hw_moved = True
+            self.hw_moved = self.facts_moved = True
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):
             self.garbage += 1
+            self.facts_moved = True
         self.dirty = True
 
     def _keep_rows(self, which: int, tracks: list[PortTrack], rows: Sequence[Row]) -> None:
@@ -315,5 +324,5 @@ class NodeTrack:
     def _record(self, record: EventRecord, received: float) -> EventRecord:
         self.events.append(record)
         self.last_seen = received
-        self.dirty = True
+        self.dirty = self.facts_moved = True
         return record
