@@ -190,7 +190,8 @@ def _same_or(last: tuple[Any, ...], now: tuple[Any, ...]) -> tuple[Any, ...]:
     return last if len(last) == len(now) and all(map(is_, now, last)) else now
 
 
-def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:
+def steady_readings(node: NodeTrack) -> tuple[SteadyGpu, ...]:
+    """The GPUs' steady readings: the last ones until a slow row or a new session."""
     layout = node.layout
     if layout is None:
         return ()
@@ -229,7 +230,7 @@ def _node_snapshot(
         (
             None if layout is None else layout.gpu,
             node.fast_rows,
-            _steady(node),
+            steady_readings(node),
         ),
         _errors(node),
         ports,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from collectors.protocol import Sample
 from fleet.state.layout import Layout, Row, pick, pick_int
+from fleet.state.slow_ingest import take_slow
 
 if TYPE_CHECKING:
     from fleet.state.node import NodeTrack
@@ -27,8 +28,8 @@ def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) 
     """Take a sample's fast, slow and link rows for the node's GPUs.
 
     Returns:
-        True when no GPU's facts, errors or steady readings can have moved (the fast
-        readings aside): the node's last judgement holds.
+        True when no GPU's facts or errors can have moved (readings aside: the fast
+        ones, and slow ones no rule reads): the node's last judgement holds.
     """
     rows = sample.gpus
     clean = False
@@ -42,13 +43,10 @@ def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) 
         quiet = False
     quiet = _take_errors(node, sample.errs) and quiet
     if sample.slow is not None:
-        quiet = False
-        node.steady_stale = True
-        for track, srow in zip(node.gpus, sample.slow, strict=False):
-            track.apply_slow(srow, sample.t, received, layout.slow)
+        node.steady_stale = True  # the snapshot shows the new rows
+        quiet = take_slow(node, sample.slow, sample.t, received, layout.slow) and quiet
     if sample.links is not None:
-        quiet = False
-        node.links.take(node.gpus, sample.links, sample.t)
+        quiet = node.links.take(node.gpus, sample.links, sample.t) and quiet
     return quiet
 
 

@@ -72,6 +72,12 @@ class NodeTrack:
         self.had_errors = False  # a GPU may hold field errors from the last sample
         self.clocks: list[Value] | None = None  # settled: each GPU's clock reasons now
         self.links = NodeLinks(())  # per-link NVLink CRC baselines of this session
+        # This session's last slow tick (fleet.state.slow_ingest): the fields the rules
+        # read and the NVLink counts of each GPU (None: not every GPU sent a whole row),
+        # and its time when every NVLink counter moved by 0 at a known rate of 0.
+        self.slow_facts: list[tuple[Value, ...]] | None = None
+        self.slow_counts: list[tuple[Value, ...]] | None = None
+        self.slow_quiet_at: float | None = None
         # The latest sample's port (NIC) rows while they cover every port (NIC), as the
         # decoder made them; None: each PortTrack.row holds its own.
         self.latest_rows: list[Sequence[Row] | None] = [None, None]
@@ -179,6 +185,7 @@ class NodeTrack:
             gpus.append(track)
         self.gpus = gpus
         self.links = NodeLinks(gpus)
+        self.slow_facts = self.slow_counts = self.slow_quiet_at = None
         self.fast_settled = False
         self.had_errors = True  # tracks kept from the last session may hold errors
         self.by_uuid = {track.info.uuid: track for track in gpus}

@@ -16,6 +16,7 @@ streaming. Anything else takes ``refresh``, which is always right.
 from __future__ import annotations
 
 from fleet.model import NodeSnapshot, restamped_node
+from fleet.state.assemble import steady_readings
 from fleet.state.node import NodeTrack
 from fleet.state.port_tick import PortFrozen
 from fleet.state.rows import PortRows, StateRows
@@ -55,7 +56,8 @@ def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | N
     new_rows = StateRows(
         rows.gpu_start,
         rows.gpu_briefs,
-        (rows.fast, node.fast_rows, rows.steady),
+        # A slow tick that moved no fact still brings new readings (fleet.state.slow_ingest).
+        (rows.fast, node.fast_rows, steady_readings(node) if node.steady_stale else rows.steady),
         rows.errors,
         PortRows(ports.briefs, ports.static, node.port_rows_now(0, node.ports), ports.hw),
         PortRows(nics.briefs, nics.static, node.port_rows_now(1, node.nics), nics.hw),
