@@ -21,7 +21,7 @@ from fleet.health import (
     node_status_view,
 )
 from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition
-from fleet.state.build import SteadyGpu, port_static, steady_of
+from fleet.state.build import Steady, port_static, steady_of
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
 from fleet.state.port_tick import PortFrozen
@@ -190,7 +190,7 @@ def _same_or(last: tuple[Any, ...], now: tuple[Any, ...]) -> tuple[Any, ...]:
     return last if len(last) == len(now) and all(map(is_, now, last)) else now
 
 
-def steady_readings(node: NodeTrack) -> tuple[SteadyGpu, ...]:
+def steady_readings(node: NodeTrack) -> Steady:
     """The GPUs' steady readings: the last ones until a slow row or a new session."""
     layout = node.layout
     if layout is None:

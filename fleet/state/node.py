@@ -14,7 +14,7 @@ from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView, NodeJudgement
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
-from fleet.state.build import SteadyGpu
+from fleet.state.build import Steady
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.gpu_ingest import take_gpus
@@ -78,6 +78,7 @@ class NodeTrack:
         self.slow_facts: list[tuple[Value, ...]] | None = None
         self.slow_counts: list[tuple[Value, ...]] | None = None
         self.slow_quiet_at: float | None = None
+        self.quiet_slow_rows: Sequence[Row] | None = None  # the last slow rows, when quiet
         # The latest sample's port (NIC) rows while they cover every port (NIC), as the
         # decoder made them; None: each PortTrack.row holds its own.
         self.latest_rows: list[Sequence[Row] | None] = [None, None]
@@ -121,7 +122,7 @@ class NodeTrack:
         # What the last snapshot held, reused while nothing in it changed.
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
         self.verdict_views: tuple[GpuVerdictView, ...] = ()
-        self.steady: tuple[SteadyGpu, ...] = ()
+        self.steady: Steady = ()
         # A slow row or a new session may have dropped a GPU's steady readings since
         # ``steady`` was taken (GpuTrack.slow_values); else it holds.
         self.steady_stale = True

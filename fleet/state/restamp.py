@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from fleet.model import NodeSnapshot, restamped_node
 from fleet.state.assemble import steady_readings
+from fleet.state.build import QuietSteady, Steady
 from fleet.state.node import NodeTrack
 from fleet.state.port_tick import PortFrozen
 from fleet.state.rows import PortRows, StateRows
@@ -56,11 +57,22 @@ def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | N
     new_rows = StateRows(
         rows.gpu_start,
         rows.gpu_briefs,
-        # A slow tick that moved no fact still brings new readings (fleet.state.slow_ingest).
-        (rows.fast, node.fast_rows, steady_readings(node) if node.steady_stale else rows.steady),
+        (rows.fast, node.fast_rows, _steady(node, rows)),
         rows.errors,
         PortRows(ports.briefs, ports.static, node.port_rows_now(0, node.ports), ports.hw),
         PortRows(nics.briefs, nics.static, node.port_rows_now(1, node.nics), nics.hw),
         tick,
     )
     return restamped_node(last, node.last_seen, node.sampled_at, new_rows)
+
+
+def _steady(node: NodeTrack, rows: StateRows) -> Steady:
+    """The last steady readings, or a quiet slow tick's (fleet.state.slow_ingest)."""
+    if not node.steady_stale:
+        return rows.steady_parts
+    quiet, hello, layout = node.quiet_slow_rows, node.hello, node.layout
+    if quiet is None or hello is None or layout is None:
+        return steady_readings(node)  # the GPUs' own (not reached: facts moved then)
+    node.steady_stale = False
+    node.steady = QuietSteady(hello.gpus, quiet, layout.slow)
+    return node.steady

@@ -14,7 +14,15 @@ from typing import Any
 
 from fleet.briefs import PortAlarms
 from fleet.model import GpuBrief, PortBrief
-from fleet.state.build import PortStatic, SteadyGpu, gpu_snapshot, port_alarms, port_snapshot
+from fleet.state.build import (
+    PortStatic,
+    QuietSteady,
+    Steady,
+    SteadyGpu,
+    gpu_snapshot,
+    port_alarms,
+    port_snapshot,
+)
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port_tick import PortFrozen
 
@@ -52,6 +60,7 @@ class StateRows:
         "_gpus",
         "_nics",
         "_ports",
+        "_steady",
         "errors",
         "fast",
         "fast_rows",
@@ -61,7 +70,6 @@ class StateRows:
         "nics",
         "port_briefs",
         "ports",
-        "steady",
         "tick",
     )
 
@@ -69,7 +77,7 @@ class StateRows:
         self,
         gpu_start: int,
         gpu_briefs: tuple[GpuBrief, ...],
-        gpu_parts: tuple[FieldIndex | None, Sequence[Row | None], tuple[SteadyGpu, ...]],
+        gpu_parts: tuple[FieldIndex | None, Sequence[Row | None], Steady],
         errors: GpuErrors | None,
         ports: PortRows,
         nics: PortRows,
@@ -77,13 +85,24 @@ class StateRows:
     ) -> None:
         self.gpu_start = gpu_start
         self.gpu_briefs = gpu_briefs
-        self.fast, self.fast_rows, self.steady = gpu_parts
+        self.fast, self.fast_rows, self._steady = gpu_parts
         self.errors = errors
         self.ports, self.nics, self.tick = ports, nics, tick
         self.port_briefs, self.nic_briefs = ports.briefs, nics.briefs
         self._gpus: tuple[Any, ...] | None = None
         self._ports: tuple[Any, ...] | None = None
         self._nics: tuple[Any, ...] | None = None
+
+    @property
+    def steady(self) -> tuple[SteadyGpu, ...]:
+        """Each GPU's identity and slow readings (built on first read after a quiet slow tick)."""
+        steady = self._steady
+        return steady.gpus() if isinstance(steady, QuietSteady) else steady
+
+    @property
+    def steady_parts(self) -> Steady:
+        """What :attr:`steady` is read from (as the next tick's rows may share it)."""
+        return self._steady
 
     def build(self, which: str) -> tuple[Any, ...]:
         """The ``gpus``, ``ports`` or ``nics`` tuple, built on the first call."""

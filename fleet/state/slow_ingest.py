@@ -57,7 +57,9 @@ def take_slow(
                 track.slow, track.slow_values = row, None
                 track.replay.at = track.recovery.at = track.crc.at = t
             node.slow_quiet_at = t
+            node.quiet_slow_rows = rows  # type: ignore[assignment]  # whole: no None
             return True
+    node.quiet_slow_rows = None
     for track, srow in zip(tracks, rows, strict=False):
         track.apply_slow(srow, t, received, index)
     node.slow_facts, node.slow_counts = facts, counts
