@@ -281,10 +281,10 @@ class NodeTrack:
                 track.row = row
             self.latest_rows[which] = None
 
-    def port_rows_now(self, which: int, tracks: list[PortTrack]) -> tuple[Row | None, ...]:
-        """The rows the ports (0) or NICs (1) show now."""
+    def port_rows_now(self, which: int, tracks: list[PortTrack]) -> Sequence[Row | None]:
+        """The rows the ports (0) or NICs (1) show now (the sample's list: never written)."""
         kept = self.latest_rows[which]
-        return tuple(track.row for track in tracks) if kept is None else tuple(kept)
+        return tuple(track.row for track in tracks) if kept is None else kept
 
     def gpu_at(self, index: object) -> GpuTrack | None:
         """The GPU at a position the agent named (None: not a GPU of this session)."""

@@ -38,7 +38,7 @@ class PortRows:
         self,
         briefs: tuple[PortBrief, ...],
         static: tuple[PortStatic, ...],
-        rows: tuple[Row | None, ...],
+        rows: Sequence[Row | None],
         hw: tuple[Mapping[str, int], ...],
     ) -> None:
         self.briefs, self.static, self.rows, self.hw = briefs, static, rows, hw
