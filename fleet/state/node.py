@@ -237,7 +237,8 @@ class NodeTrack:
 
     def on_sample(self, sample: Sample, received: float) -> None:
         """One tick: keep the rows, advance counters. No snapshot objects are built here."""
-        self._activate()
+        if self.pending is not None:
+            self._activate()
         layout = self.layout
         if layout is None:
             self.garbage += 1  # a sample before hello is not protocol; the transport judges
