@@ -327,7 +327,9 @@ def summarise(
         "gc2_max_ms_cpu": round(1000 * max((c for g, _, c in in_window if g == 2), default=0.0), 1),
         "gc2_count": sum(1 for g, _, _ in in_window if g == 2),
         # The collector's own CPU: its share of the process's, and collections per generation.
-        "gc_cpu_pct_of_process": round(100 * sum(c for _, _, c in in_window) / max(w.cpu_s, 1e-9), 1),
+        "gc_cpu_pct_of_process": round(
+            100 * sum(c for _, _, c in in_window) / max(w.cpu_s, 1e-9), 1
+        ),
         "gc_collections": [sum(1 for g, _, _ in in_window if g == gen) for gen in (0, 1, 2)],
         "gc_max_ms_cpu_whole_run": round(
             1000 * max((c for _, _, _, c in ours["gc"]), default=0.0), 1
