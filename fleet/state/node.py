@@ -186,7 +186,7 @@ class NodeTrack:
             gpus.append(track)
         self.gpus = gpus
         self.links = NodeLinks(gpus)
-        self.slow_facts = self.slow_counts = self.slow_quiet_at = None
+        self.slow_facts = self.slow_counts = self.slow_quiet_at = self.quiet_slow_rows = None
         self.fast_settled = False
         self.had_errors = True  # tracks kept from the last session may hold errors
         self.by_uuid = {track.info.uuid: track for track in gpus}
