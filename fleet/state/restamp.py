@@ -20,7 +20,7 @@ from fleet.state.assemble import steady_readings
 from fleet.state.build import QuietSteady, Steady
 from fleet.state.node import NodeTrack
 from fleet.state.port_tick import PortFrozen
-from fleet.state.rows import PortRows, StateRows
+from fleet.state.rows import StateRows
 
 
 def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | None:
@@ -53,15 +53,16 @@ def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | N
         return None
     node.until = min(stale_at, unreachable_at, earliest)
     node.dirty = False
-    ports, nics = rows.ports, rows.nics
+    ports, nics = rows.port_parts
     new_rows = StateRows(
         rows.gpu_start,
         rows.gpu_briefs,
         (rows.fast, node.fast_rows, _steady(node, rows)),
         rows.errors,
-        PortRows(ports.briefs, ports.static, node.port_rows_now(0, node.ports), ports.hw),
-        PortRows(nics.briefs, nics.static, node.port_rows_now(1, node.nics), nics.hw),
+        ports,
+        nics,
         tick,
+        (node.port_rows_now(0, node.ports), node.port_rows_now(1, node.nics)),
     )
     return restamped_node(last, node.last_seen, node.sampled_at, new_rows)
 
