@@ -29,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 T0 = 1.8e9
 PHASES = ("ingest", "flush", "snapshot")
 OTHERS = ("slow tick", "first ingest", "first snapshot")
+JUDGED = ("judged fast", "judged slow")
 SLOW_EVERY = 10  # fleet_nodes.CannedNode sends slow and NVLink rows on every 10th sample
 
 
@@ -47,7 +48,7 @@ def measure(nodes: int, ticks: int, warmup: int) -> dict[str, list[float]]:
     canned = [CannedNode(i, 8, 8, 1.0) for i in range(nodes)]
     for name, node in zip(names, canned, strict=True):
         state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
-    times: dict[str, list[float]] = {phase: [] for phase in (*PHASES, *OTHERS)}
+    times: dict[str, list[float]] = {phase: [] for phase in (*PHASES, *OTHERS, *JUDGED)}
     for k in range(1, warmup + ticks + 1):
         t = T0 + k
         messages = [
@@ -67,9 +68,13 @@ def measure(nodes: int, ticks: int, warmup: int) -> dict[str, list[float]]:
             times["first snapshot"].append(done - ingested)
         if k <= warmup:
             continue
+        # Nodes judged again at this tick (the rest restamped); -1: a tree that judges all.
+        judged = float(getattr(state, "judged", -1))
         if k % SLOW_EVERY == 1:  # the state's whole cost of a tick with slow rows
             times["slow tick"].append(done - started)
+            times["judged slow"].append(judged)
         else:
+            times["judged fast"].append(judged)
             times["ingest"].append(ingested - started)
             times["flush"].append(flushed - ingested)
             times["snapshot"].append(done - flushed)
@@ -89,7 +94,9 @@ def _line(label: str, times: dict[str, list[float]]) -> str:
         f"{p} {1000 * min(times[p]):.1f}/{1000 * statistics.median(times[p]):.1f}" for p in PHASES
     ]
     slow = f"slow tick (all phases) median {1000 * statistics.median(times['slow tick']):.1f}"
-    return f"{label:9s} ms min/median: " + ", ".join(parts) + f"; {slow}"
+    judged = "/".join(f"{statistics.median(times[j]):.0f}" for j in JUDGED)
+    judged = f"nodes judged (median) fast/slow {judged}"
+    return f"{label:9s} ms min/median: " + ", ".join(parts) + f"; {slow}; {judged}"
 
 
 def main() -> None:

@@ -8,7 +8,9 @@ between two threads builds it twice and keeps either).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -93,3 +95,33 @@ def evolved(obj: Any, raw: dict[str, Any], changes: dict[str, Any]) -> Any:
     }
     values.update(changes)
     return type(obj)(**values)
+
+
+def copier(cls: type, raw: dict[str, Any]) -> Callable[[Any, Any, Any, Any], Any]:
+    """A function ``(obj, last_seen, sampled_at, rows)``: a copy of ``obj`` (a ``cls``)
+    with those three fields set and its lazy fields PENDING, built from its new rows.
+
+    The copy is written slot by slot, without ``__init__``: a frozen dataclass sets each
+    of its fields through ``object.__setattr__``, which costs twice the copy. ``cls``
+    must have no ``__post_init__``.
+    """
+    fresh = ("last_seen", "sampled_at", "rows")
+    kept = [f.name for f in fields(cls) if f.name not in fresh and f.name not in raw]
+    read_kept = attrgetter(*kept)
+    write_kept = tuple(cls.__dict__[n].__set__ for n in kept)
+    write_lazy = tuple(slot.__set__ for slot in raw.values())
+    write_seen, write_sampled, write_rows = (cls.__dict__[n].__set__ for n in fresh)
+    new = object.__new__
+
+    def copy(obj: Any, last_seen: Any, sampled_at: Any, rows: Any) -> Any:
+        made: Any = new(cls)
+        for write, value in zip(write_kept, read_kept(obj)):  # noqa: B905 (equal by construction)
+            write(made, value)
+        for write in write_lazy:
+            write(made, PENDING)
+        write_seen(made, last_seen)
+        write_sampled(made, sampled_at)
+        write_rows(made, rows)
+        return made
+
+    return copy

@@ -8,6 +8,7 @@ A value that could not be read is ``None`` (shown as "N/A").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,7 +17,7 @@ import numpy as np
 from collectors.updates import NodeStatus
 from fleet.briefs import GpuBrief, PortAlarms, PortBrief
 from fleet.lazy_fields import PENDING as PENDING  # the state passes it for lazy fields
-from fleet.lazy_fields import NodeRows, evolved, install_lazy_fields
+from fleet.lazy_fields import NodeRows, copier, evolved, install_lazy_fields
 
 Verdict = Literal["ok", "warn", "fail", "lost", "unknown"]
 VERDICTS: tuple[Verdict, ...] = ("ok", "warn", "fail", "lost", "unknown")
@@ -156,25 +157,31 @@ class NodeSnapshot:
     @property
     def gpu_briefs(self) -> tuple[GpuBrief, ...]:
         """Identity, verdict and NVLink state of each GPU (the same object while unchanged)."""
-        if self._from_rows("gpus"):
-            assert self.rows is not None
-            return self.rows.gpu_briefs
+        rows = self.rows  # inlined _from_rows: readers ask several times per node per tick
+        if rows is not None:
+            raw = _GPUS_SLOT(self)
+            if raw is PENDING or raw is rows.built("gpus"):
+                return rows.gpu_briefs
         return tuple(map(GpuBrief.of, self.gpus))
 
     @property
     def port_briefs(self) -> tuple[PortBrief, ...]:
         """Link state and verdict of each port (the same object while unchanged)."""
-        if self._from_rows("ports"):
-            assert self.rows is not None
-            return self.rows.port_briefs
+        rows = self.rows  # inlined _from_rows: readers ask several times per node per tick
+        if rows is not None:
+            raw = _PORTS_SLOT(self)
+            if raw is PENDING or raw is rows.built("ports"):
+                return rows.port_briefs
         return tuple(map(PortBrief.of, self.ports))
 
     @property
     def nic_briefs(self) -> tuple[PortBrief, ...]:
         """Link state and verdict of each NIC (the same object while unchanged)."""
-        if self._from_rows("nics"):
-            assert self.rows is not None
-            return self.rows.nic_briefs
+        rows = self.rows  # inlined _from_rows: readers ask several times per node per tick
+        if rows is not None:
+            raw = _NICS_SLOT(self)
+            if raw is PENDING or raw is rows.built("nics"):
+                return rows.nic_briefs
         return tuple(map(PortBrief.of, self.nics))
 
     @property
@@ -297,6 +304,12 @@ class FleetSnapshot:
 
 
 _RAW_FIELDS = install_lazy_fields(NodeSnapshot, ("gpus", "ports", "nics"))
+_GPUS_SLOT, _PORTS_SLOT, _NICS_SLOT = (_RAW_FIELDS[n].__get__ for n in ("gpus", "ports", "nics"))
+# The node at a later tick at which only its times and rows moved (last_seen, sampled_at,
+# rows): every other field as it is, gpus/ports/nics built from the new rows when read.
+restamped_node: Callable[[NodeSnapshot, float | None, float | None, NodeRows], NodeSnapshot] = (
+    copier(NodeSnapshot, _RAW_FIELDS)
+)
 
 
 def evolve(node: NodeSnapshot, **changes: Any) -> NodeSnapshot:

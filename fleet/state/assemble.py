@@ -21,7 +21,7 @@ from fleet.health import (
     node_status_view,
 )
 from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition
-from fleet.state.build import SteadyGpu, port_static, steady_of
+from fleet.state.build import Steady, port_static, steady_of
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
 from fleet.state.port_tick import PortFrozen
@@ -60,7 +60,7 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
     _count_utilization(node, state != "unreachable")
     node.until = min(until, view.until, node.earliest)
     node.snap = _node_snapshot(node, view, ports, nics, tick)
-    node.dirty = False
+    node.dirty = node.facts_moved = False
     return transition
 
 
@@ -190,7 +190,8 @@ def _same_or(last: tuple[Any, ...], now: tuple[Any, ...]) -> tuple[Any, ...]:
     return last if len(last) == len(now) and all(map(is_, now, last)) else now
 
 
-def _steady(node: NodeTrack) -> tuple[SteadyGpu, ...]:
+def steady_readings(node: NodeTrack) -> Steady:
+    """The GPUs' steady readings: the last ones until a slow row or a new session."""
     layout = node.layout
     if layout is None:
         return ()
@@ -229,7 +230,7 @@ def _node_snapshot(
         (
             None if layout is None else layout.gpu,
             node.fast_rows,
-            _steady(node),
+            steady_readings(node),
         ),
         _errors(node),
         ports,

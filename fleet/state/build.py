@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
-from collectors.protocol import Value
+from collectors.protocol import GpuInfo, Value
 from fleet.briefs import PortAlarms
 from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
 from fleet.state.gpu import GpuTrack
@@ -69,10 +69,16 @@ class SteadyGpu:
 
     __slots__ = ("_values", "crc_rate", "index", "info", "recovery", "replay", "row")
 
-    def __init__(self, track: GpuTrack, index: FieldIndex) -> None:
-        self.info, self.row, self.index = track.info, track.slow, index
-        self.crc_rate = track.crc.rate
-        self.replay, self.recovery = track.replay.delta, track.recovery.delta
+    def __init__(
+        self,
+        info: GpuInfo,
+        row: Row | None,
+        index: FieldIndex,
+        nvlink: tuple[float | None, int | None, int | None],
+    ) -> None:
+        """``nvlink``: the CRC rate and the replay and recovery increments of the row."""
+        self.info, self.row, self.index = info, row, index
+        self.crc_rate, self.replay, self.recovery = nvlink
         self._values: list[object] | None = None
 
     def values(self) -> list[object]:
@@ -113,8 +119,42 @@ def steady_of(track: GpuTrack, slow: FieldIndex) -> SteadyGpu:
     """The track's steady readings (the same object until the next slow row)."""
     steady = track.slow_values
     if steady is None:
-        steady = track.slow_values = SteadyGpu(track, slow)
+        nvlink = (track.crc.rate, track.replay.delta, track.recovery.delta)
+        steady = track.slow_values = SteadyGpu(track.info, track.slow, slow, nvlink)
     return steady
+
+
+_QUIET_NVLINK = (0.0, 0, 0)
+
+
+class QuietSteady:
+    """A node's steady readings after a slow tick that moved no health fact and no NVLink
+    count (:mod:`fleet.state.slow_ingest`): every GPU's CRC rate is 0 and its replay and
+    recovery increments are 0, so the node's rows are all they need. The SteadyGpu
+    objects are built on first read: most slow ticks nobody reads them.
+    """
+
+    __slots__ = ("_built", "index", "infos", "rows")
+
+    def __init__(self, infos: Sequence[GpuInfo], rows: Sequence[Row], index: FieldIndex) -> None:
+        self.infos, self.rows, self.index = infos, rows, index
+        self._built: tuple[SteadyGpu, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def gpus(self) -> tuple[SteadyGpu, ...]:
+        """Each GPU's steady readings (built once)."""
+        if self._built is None:
+            index = self.index
+            self._built = tuple(
+                SteadyGpu(info, row, index, _QUIET_NVLINK)
+                for info, row in zip(self.infos, self.rows, strict=True)
+            )
+        return self._built
+
+
+Steady = tuple[SteadyGpu, ...] | QuietSteady
 
 
 def gpu_snapshot(

@@ -18,6 +18,7 @@ from fleet.state.assemble import refresh
 from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
 from fleet.state.port_columns import PortColumns
+from fleet.state.restamp import restamped
 
 
 class FleetState:
@@ -45,6 +46,10 @@ class FleetState:
         self._order: list[NodeTrack] = list(self._nodes.values())
         self._view: tuple[NodeSnapshot, ...] | None = None
         self._new_events: list[EventRecord] = []
+        # Nodes the last snapshot judged again (fleet.state.assemble.refresh) and nodes it
+        # only restamped with new times and rows (fleet.state.restamp): what a tick cost.
+        self.judged = 0
+        self.restamped = 0
 
     @property
     def node_names(self) -> tuple[str, ...]:
@@ -90,12 +95,20 @@ class FleetState:
         changed = self._view is None
         self._ports.flush()
         tick = self._ports.freeze()
+        judged = restamps = 0
         for node in self._order:
             if node.dirty or now >= node.until or node.snap is None:
-                transition = refresh(node, now, tick)
                 changed = True
+                snap = restamped(node, now, tick)
+                if snap is not None:
+                    node.snap = snap
+                    restamps += 1
+                    continue
+                judged += 1
+                transition = refresh(node, now, tick)
                 if transition is not None:
                     transitions.append(transition)
+        self.judged, self.restamped = judged, restamps
         if changed or self._view is None:
             self._view = tuple(node.snap for node in self._order if node.snap is not None)
         events, self._new_events = tuple(self._new_events), []

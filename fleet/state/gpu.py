@@ -21,7 +21,7 @@ from fleet.xid import describe
 _NO_LINKS = np.zeros(0)
 # The slow fields the health rules and the reset rule read (counters aside, whose rates
 # are worked out on every row).
-_SLOW_FACTS = (
+SLOW_FACTS = (
     "ecc_corr_vol",
     "ecc_unc_vol",
     "retired_sbe",
@@ -174,7 +174,7 @@ class GpuTrack:
         row = tuple(row) if len(row) >= len(index) else tuple(index.pad(row))  # see gpu_ingest
         last = self.slow
         if last is not None:
-            judged = index.getter(_SLOW_FACTS)
+            judged = index.getter(SLOW_FACTS)
             if judged(row) == judged(last):
                 self._take_steady_slow(row, t, index)
                 return

@@ -18,43 +18,55 @@ from typing import TYPE_CHECKING
 
 from collectors.protocol import Sample
 from fleet.state.layout import Layout, Row, pick, pick_int
+from fleet.state.slow_ingest import take_slow
 
 if TYPE_CHECKING:
     from fleet.state.node import NodeTrack
 
 
-def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) -> None:
-    """Take a sample's fast, slow and link rows for the node's GPUs."""
+def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) -> bool:
+    """Take a sample's fast, slow and link rows for the node's GPUs.
+
+    Returns:
+        True when no GPU's facts or errors can have moved (readings aside: the fast
+        ones, and slow ones no rule reads): the node's last judgement holds.
+    """
     rows = sample.gpus
     clean = False
     if node.fast_plan is not None:
         clean = node.arena.write(node.gpu_start, len(node.gpus), rows, node.fast_plan)
     if clean and node.fast_settled and not sample.lost and _full(rows, layout):
         node.fast_rows = rows
-        _take_clocks(node, rows, layout.gpu["clock_reasons"], received)
+        quiet = _take_clocks(node, rows, layout.gpu["clock_reasons"], received)
     else:
         _take_rows_one_by_one(node, rows, sample.lost, layout, received)
-    _take_errors(node, sample.errs)
+        quiet = False
+    quiet = _take_errors(node, sample.errs) and quiet
     if sample.slow is not None:
-        node.steady_stale = True
-        for track, srow in zip(node.gpus, sample.slow, strict=False):
-            track.apply_slow(srow, sample.t, received, layout.slow)
+        node.steady_stale = True  # the snapshot shows the new rows
+        quiet = take_slow(node, sample.slow, sample.t, received, layout.slow) and quiet
     if sample.links is not None:
-        node.links.take(node.gpus, sample.links, sample.t)
+        quiet = node.links.take(node.gpus, sample.links, sample.t) and quiet
+    return quiet
 
 
-def _take_clocks(node: NodeTrack, rows: Sequence[Row | None], clock: int | None, at: float) -> None:
-    """Clock-event reasons: one list comparison; a GPU is visited only where one moved."""
+def _take_clocks(node: NodeTrack, rows: Sequence[Row | None], clock: int | None, at: float) -> bool:
+    """Clock-event reasons: one list comparison; a GPU is visited only where one moved.
+
+    Returns:
+        True when no GPU's reasons moved.
+    """
     if clock is None:
-        return  # the session does not send them: the facts hold None already
+        return True  # the session does not send them: the facts hold None already
     clocks = [row[clock] for row in rows]  # type: ignore[index]
     last = node.clocks
     if clocks == last:
-        return
+        return True
     for i, (now, before) in enumerate(zip(clocks, last or [], strict=False)):
         if now != before:
             node.gpus[i].apply_fast(None if now is None else int(now), False, at)
     node.clocks = clocks
+    return False
 
 
 def _full(rows: Sequence[Row | None], layout: Layout) -> bool:
@@ -85,8 +97,13 @@ def _take_rows_one_by_one(
     node.clocks = [pick(row, clock) for row in kept] if settled else None
 
 
-def _take_errors(node: NodeTrack, errs: Mapping[str, Mapping[str, str]]) -> None:
-    """Field errors hold until the GPU's next sample (most samples have none)."""
+def _take_errors(node: NodeTrack, errs: Mapping[str, Mapping[str, str]]) -> bool:
+    """Field errors hold until the GPU's next sample (most samples have none).
+
+    Returns:
+        True when no GPU held errors and none came.
+    """
+    quiet = not node.had_errors and not errs
     if node.had_errors:
         for cleared in node.gpus:
             cleared.errors = ()
@@ -96,3 +113,4 @@ def _take_errors(node: NodeTrack, errs: Mapping[str, Mapping[str, str]]) -> None
         if track is not None:
             track.errors = tuple(sorted(fields.items()))
             node.had_errors = True
+    return quiet

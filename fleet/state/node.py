@@ -14,7 +14,7 @@ from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView, NodeJudgement
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
-from fleet.state.build import SteadyGpu
+from fleet.state.build import Steady
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.gpu_ingest import take_gpus
@@ -72,6 +72,13 @@ class NodeTrack:
         self.had_errors = False  # a GPU may hold field errors from the last sample
         self.clocks: list[Value] | None = None  # settled: each GPU's clock reasons now
         self.links = NodeLinks(())  # per-link NVLink CRC baselines of this session
+        # This session's last slow tick (fleet.state.slow_ingest): the fields the rules
+        # read and the NVLink counts of each GPU (None: not every GPU sent a whole row),
+        # and its time when every NVLink counter moved by 0 at a known rate of 0.
+        self.slow_facts: list[tuple[Value, ...]] | None = None
+        self.slow_counts: list[tuple[Value, ...]] | None = None
+        self.slow_quiet_at: float | None = None
+        self.quiet_slow_rows: Sequence[Row] | None = None  # the last slow rows, when quiet
         # The latest sample's port (NIC) rows while they cover every port (NIC), as the
         # decoder made them; None: each PortTrack.row holds its own.
         self.latest_rows: list[Sequence[Row] | None] = [None, None]
@@ -95,6 +102,11 @@ class NodeTrack:
         self.garbage = 0  # samples that did not fit the session's hello
         # Snapshot bookkeeping (see fleet.state.assemble).
         self.dirty = True
+        # Something beyond the node's times and readings may have moved since the last
+        # refresh (status, session, events, a GPU's facts or errors, slow rows): judge
+        # it again. False: the last judgement holds, only times and rows move
+        # (fleet.state.restamp).
+        self.facts_moved = True
         self.until = math.inf
         self.snap: NodeSnapshot | None = None
         self.state: NodeState | None = None
@@ -110,7 +122,7 @@ class NodeTrack:
         # What the last snapshot held, reused while nothing in it changed.
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
         self.verdict_views: tuple[GpuVerdictView, ...] = ()
-        self.steady: tuple[SteadyGpu, ...] = ()
+        self.steady: Steady = ()
         # A slow row or a new session may have dropped a GPU's steady readings since
         # ``steady`` was taken (GpuTrack.slow_values); else it holds.
         self.steady_stale = True
@@ -135,7 +147,7 @@ class NodeTrack:
         """
         self.status = change.status
         self.status_reason = change.reason
-        self.dirty = True
+        self.dirty = self.facts_moved = True
         if not change.attempt_failed:
             return None
         record = EventRecord(change.at, self.spec.name, "connect_failed", detail=change.reason)
@@ -148,6 +160,7 @@ class NodeTrack:
         (no GPU reads "unknown" for an instant after a reconnect)."""
         self.pending = (hello, received)
         self.last_seen = received
+        self.facts_moved = True  # the session takes effect with the next message
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
             self.dirty = True
@@ -173,6 +186,7 @@ class NodeTrack:
             gpus.append(track)
         self.gpus = gpus
         self.links = NodeLinks(gpus)
+        self.slow_facts = self.slow_counts = self.slow_quiet_at = self.quiet_slow_rows = None
         self.fast_settled = False
         self.had_errors = True  # tracks kept from the last session may hold errors
         self.by_uuid = {track.info.uuid: track for track in gpus}
@@ -192,7 +206,7 @@ class NodeTrack:
         self.port_slots = (_slots(self.ports), _slots(self.nics))
         self.earliest = None
         self.steady_stale = True
-        self.dirty = True
+        self.dirty = self.facts_moved = True
 
     def _place_gpus(self, count: int, layout: Layout) -> None:
         arena = self.arena
@@ -223,7 +237,8 @@ class NodeTrack:
 
     def on_sample(self, sample: Sample, received: float) -> None:
         """One tick: keep the rows, advance counters. No snapshot objects are built here."""
-        self._activate()
+        if self.pending is not None:
+            self._activate()
         layout = self.layout
         if layout is None:
             self.garbage += 1  # a sample before hello is not protocol; the transport judges
@@ -232,7 +247,9 @@ class NodeTrack:
         self.sampled_at = sample.t
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
-        take_gpus(self, sample, layout, received)
+            self.facts_moved = True
+        if not take_gpus(self, sample, layout, received):
+            self.facts_moved = True
         # Counters advance for the whole fleet at once, before the next snapshot.
         columns = self.port_columns
         plans, slots = self.port_plans, self.port_slots
@@ -242,11 +259,12 @@ class NodeTrack:
         self._keep_rows(0, self.ports, sample.ports)
         self._keep_rows(1, self.nics, sample.nics)
         if sample.hw is not None:
-            self.hw_moved = True
+            self.hw_moved = self.facts_moved = True
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = counters
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):
             self.garbage += 1
+            self.facts_moved = True
         self.dirty = True
 
     def _keep_rows(self, which: int, tracks: list[PortTrack], rows: Sequence[Row]) -> None:
@@ -264,10 +282,10 @@ class NodeTrack:
                 track.row = row
             self.latest_rows[which] = None
 
-    def port_rows_now(self, which: int, tracks: list[PortTrack]) -> tuple[Row | None, ...]:
-        """The rows the ports (0) or NICs (1) show now."""
+    def port_rows_now(self, which: int, tracks: list[PortTrack]) -> Sequence[Row | None]:
+        """The rows the ports (0) or NICs (1) show now (the sample's list: never written)."""
         kept = self.latest_rows[which]
-        return tuple(track.row for track in tracks) if kept is None else tuple(kept)
+        return tuple(track.row for track in tracks) if kept is None else kept
 
     def gpu_at(self, index: object) -> GpuTrack | None:
         """The GPU at a position the agent named (None: not a GPU of this session)."""
@@ -315,5 +333,5 @@ class NodeTrack:
     def _record(self, record: EventRecord, received: float) -> EventRecord:
         self.events.append(record)
         self.last_seen = received
-        self.dirty = True
+        self.dirty = self.facts_moved = True
         return record

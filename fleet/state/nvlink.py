@@ -104,11 +104,14 @@ class NodeLinks:
         for i, track in enumerate(tracks):
             track.link_value, track.link_at = self.value[i].copy(), self.at[i].copy()
 
-    def take(self, tracks: Sequence[GpuTrack], links: Sequence[LinkRows | None], t: float) -> None:
+    def take(self, tracks: Sequence[GpuTrack], links: Sequence[LinkRows | None], t: float) -> bool:
         """Every GPU's link counters of one slow tick: one array pass when they fit.
 
         A GPU's link rows equal to the last slow tick's (the usual case: no CRC error)
         are not read again.
+
+        Returns:
+            True when every link's rate was 0 and stays 0 (no GPU's link facts moved).
         """
         count = min(len(tracks), len(links))
         last = self.crc
@@ -116,19 +119,20 @@ class NodeLinks:
         if crc is None:
             self.rows, self.quiet = None, None
             self._take_one_by_one(tracks, links, t)
-            return
+            return False
         self.crc = crc
         if crc is last and self._quiet_again(count, crc.shape[1], t):
             zeros = (0.0,) * crc.shape[1]
             for track in tracks[:count]:
                 track.take_link_rates(zeros)
-            return
+            return count == len(tracks)
         rate = self._advance(slice(0, count), crc, t)
         whole = (~np.isnan(rate).any(axis=1)).tolist()  # every link's rate known
         # Every rate known and 0: the counts equal the baselines, each taken at t.
         self.quiet = t if all(whole) and not rate.any() else None
         for track, known, full in zip(tracks[:count], rate.tolist(), whole, strict=True):
             track.take_link_rates(tuple(known) if full else tuple(r for r in known if r == r))
+        return False
 
     def _quiet_again(self, count: int, width: int, t: float) -> bool:
         """Counts equal to the last slow tick's, which left every rate known and 0.
@@ -151,6 +155,8 @@ class NodeLinks:
         self.rows = seen
         if last is None or len(last) != count or counts.shape[0] != count:
             return _counts(links[:count])
+        if seen == last:  # the usual slow tick: no GPU's link rows moved (one C compare)
+            return counts
         for i, (now, before) in enumerate(zip(seen, last, strict=True)):
             if now == before:
                 continue

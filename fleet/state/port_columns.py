@@ -152,16 +152,20 @@ class PortColumns:
         rounds: list[dict[RowPlan, RowBatch]] = []
         seen: dict[int, int] = {}
         for tracks, rows, t, at, plan, slots in staged:
-            turn = seen.get(id(tracks), 0)  # a node's second sample: the next round
-            seen[id(tracks)] = turn + 1
+            key = id(tracks)
+            turn = seen.get(key, 0)  # a node's second sample: the next round
+            seen[key] = turn + 1
             if turn == len(rounds):
                 rounds.append({})
             groups = rounds[turn]
-            count = min(len(tracks), len(rows))  # the node keeps the rows (NodeTrack)
             if plan is not None:  # the usual case: the node's rows at once
                 batch = groups.get(plan)
                 if batch is None:
                     batch = groups[plan] = RowBatch()
+                if len(rows) == len(tracks):  # the usual case: no slices to make
+                    batch.add(tracks, rows, t, at, slots)
+                    continue
+                count = min(len(tracks), len(rows))  # the node keeps the rows (NodeTrack)
                 batch.add(tracks[:count], rows[:count], t, at, slots[:count])
                 continue
             for track, row in zip(tracks, rows, strict=False):

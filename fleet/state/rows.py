@@ -14,7 +14,15 @@ from typing import Any
 
 from fleet.briefs import PortAlarms
 from fleet.model import GpuBrief, PortBrief
-from fleet.state.build import PortStatic, SteadyGpu, gpu_snapshot, port_alarms, port_snapshot
+from fleet.state.build import (
+    PortStatic,
+    QuietSteady,
+    Steady,
+    SteadyGpu,
+    gpu_snapshot,
+    port_alarms,
+    port_snapshot,
+)
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port_tick import PortFrozen
 
@@ -30,7 +38,7 @@ class PortRows:
         self,
         briefs: tuple[PortBrief, ...],
         static: tuple[PortStatic, ...],
-        rows: tuple[Row | None, ...],
+        rows: Sequence[Row | None],
         hw: tuple[Mapping[str, int], ...],
     ) -> None:
         self.briefs, self.static, self.rows, self.hw = briefs, static, rows, hw
@@ -50,18 +58,20 @@ class StateRows:
 
     __slots__ = (
         "_gpus",
+        "_nic_parts",
+        "_nic_rows",
         "_nics",
+        "_port_parts",
+        "_port_rows",
         "_ports",
+        "_steady",
         "errors",
         "fast",
         "fast_rows",
         "gpu_briefs",
         "gpu_start",
         "nic_briefs",
-        "nics",
         "port_briefs",
-        "ports",
-        "steady",
         "tick",
     )
 
@@ -69,21 +79,52 @@ class StateRows:
         self,
         gpu_start: int,
         gpu_briefs: tuple[GpuBrief, ...],
-        gpu_parts: tuple[FieldIndex | None, Sequence[Row | None], tuple[SteadyGpu, ...]],
+        gpu_parts: tuple[FieldIndex | None, Sequence[Row | None], Steady],
         errors: GpuErrors | None,
         ports: PortRows,
         nics: PortRows,
         tick: PortFrozen,
+        rows_now: tuple[Sequence[Row | None], Sequence[Row | None]] | None = None,
     ) -> None:
+        """``rows_now``: the ports' and NICs' raw rows at this tick, where ``ports`` and
+        ``nics`` are a former tick's (a restamped node shares its briefs, statics and hw
+        counters with its last tick and builds no PortRows of its own until read)."""
         self.gpu_start = gpu_start
         self.gpu_briefs = gpu_briefs
-        self.fast, self.fast_rows, self.steady = gpu_parts
+        self.fast, self.fast_rows, self._steady = gpu_parts
         self.errors = errors
-        self.ports, self.nics, self.tick = ports, nics, tick
+        self._port_parts, self._nic_parts, self.tick = ports, nics, tick
+        self._port_rows, self._nic_rows = (ports.rows, nics.rows) if rows_now is None else rows_now
         self.port_briefs, self.nic_briefs = ports.briefs, nics.briefs
         self._gpus: tuple[Any, ...] | None = None
         self._ports: tuple[Any, ...] | None = None
         self._nics: tuple[Any, ...] | None = None
+
+    @property
+    def ports(self) -> PortRows:
+        """The ports at this tick: briefs, session facts, raw rows, hw counters."""
+        return _at(self._port_parts, self._port_rows)
+
+    @property
+    def nics(self) -> PortRows:
+        """The NICs at this tick, as :attr:`ports`."""
+        return _at(self._nic_parts, self._nic_rows)
+
+    @property
+    def port_parts(self) -> tuple[PortRows, PortRows]:
+        """The ports' and NICs' briefs, statics and hw counters (their rows may be older)."""
+        return self._port_parts, self._nic_parts
+
+    @property
+    def steady(self) -> tuple[SteadyGpu, ...]:
+        """Each GPU's identity and slow readings (built on first read after a quiet slow tick)."""
+        steady = self._steady
+        return steady.gpus() if isinstance(steady, QuietSteady) else steady
+
+    @property
+    def steady_parts(self) -> Steady:
+        """What :attr:`steady` is read from (as the next tick's rows may share it)."""
+        return self._steady
 
     def build(self, which: str) -> tuple[Any, ...]:
         """The ``gpus``, ``ports`` or ``nics`` tuple, built on the first call."""
@@ -125,3 +166,8 @@ class StateRows:
                 (fast,) * len(self.gpu_briefs),
             )
         )
+
+
+def _at(parts: PortRows, rows: Sequence[Row | None]) -> PortRows:
+    """``parts`` with ``rows`` as its raw rows (itself when they are its own)."""
+    return parts if parts.rows is rows else PortRows(parts.briefs, parts.static, rows, parts.hw)
