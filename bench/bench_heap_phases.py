@@ -70,10 +70,11 @@ def peak_mib() -> float:
     return 0.0
 
 
-def child(nodes: int, minutes: float, trace: bool) -> dict[str, object]:
+def child(nodes: int, minutes: float, trace: bool, account: bool) -> dict[str, object]:
     sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, fleet_tick
     from fleet_nodes import CannedNode
     from fleet_tick import BenchRuntime
+    from memory_account import components, mappings, runtime_roots
 
     import fleet.runtime
     from collectors.protocol import decode_line
@@ -154,6 +155,13 @@ def child(nodes: int, minutes: float, trace: bool) -> dict[str, object]:
         timeline.append((k, round(after, 1), round(peak, 1), "+".join(tags)))
         if k % 60 == 0:
             marks.append((k / 60, after))
+        if trace and k == 60:
+            first_minute = tracemalloc.take_snapshot()
+    grown = _grown_since(first_minute) if trace and ticks > 60 else []
+    parts = {}
+    if account:  # what each part keeps at the end (the renderer after its last scrape)
+        roots = [*runtime_roots(runtime), ("the bench's canned nodes", canned)]
+        parts = {"parts": components(roots), "mappings": mappings(os.getpid())}
     history.close()
     return {
         "marks": marks,
@@ -161,7 +169,16 @@ def child(nodes: int, minutes: float, trace: bool) -> dict[str, object]:
         "traced": {tag: _summary(v) for tag, v in traced.items()},
         "timeline": timeline,
         "scrape_bytes": scrape_bytes,
+        "grown": grown,
+        **parts,
     }
+
+
+def _grown_since(earlier: tracemalloc.Snapshot) -> list[tuple[str, float, int]]:
+    """The lines whose live allocations grew most from minute 1 to the end (MiB, count)."""
+    later = tracemalloc.take_snapshot()
+    stats = later.compare_to(earlier, "lineno")
+    return [(str(st.traceback), round(st.size_diff / MIB, 2), st.count_diff) for st in stats[:15]]
 
 
 class Scrape:
@@ -194,11 +211,12 @@ def main() -> None:
     parser.add_argument("--tree", action="append", help="a source tree to run (repeatable)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument("--account", action="store_true", help="what each part keeps at the end")
     parser.add_argument("--timeline", type=Path, help="write every tick's RSS/peak/tags here")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.nodes, args.minutes, args.tracemalloc)))
+        print(json.dumps(child(args.nodes, args.minutes, args.tracemalloc, args.account)))
         return
     trees = args.tree or ["."]
     print(f"{args.nodes} nodes x 8 GPUs, {args.minutes:g} simulated minutes, history recorded, "
@@ -208,6 +226,7 @@ def main() -> None:
             env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
             cmd = [sys.executable, __file__, "--child", "--nodes", str(args.nodes)]
             cmd += ["--minutes", str(args.minutes)] + (["--tracemalloc"] * args.tracemalloc)
+            cmd += ["--account"] * args.account
             began = time.monotonic()
             out = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True).stdout)
             report(tree, r, out, time.monotonic() - began)
@@ -223,6 +242,10 @@ def report(tree: str, r: int, out: dict, wall: float) -> None:
     print(f"\n== {tree} (round {r + 1}, {wall:.0f} s wall, load {os.getloadavg()[0]:.1f})")
     print("  RSS at minute: " + "  ".join(f"{m:g}: {v:.0f}" for m, v in out["marks"]))
     print(f"  peak over the run {peak:.0f} MiB; after minute 1: {max(window, default=0):.0f} MiB")
+    at = dict(out["marks"])
+    if 5 in at and 15 in at:
+        grew = at[15] - at[5]
+        print(f"  growth minute 5 -> 15: {grew:+.1f} MiB ({100 * grew / at[5]:+.1f} %)")
     print("  peak rise above the RSS before the tick, by tag (ticks, median, max MiB):")
     for tag, (n, med, top) in sorted(out["rises"].items()):
         print(f"    {tag:8s} {n:5d} {med:7.1f} {top:7.1f}")
@@ -230,6 +253,15 @@ def report(tree: str, r: int, out: dict, wall: float) -> None:
         print("  tracemalloc peak above the phase's start (ticks, median, max MiB):")
         for tag, (n, med, top) in sorted(out["traced"].items()):
             print(f"    {tag:16s} {n:5d} {med:7.1f} {top:7.1f}")
+    if "parts" in out:
+        print("  resident by mapping at the end (MiB):", out["mappings"])
+        print("  reachable from each part at the end (first root wins):")
+        for name, (mib, objects) in out["parts"].items():
+            print(f"    {mib:8.1f} MiB {objects:>9,} objects  {name}")
+    if out.get("grown"):
+        print("  tracemalloc: live allocations grown from minute 1 to the end (MiB, objects):")
+        for where, mib, count in out["grown"]:
+            print(f"    {mib:7.2f} {count:>9,}  {where}")
 
 
 if __name__ == "__main__":
