@@ -12,7 +12,14 @@ Printed per variant: rows and MiB (polars' ``estimated_size``) held at minutes 1
 and 60, the largest, the writer's CPU over the hour (process CPU, the tick side is
 only the concat), the files written, and the process's peak RSS (``VmHWM``).
 
-Run: ``PYTHONPATH=. .venv/bin/python bench/bench_hour_files.py [--gpus 8000] [--minutes 60]``
+``--first-rollup`` instead: what the first minute close leaves resident in a fresh
+process (RSS and its file-backed part, i.e. polars' code mapped in), with the minute
+series summed by a polars group-by (a739b4d's ``minute_sums``, copied here as the
+baseline) and by :func:`fleet.history.series.minute_sums` (numpy), each in its own
+process, then the first parquet write.
+
+Run: ``PYTHONPATH=. .venv/bin/python bench/bench_hour_files.py [--gpus 8000] [--minutes 60]
+[--first-rollup]``
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fleet.history.layout import GPU_MINUTES, SCHEMAS, partition_files
+from fleet.history.layout import GPU_MINUTES, SCHEMAS, partition_files, write_atomic
+from fleet.history.series import minute_sums
 from fleet.history.store import FILE_ROWS, HistoryStore
 
 MIB = 1 << 20
@@ -96,14 +104,58 @@ def run_variant(variant: str, gpus: int, minutes: int) -> dict[str, object]:
     }
 
 
+def resident_mib() -> tuple[float, float]:
+    """(RSS, its file-backed part) in MiB."""
+    pages = Path("/proc/self/statm").read_text().split()
+    size = 4096 / MIB
+    return round(int(pages[1]) * size, 1), round(int(pages[2]) * size, 1)
+
+
+def polars_group_by_sums(frame: pl.DataFrame) -> pl.DataFrame:
+    """a739b4d's minute sums (the baseline)."""
+    known = frame.filter(pl.col("util_mean").is_not_null())
+    return known.group_by("ts").agg(
+        (pl.col("util_mean").cast(pl.Float64) * pl.col("util_samples")).sum().alias("util_sum"),
+        pl.col("util_samples").cast(pl.Float64).sum().alias("weight"),
+    )
+
+
+def first_rollup(variant: str, gpus: int) -> dict[str, tuple[float, float]]:
+    frame = minute_frame(gpus, 0, np.random.default_rng(7))
+    out = {"frame made": resident_mib()}
+    if variant == "group-by":
+        polars_group_by_sums(frame)
+    else:
+        minute_sums(frame)
+    out["minute summed"] = resident_mib()
+    data_dir = Path(tempfile.mkdtemp(prefix="first-rollup-"))
+    write_atomic(data_dir / "a.parquet", frame)
+    out["first write"] = resident_mib()
+    write_atomic(data_dir / "b.parquet", frame)
+    out["second write"] = resident_mib()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gpus", type=int, default=8000)
     parser.add_argument("--minutes", type=int, default=60)
-    parser.add_argument("--variant", choices=("whole-hour", "capped"), help=argparse.SUPPRESS)
+    parser.add_argument("--first-rollup", action="store_true")
+    parser.add_argument("--variant", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.variant in ("group-by", "numpy"):
+        print(json.dumps(first_rollup(args.variant, args.gpus)))
+        return
     if args.variant:
         print(json.dumps(run_variant(args.variant, args.gpus, args.minutes)))
+        return
+    if args.first_rollup:
+        print(f"{args.gpus} GPUs: RSS / file-backed MiB after each step of a first minute close")
+        for variant in ("group-by", "numpy"):
+            cmd = [sys.executable, __file__, "--variant", variant, "--gpus", str(args.gpus)]
+            out = json.loads(subprocess.run(cmd, check=True, capture_output=True).stdout)
+            steps = "  ".join(f"{step}: {rss} / {mapped}" for step, (rss, mapped) in out.items())
+            print(f"{variant:9s} {steps}")
         return
     print(f"{args.gpus} GPUs, {args.minutes} minutes of rollups into one hour, "
           f"{FILE_ROWS:,} rows per capped file")  # fmt: skip
