@@ -23,13 +23,20 @@ MINUTE_MS = 60_000
 Partial = tuple[int, float, float]  # (minute_ms, utilization sum, weight) of the minute in progress
 
 
-def minute_sums(frame: pl.DataFrame) -> pl.DataFrame:
-    """Per ``ts``: utilization sum (util_mean * util_samples) and weight (util_samples)."""
-    known = frame.filter(pl.col("util_mean").is_not_null())
-    return known.group_by("ts").agg(
-        (pl.col("util_mean").cast(pl.Float64) * pl.col("util_samples")).sum().alias("util_sum"),
-        pl.col("util_samples").cast(pl.Float64).sum().alias("weight"),
-    )
+def minute_sums(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per minute of a ``gpu_minutes`` frame: its time (ms), utilization sum
+    (``util_mean * util_samples`` over the rows with a ``util_mean``) and weight.
+
+    In numpy rather than a polars group-by: ``serve`` runs no other group-by, and the
+    first one maps ~7 MiB of polars' code into the resident set for good.
+    """
+    util = frame["util_mean"].cast(pl.Float64).to_numpy()  # null -> NaN
+    known = ~np.isnan(util)
+    ts = frame["ts"].dt.epoch("ms").to_numpy()[known]
+    weights = frame["util_samples"].fill_null(0).cast(pl.Float64).to_numpy()[known]
+    minutes, slot = np.unique(ts, return_inverse=True)
+    sums = np.bincount(slot, weights=util[known] * weights, minlength=minutes.size)
+    return minutes, sums, np.bincount(slot, weights=weights, minlength=minutes.size)
 
 
 class FleetMinuteSeries:
@@ -58,9 +65,10 @@ class FleetMinuteSeries:
 
     def add_frame(self, frame: pl.DataFrame) -> None:
         """Add every minute of a ``gpu_minutes`` frame."""
-        sums = minute_sums(frame).with_columns(pl.col("ts").dt.epoch("ms"))
+        minutes, sums, weights = minute_sums(frame)
         with self._lock:
-            for ts, util_sum, weight in sums.iter_rows():
+            rows = zip(minutes.tolist(), sums.tolist(), weights.tolist(), strict=True)
+            for ts, util_sum, weight in rows:
                 self._add(int(ts), float(util_sum), float(weight))
 
     def load(self, data_dir: Path, days: list[date]) -> None:

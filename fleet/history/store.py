@@ -5,6 +5,12 @@ rewritten whole (atomically) as the hour fills; a session never touches another
 session's hour files, so a restart inside an hour adds a file beside the old one.
 Writes run on one background thread, in order, so rewriting a large hour file does
 not stall a tick; :meth:`HistoryStore.wait` is the barrier.
+
+A file is rewritten whole, so its rows stay in memory until it is complete. A large
+fleet's hour would hold an hour of rollups (8,000 GPUs: 480,000 rows, ~40 MiB, and a
+rewrite of all of it every minute), so a file is complete once it holds
+:data:`FILE_ROWS` rows: the hour's next rows begin ``<HH>-<session>_001.parquet``
+(the names sort in time order). A small fleet still writes one file an hour.
 """
 
 from __future__ import annotations
@@ -21,20 +27,26 @@ from fleet.history.layout import day_of_ms, write_atomic
 log = logging.getLogger(__name__)
 
 HOUR_MS = 3_600_000
+# Rows after which an hour file is complete and the hour's next rows start another:
+# what the store holds per table (~10 MiB of gpu_minutes rows; 16 minutes of 8,000
+# GPUs, 3 minutes of 40,000), and the most one rewrite writes.
+FILE_ROWS = 1 << 17
 
 
 @dataclass(slots=True)
 class _HourFile:
     relpath: str
     frames: list[pl.DataFrame] = field(default_factory=list)
+    rows: int = 0
 
 
 class HistoryStore:
     """Writes the files of one recording session under ``data_dir``."""
 
-    def __init__(self, data_dir: Path, session: str) -> None:
+    def __init__(self, data_dir: Path, session: str, *, file_rows: int = FILE_ROWS) -> None:
         self.data_dir = data_dir
         self.session = session
+        self.file_rows = file_rows
         self._hours: dict[tuple[str, int], _HourFile] = {}
         self._names_used: set[str] = set()
         self._dirty: set[tuple[str, int]] = set()
@@ -50,23 +62,32 @@ class HistoryStore:
         if hour is None:
             hour = self._hours[hour_key] = _HourFile(self._new_name(table, ts_ms))
         hour.frames.append(frame)
+        hour.rows += frame.height
         self._dirty.add(hour_key)
 
     def _new_name(self, table: str, ts_ms: int) -> str:
         day = day_of_ms(ts_ms).isoformat()
         base = f"{table}/date={day}/{(ts_ms // HOUR_MS) % 24:02d}-{self.session}"
         name, seq = f"{base}.parquet", 1
-        while name in self._names_used:  # an hour seen again after it was forgotten
-            name, seq = f"{base}-{seq}.parquet", seq + 1
+        # A full file's successor, or an hour seen again after it was forgotten. "_"
+        # sorts after ".", so the hour's files list in the order they were begun.
+        while name in self._names_used:
+            name, seq = f"{base}_{seq:03d}.parquet", seq + 1
         self._names_used.add(name)
         return name
 
     def write_dirty(self) -> None:
-        """Queue a rewrite of every hour file that gained rows."""
+        """Queue a rewrite of every hour file that gained rows; let go of full ones."""
         for hour_key in sorted(self._dirty):
             hour = self._hours[hour_key]
             self.write(hour.relpath, pl.concat(hour.frames, rechunk=False))
+            if hour.rows >= self.file_rows:  # complete once written: the queue holds it
+                del self._hours[hour_key]
         self._dirty.clear()
+
+    def held_rows(self) -> int:
+        """Rows kept in memory for files that may be rewritten."""
+        return sum(hour.rows for hour in self._hours.values())
 
     def forget_before(self, ts_ms: int) -> None:
         """Stop holding hour files that end before ``ts_ms`` (they are complete on disk)."""
