@@ -9,24 +9,26 @@ Slow columns and one-hot states are reused while their values stay put, which at
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from functools import partial
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import is_, is_not, itemgetter
+from operator import is_, is_not
 from typing import Any
 
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import Keyed, format_value, line_head, plain_values
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
-from fleet.metrics.tables import EntityKey, KeyedValues, KindTable
+from fleet.metrics.reuse import KeptTexts
+from fleet.metrics.tables import EntityKey, KindTable, Names
 
 KEYED_GROUP = 128
 """Entities whose keyed series (a port's ~16 raw counters) go through one ``%``: ~2,000
 series, about a millisecond; a chunk's ~600 ports at once held the loop ~5-10 ms."""
 
 
-_NAMES, _VALUES = itemgetter(0), itemgetter(1)
-_KeyedLayout = tuple[tuple[tuple[str, ...], ...], tuple[bool, ...], str, tuple[int, ...]]
-"""A group's counter names per entity, which values are present, the template, counts."""
+_KeyedLayout = tuple[tuple[Names, ...], tuple[bool, ...] | None, str, tuple[int, ...]]
+"""A group's counter names per entity, which values are present (None: all), the
+template, and each entity's count of series."""
 
 
 class EntityBlock:
@@ -61,9 +63,10 @@ class EntityBlock:
                 entry = known[key] = plan.compile_specs(tuple(map(str, key)))
             self.entries.append(entry)
         self.slow_values: list[list[Any]] | None = None  # what slow_chunks show
-        self.slow_chunks: dict[int, str] = {}
+        self.slow_chunks: dict[int, bytes] = {}
+        self.fast_texts = KeptTexts()  # the fast columns that hold still
         # Per non-column spec: the entities' states it was last rendered for, and its text.
-        self.spec_texts: list[tuple[tuple[Any, ...], str] | None] = [None] * len(plan.rendered)
+        self.spec_texts: list[tuple[tuple[Any, ...], bytes] | None] = [None] * len(plan.rendered)
         # The entities last rendered, where the plan keeps them: frozen objects (a GPU's or
         # port's brief stays the same object while unchanged), so the same ones again
         # render the same text for every spec that computes its state from the entity.
@@ -84,7 +87,7 @@ class EntityBlock:
             self.unchanged = len(before) == len(entities) and all(map(is_, before, entities))
             self.last_entities = entities
 
-    def slot_texts(self, table: KindTable, slot: int) -> Iterator[str]:
+    def slot_texts(self, table: KindTable, slot: int) -> Iterator[str | bytes]:
         """The lines of family ``slot`` in pieces of well under a millisecond's work each:
         fast columns, slow columns, then the other specs.
 
@@ -92,10 +95,11 @@ class EntityBlock:
         family (a streamed scrape) or whole (:meth:`render`).
         """
         plan = self.plan
+        fast = plan.fast
         for i in plan.fast_at.get(slot, ()):
-            out: list[str] = []
-            plan.fast.render_column(i, table, self.labels, self.templates, out)
-            yield from out
+            column = tuple(table.values[fast.attrs[i]])
+            render = partial(fast.column_text, i, column, self.labels, self.templates)
+            yield self.fast_texts.text(i, column, render)
         slow = self.slow_chunks.get(slot)
         if slow:
             yield slow
@@ -115,10 +119,13 @@ class EntityBlock:
         parts: list[list[str]] = [[] for _ in range(max(slow.slots) + 1)]
         slow.render_many(table, self.labels, self.templates, parts)
         self.slow_values = values
-        self.slow_chunks = {slot: "".join(parts[slot]) for slot in set(slow.slots)}
+        self.slow_chunks = {slot: "".join(parts[slot]).encode() for slot in set(slow.slots)}
 
-    def _spec_texts(self, i: int, table: KindTable) -> Iterator[str]:
+    def _spec_texts(self, i: int, table: KindTable) -> Iterator[str | bytes]:
         spec, state_of = self.plan.rendered[i], self.plan.rendered_states[i]
+        if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
+            yield from self._keyed_texts(i, spec, table)
+            return
         if isinstance(state_of, str):
             states = tuple(table.values[state_of])
         else:
@@ -127,12 +134,6 @@ class EntityBlock:
                 yield kept[1]
                 return
             states = tuple(map(state_of, table.entities))
-        if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
-            for start in range(0, len(states), KEYED_GROUP):
-                out: list[str] = []
-                self._render_keyed(i, spec, states[start : start + KEYED_GROUP], start, out)
-                yield from out
-            return
         last = self.spec_texts[i]
         if last is not None and last[0] == states:
             yield last[1]
@@ -140,30 +141,47 @@ class EntityBlock:
         lines: list[str] = []
         for state, entry in zip(states, self.entries, strict=True):
             spec.render_state(state, entry[i], lines)
-        text = "".join(lines)
+        text = "".join(lines).encode()
         self.spec_texts[i] = (states, text)
         yield text
 
+    def _keyed_texts(self, i: int, spec: Keyed, table: KindTable) -> Iterator[str]:
+        """The keyed series of the chunk, :data:`KEYED_GROUP` entities per piece."""
+        names = table.values[spec.attr]
+        flat = table.flat[spec.attr]
+        bounds = list(accumulate(map(len, names), initial=0))
+        for start in range(0, len(names), KEYED_GROUP):
+            end = min(start + KEYED_GROUP, len(names))
+            out: list[str] = []
+            group = tuple(names[start:end])
+            self._render_keyed(i, spec, group, flat[bounds[start] : bounds[end]], start, out)
+            yield from out
+
     def _render_keyed(
-        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], start: int, out: list[str]
+        self,
+        i: int,
+        spec: Keyed,
+        names_of: tuple[Names, ...],
+        values: list[Any],
+        start: int,
+        out: list[str],
     ) -> None:
-        """The keyed series of the entities from ``start`` through one ``%`` over a shared
-        template.
+        """The keyed series of the entities from ``start`` (their names ``names_of``, their
+        values one after the other) through one ``%`` over a shared template.
 
         The layout (each entity's names, and which values are missing: a counter the
         port lacks is None on every tick) holds still for a session, and is the same
         on every node of a fleet of one kind: the template is shared by key.
         """
-        values = tuple(chain.from_iterable(map(_VALUES, counters)))
         if not values:
             return
-        present = tuple(map(is_not, values, repeat(None)))
-        if False in present:
-            values = tuple(compress(values, present))
+        present: tuple[bool, ...] | None = None
+        if None in values:
+            present = tuple(map(is_not, values, repeat(None)))
+            values = list(compress(values, present))
         if not plain_values(values):
-            self._render_keyed_one_by_one(i, spec, counters, start, out)
+            self._render_keyed_one_by_one(i, spec, names_of, values, present, start, out)
             return
-        names_of = tuple(map(_NAMES, counters))  # the same tuples scrape after scrape
         layout = self.keyed_layouts.get((i, start))
         if layout is None or layout[0] != names_of or layout[1] != present:
             layout = self._keyed_layout(spec, names_of, present)
@@ -171,30 +189,43 @@ class EntityBlock:
         out.append(layout[2] % self.labels.series_arguments(layout[3], values, start))
 
     def _keyed_layout(
-        self, spec: Keyed, names_of: tuple[tuple[str, ...], ...], present: tuple[bool, ...]
+        self, spec: Keyed, names_of: tuple[Names, ...], present: tuple[bool, ...] | None
     ) -> _KeyedLayout:
         """The template and per-entity series counts of one layout of a group's counters."""
         names = tuple(chain.from_iterable(names_of))
         lengths = tuple(map(len, names_of))
         counts = lengths
-        if False in present:  # per entity: how many of its series have a value
+        shown: Iterable[str] = names
+        if present is not None:  # per entity: how many of its series have a value
             bounds = list(accumulate(lengths, initial=0))
             counts = tuple(sum(present[a:b]) for a, b in pairwise(bounds))
+            shown = compress(names, present)
         base = self.plan.kind.base_labels
         template = self.templates.get(
             (spec.family.name, names, present),
-            lambda: "".join(
-                pattern(spec.family, base, (name,), False) for name in compress(names, present)
-            ),
+            lambda: "".join(pattern(spec.family, base, (name,), False) for name in shown),
         )
         return names_of, present, template, counts
 
     def _render_keyed_one_by_one(
-        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], start: int, out: list[str]
+        self,
+        i: int,
+        spec: Keyed,
+        names_of: tuple[Names, ...],
+        values: list[Any],
+        present: tuple[bool, ...] | None,
+        start: int,
+        out: list[str],
     ) -> None:
-        entries = self.entries[start : start + len(counters)]
-        for (names, values), entry in zip(counters, entries, strict=True):
-            for name, raw in zip(names, values, strict=True):  # sample by sample
-                text = None if raw is None else format_value(raw)
+        """Sample by sample (a non-finite or odd value among them): ``values`` are the
+        present ones, ``present`` marks them among all of the entities' series."""
+        shown = iter(values)
+        marks = repeat(True) if present is None else iter(present)
+        entries = self.entries[start : start + len(names_of)]
+        for names, entry in zip(names_of, entries, strict=True):
+            for name in names:
+                if not next(marks):
+                    continue
+                text = format_value(next(shown))
                 if text is not None:
                     out.append(f"{line_head(spec.family, entry[i][None], (name,))}{text}\n")

@@ -78,21 +78,22 @@ class ColumnGroup:
         templates: Templates,
         parts: list[list[str]],
     ) -> None:
-        """Append every column's lines to its family's part (see :meth:`render_column`)."""
+        """Append every column's lines to its family's part (see :meth:`column_text`)."""
         for i, slot in enumerate(self.slots):
-            self.render_column(i, table, labels, templates, parts[slot])
+            column = tuple(table.values[self.attrs[i]])
+            parts[slot].append(self.column_text(i, column, labels, templates))
 
-    def render_column(
-        self, i: int, table: KindTable, labels: ChunkLabels, templates: Templates, out: list[str]
-    ) -> None:
-        """Append column ``i``'s lines for every entity, by one ``%`` where all values are plain.
+    def column_text(
+        self, i: int, column: tuple[Any, ...], labels: ChunkLabels, templates: Templates
+    ) -> str:
+        """Column ``i``'s lines for every entity (its values ``column``), by one ``%``
+        where all values are plain.
 
         The column's pattern repeated once per entity with a value (``templates``,
         shared by all chunks) is filled with the entities' label heads (``labels``)
-        and the column's values (``table``); entities whose value is None are left out.
+        and the column's values; entities whose value is None are left out.
         """
-        column = table.values[self.attrs[i]]
-        values = tuple(column)
+        values = column
         present: tuple[bool, ...] | None = None
         if None in values:
             present = tuple(map(is_not, values, repeat(None)))
@@ -106,19 +107,20 @@ class ColumnGroup:
             else plain_values(values)
         )
         if not plain:
-            self._render_one_by_one(i, column, labels, out)
-        elif values:
-            template = templates.repeated(self.patterns[i], len(values))
-            out.append(template % labels.arguments(present, values))
+            return self._render_one_by_one(i, column, labels)
+        if not values:
+            return ""
+        template = templates.repeated(self.patterns[i], len(values))
+        return template % labels.arguments(present, values)
 
-    def _render_one_by_one(
-        self, i: int, column: list[Any], labels: ChunkLabels, out: list[str]
-    ) -> None:
+    def _render_one_by_one(self, i: int, column: tuple[Any, ...], labels: ChunkLabels) -> str:
         scale, head = self.scales[i], self.head_formats[i]
+        out = []
         for value, label_head in zip(column, labels.heads, strict=True):
             text = _text(value, scale)
             if text is not None:
                 out.append(f"{head % label_head}{text}\n")
+        return "".join(out)
 
 
 def _indices_by_slot(slots: tuple[int, ...]) -> dict[int, tuple[int, ...]]:

@@ -173,7 +173,7 @@ class ExpositionRenderer:
             if writers:
                 for chunk in chunks:
                     for piece in chunk.pieces(slot, writers):
-                        yield piece.encode("utf-8")
+                        yield piece if isinstance(piece, bytes) else piece.encode()
             for kind in self._last_of[slot]:
                 for chunk in chunks:
                     chunk.release(kind)
