@@ -45,6 +45,8 @@ def _moody_sample(line: bytes, node: int, tick: int) -> bytes:
         sample["ports"][1][17] = None
     if node == 9 and tick >= 2:
         sample["gpus"][2] = None
+    if node % 5 == 0 and tick == 7:  # a port counter that held still moves
+        sample["ports"][0][5] = tick * 3
     return json.dumps(sample).encode() + b"\n"
 
 
@@ -63,7 +65,7 @@ def _one_on_a_copy(snapshot: FleetSnapshot) -> FleetSnapshot:
 def states() -> list[FleetSnapshot]:
     """The series of states, in the order they are scraped."""
     hostile = _ticks(ticks=4)
-    moody = state_ticks(150, 6, _moody_sample)
+    moody = state_ticks(150, 7, _moody_sample)
     out = [*hostile, hostile[-1], *map(_objects_only, hostile[:2])]
     out += [*moody, moody[-1], _one_on_a_copy(moody[-1]), moody[-1]]
     out += [moody[2], state_ticks(40, 1)[0]]  # back in time, then most nodes gone

@@ -17,6 +17,7 @@ from typing import Any
 
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import Keyed, format_value, line_head, plain_values
+from fleet.metrics.keyed import KeyedGroup
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
 from fleet.metrics.reuse import KeptTexts
 from fleet.metrics.tables import EntityKey, KindTable, Names
@@ -75,6 +76,7 @@ class EntityBlock:
         # Per keyed spec and group of entities: its layout at the last scrape (it holds
         # still for a session, so the template is not looked up by a 3,000-name key).
         self.keyed_layouts: dict[tuple[int, int], _KeyedLayout] = {}
+        self.keyed_groups: dict[tuple[int, int], KeyedGroup] = {}  # their texts, baked
 
     def begin(self, table: KindTable) -> None:
         """Take this scrape's ``table``: call once per scrape, before :meth:`slot_texts`."""
@@ -186,7 +188,10 @@ class EntityBlock:
         if layout is None or layout[0] != names_of or layout[1] != present:
             layout = self._keyed_layout(spec, names_of, present)
             self.keyed_layouts[(i, start)] = layout
-        out.append(layout[2] % self.labels.series_arguments(layout[3], values, start))
+        group = self.keyed_groups.get((i, start))
+        if group is None:
+            group = self.keyed_groups[(i, start)] = KeyedGroup(spec, self.plan.kind.base_labels)
+        out.append(group.text(layout[:2], values, layout[2], layout[3], self.labels, start))
 
     def _keyed_layout(
         self, spec: Keyed, names_of: tuple[Names, ...], present: tuple[bool, ...] | None
