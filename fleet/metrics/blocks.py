@@ -177,21 +177,27 @@ class EntityBlock:
         """
         if not values:
             return
+        group = self.keyed_groups.get((i, start))
+        if group is None:
+            group = self.keyed_groups[(i, start)] = KeyedGroup(spec, self.plan.kind.base_labels)
+        text = group.baked_text(names_of, values)
+        if text is not None:  # the usual scrape: only the moving counters are formatted
+            out.append(text)
+            return
+        raw = values
         present: tuple[bool, ...] | None = None
         if None in values:
             present = tuple(map(is_not, values, repeat(None)))
             values = list(compress(values, present))
         if not plain_values(values):
+            group.forget()
             self._render_keyed_one_by_one(i, spec, names_of, values, present, start, out)
             return
         layout = self.keyed_layouts.get((i, start))
         if layout is None or layout[0] != names_of or layout[1] != present:
             layout = self._keyed_layout(spec, names_of, present)
             self.keyed_layouts[(i, start)] = layout
-        group = self.keyed_groups.get((i, start))
-        if group is None:
-            group = self.keyed_groups[(i, start)] = KeyedGroup(spec, self.plan.kind.base_labels)
-        out.append(group.text(layout[:2], values, layout[2], layout[3], self.labels, start))
+        out.append(group.text(layout[:2], values, raw, layout[2], layout[3], self.labels, start))
 
     def _keyed_layout(
         self, spec: Keyed, names_of: tuple[Names, ...], present: tuple[bool, ...] | None

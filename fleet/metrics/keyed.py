@@ -4,10 +4,11 @@ A port sends ~17 raw counters and most never move (error counters of a healthy l
 0): of a node's ~150 counter series, ~40 move between two scrapes. Formatting a series
 costs the ``%`` its label head and its value; a series whose value held still since the
 last scrape can instead be part of the group's template, whole. So once a group's counters
-have been seen twice, its template bakes in the lines that held still, and a scrape fills
-only the moving ones. While every baked value is still the same (compared as a tuple of
-ints, in C), the template serves; when one moves, the group is formatted whole again and
-the template is rebuilt from the next two scrapes.
+have been seen twice, its template bakes in the lines that held still, and the label
+heads of the others, and a scrape fills in only the moving values (~4 MiB of heads at
+1,000 nodes, besides the ~10 MiB of lines that held still). While every baked value is
+still the same (compared as a tuple of ints, in C), the template serves; when one moves,
+the group is formatted whole again and the template is rebuilt from the next two scrapes.
 
 Only groups whose values are all ``int`` are baked: equal ints write equal text.
 """
@@ -20,10 +21,11 @@ from operator import eq, not_
 from typing import Any
 
 from fleet.metrics.families import Keyed, line_head
-from fleet.metrics.patterns import ChunkLabels, pattern
+from fleet.metrics.patterns import ChunkLabels
 from fleet.metrics.tables import Names
 
 _INTS = {int}
+_INTS_OR_NONE = {int, type(None)}
 BAKE_SHARE = 0.5
 """Bake a group's template only when at least this share of its series held still."""
 
@@ -31,16 +33,20 @@ BAKE_SHARE = 0.5
 class _Baked:
     """A group's template with the series that held still written in."""
 
-    __slots__ = ("kept", "kept_values", "moving", "moving_counts", "template")
+    __slots__ = ("kept", "kept_values", "moving", "names_of", "template")
 
     def __init__(
-        self, template: str, kept: tuple[bool, ...], values: tuple[Any, ...], counts: list[int]
+        self,
+        template: str,
+        names_of: tuple[Names, ...],
+        kept: tuple[bool, ...],
+        raw: tuple[Any, ...],
     ) -> None:
-        self.template = template
-        self.kept = kept  # per shown series: baked in
+        self.template = template  # every line whole but the moving ones' values
+        self.names_of = names_of
+        self.kept = kept  # per value (None where missing included): baked in
         self.moving = tuple(map(not_, kept))
-        self.kept_values = tuple(compress(values, kept))
-        self.moving_counts = counts
+        self.kept_values = tuple(compress(raw, kept))
 
 
 class KeyedGroup:
@@ -60,40 +66,56 @@ class KeyedGroup:
         self._last: tuple[Any, ...] | None = None  # values at the last scrape, until baked
         self._baked: _Baked | None = None
 
+    def baked_text(self, names_of: tuple[Names, ...], raw: Sequence[Any]) -> str | None:
+        """The group's lines from the baked template, when it holds for ``raw`` (every
+        entity's values, None where missing) and ``names_of``; else None."""
+        baked = self._baked
+        if baked is None or names_of != baked.names_of:
+            return None
+        still = tuple(compress(raw, baked.kept))
+        if still != baked.kept_values or not set(map(type, still)) <= _INTS_OR_NONE:
+            return None  # equal is not enough: 0 == 0.0, and 0.0 writes other text
+        moving = tuple(compress(raw, baked.moving))
+        if set(map(type, moving)) != _INTS:
+            return None
+        return baked.template % moving
+
     def text(
         self,
         layout: tuple[tuple[Names, ...], tuple[bool, ...] | None],
         values: Sequence[Any],
+        raw: Sequence[Any],
         full: str,
         counts: Sequence[int],
         labels: ChunkLabels,
         start: int,
     ) -> str:
-        """The group's lines: ``values`` are the present values (all plain), ``full`` the
-        layout's template of every series and ``counts`` each entity's count of them."""
+        """The group's lines through ``full``, the layout's template of every series:
+        ``values`` are the present values (all plain) of ``raw``, ``counts`` each entity's
+        count of them. Bakes the template when most values held still since the last call."""
+        self._baked = None
         if layout != self._layout:
-            self._layout, self._last, self._baked = layout, None, None
+            self._layout, self._last = layout, None
         ints = set(map(type, values)) == _INTS
-        baked = self._baked
-        if ints and baked is not None:
-            if tuple(compress(values, baked.kept)) == baked.kept_values:
-                moving = list(compress(values, baked.moving))
-                return baked.template % labels.series_arguments(baked.moving_counts, moving, start)
-            self._baked = None
         text = full % labels.series_arguments(counts, values, start)
         last, self._last = self._last, (tuple(values) if ints else None)
         if ints and last is not None and len(last) == len(values):
             kept = tuple(map(eq, values, last))
             if sum(kept) >= BAKE_SHARE * len(kept):
-                self._baked = self._bake(layout, kept, self._last, counts, labels, start)
+                template = self._template(layout, kept, values, counts, labels, start)
+                self._baked = _Baked(template, layout[0], _on_raw(kept, layout[1]), tuple(raw))
                 self._last = None
         return text
 
-    def _bake(
+    def forget(self) -> None:
+        """Drop what was kept (the group is written sample by sample this time)."""
+        self._baked = self._last = None
+
+    def _template(
         self,
         layout: tuple[tuple[Names, ...], tuple[bool, ...] | None],
         kept: tuple[bool, ...],
-        values: tuple[Any, ...],
+        values: Sequence[Any],
         counts: Sequence[int],
         labels: ChunkLabels,
         start: int,
@@ -104,17 +126,18 @@ class KeyedGroup:
         heads = labels.heads[start : start + len(counts)]
         family = self.spec.family
         lines = []
-        moving_counts = []
         bounds = accumulate(counts, initial=0)
         for head, (a, b) in zip(heads, pairwise(bounds), strict=True):
-            moving = 0
             for name, value, still in zip(shown[a:b], values[a:b], kept[a:b], strict=True):
-                if still:
-                    line = f"{line_head(family, head, (name,))}{value!r}\n"
-                    lines.append(line.replace("%", "%%"))
-                else:
-                    lines.append(pattern(family, self.base, (name,), False))
-                    moving += 1
-            moving_counts.append(moving)
-        return _Baked("".join(lines), kept, values, moving_counts)
+                text = line_head(family, head, (name,)).replace("%", "%%")
+                lines.append(f"{text}{value!r}\n" if still else f"{text}%r\n")
+        return "".join(lines)
+
+
+def _on_raw(kept: tuple[bool, ...], present: tuple[bool, ...] | None) -> tuple[bool, ...]:
+    """``kept`` (over the present values) over every value: a missing one is kept (None)."""
+    if present is None:
+        return kept
+    marks = iter(kept)
+    return tuple(next(marks) if here else True for here in present)
 
