@@ -140,4 +140,3 @@ def _on_raw(kept: tuple[bool, ...], present: tuple[bool, ...] | None) -> tuple[b
         return kept
     marks = iter(kept)
     return tuple(next(marks) if here else True for here in present)
-
