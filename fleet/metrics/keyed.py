@@ -119,7 +119,7 @@ class KeyedGroup:
         counts: Sequence[int],
         labels: ChunkLabels,
         start: int,
-    ) -> _Baked:
+    ) -> str:
         names_of, present = layout
         names = tuple(chain.from_iterable(names_of))
         shown = names if present is None else tuple(compress(names, present))
