@@ -20,6 +20,7 @@ from fleet.metrics.families import Keyed, format_value, line_head, plain_values
 from fleet.metrics.keyed import KeyedGroup
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
 from fleet.metrics.reuse import KeptTexts
+from fleet.metrics.spec_chunks import render_chunk
 from fleet.metrics.tables import EntityKey, KindTable, Names
 
 KEYED_GROUP = 128
@@ -33,36 +34,21 @@ template, and each entity's count of series."""
 
 
 class EntityBlock:
-    """Entities of one kind with fixed labels: label values, spec caches, texts.
+    """Entities of one kind with fixed labels: their label heads and the texts reused.
 
     Args:
         plan: the kind's rendering plan.
         keys: the entities' keys, in order.
-        known: spec caches of entities seen before, by key (shared by the renderer);
-            the others are compiled here and added to it.
         templates: repeated patterns, shared by every block of the renderer.
     """
 
     keys: tuple[EntityKey, ...]
-    entries: list[list[Any]]
 
-    def __init__(
-        self,
-        plan: KindPlan,
-        keys: tuple[EntityKey, ...],
-        known: dict[EntityKey, list[Any]],
-        templates: Templates,
-    ) -> None:
+    def __init__(self, plan: KindPlan, keys: tuple[EntityKey, ...], templates: Templates) -> None:
         self.plan = plan
         self.keys = keys
         self.labels = ChunkLabels(keys, plan.kind.base_labels)
         self.templates = templates
-        self.entries = []
-        for key in keys:
-            entry = known.get(key)
-            if entry is None:
-                entry = known[key] = plan.compile_specs(tuple(map(str, key)))
-            self.entries.append(entry)
         self.slow_values: list[list[Any]] | None = None  # what slow_chunks show
         self.slow_chunks: dict[int, bytes] = {}
         self.fast_texts = KeptTexts()  # the fast columns that hold still
@@ -141,8 +127,7 @@ class EntityBlock:
             yield last[1]
             return
         lines: list[str] = []
-        for state, entry in zip(states, self.entries, strict=True):
-            spec.render_state(state, entry[i], lines)
+        render_chunk(spec, states, self.labels.heads, lines)
         text = "".join(lines).encode()
         self.spec_texts[i] = (states, text)
         yield text
@@ -232,11 +217,11 @@ class EntityBlock:
         present ones, ``present`` marks them among all of the entities' series."""
         shown = iter(values)
         marks = repeat(True) if present is None else iter(present)
-        entries = self.entries[start : start + len(names_of)]
-        for names, entry in zip(names_of, entries, strict=True):
+        heads = self.labels.heads[start : start + len(names_of)]
+        for names, head in zip(names_of, heads, strict=True):
             for name in names:
                 if not next(marks):
                     continue
                 text = format_value(next(shown))
                 if text is not None:
-                    out.append(f"{line_head(spec.family, entry[i][None], (name,))}{text}\n")
+                    out.append(f"{line_head(spec.family, head, (name,))}{text}\n")

@@ -10,12 +10,12 @@ blocks (label heads, spec caches, reused texts) are kept for the next scrape.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from fleet.metrics.blocks import EntityBlock
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.patterns import Templates
-from fleet.metrics.tables import EntityKey, KindTable
+from fleet.metrics.tables import KindTable
 from fleet.metrics.tick_rows import (
     Run,
     add_gpu_run,
@@ -101,11 +101,10 @@ def fill(table: KindTable, nodes: tuple[NodeSnapshot, ...], source: Source) -> N
 
 
 class Kinds(NamedTuple):
-    """What every chunk of a renderer shares: per kind its plan, source and spec caches."""
+    """What every chunk of a renderer shares: per kind its plan and source; templates."""
 
     plans: dict[str, KindPlan]
     sources: dict[str, Source]
-    compiled: dict[str, dict[EntityKey, list[Any]]]  # spec caches by entity key
     templates: Templates
 
 
@@ -151,7 +150,7 @@ class ChunkScrape:
         keys = tuple(table.keys)
         block = self.previous.get(kind)
         if block is None or block.keys != keys:
-            block = EntityBlock(plan, keys, self.kinds.compiled[kind], self.kinds.templates)
+            block = EntityBlock(plan, keys, self.kinds.templates)
         block.begin(table)
         self.tables[kind] = table
         self.blocks[kind] = block

@@ -165,11 +165,6 @@ class KindPlan:
         """An empty table of the attributes this kind's specs read."""
         return KindTable(self.attrs, self.keyed)
 
-    def compile_specs(self, base: tuple[str, ...]) -> list[Any]:
-        """The caches of one entity's non-column specs (its columns need none)."""
-        head = label_pairs(self.kind.base_labels, base)
-        return [s.compile(head) for s in self.rendered]
-
     def compile(self, base: tuple[str, ...]) -> Compiled:
         """The cached text of one entity whose base label values are ``base``."""
         head = label_pairs(self.kind.base_labels, base)
