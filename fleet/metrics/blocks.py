@@ -28,7 +28,7 @@ KEYED_GROUP = 128
 series, about a millisecond; a chunk's ~600 ports at once held the loop ~5-10 ms."""
 
 
-_KeyedLayout = tuple[tuple[Names, ...], tuple[bool, ...] | None, str, tuple[int, ...]]
+_KeyedLayout = tuple[tuple[Names, ...], bytes | None, str, tuple[int, ...]]
 """A group's counter names per entity, which values are present (None: all), the
 template, and each entity's count of series."""
 
@@ -170,9 +170,9 @@ class EntityBlock:
             out.append(text)
             return
         raw = values
-        present: tuple[bool, ...] | None = None
+        present: bytes | None = None
         if None in values:
-            present = tuple(map(is_not, values, repeat(None)))
+            present = bytes(map(is_not, values, repeat(None)))  # 1 byte per value, kept
             values = list(compress(values, present))
         if not plain_values(values):
             group.forget()
@@ -185,7 +185,7 @@ class EntityBlock:
         out.append(group.text(layout[:2], values, raw, layout[2], layout[3], self.labels, start))
 
     def _keyed_layout(
-        self, spec: Keyed, names_of: tuple[Names, ...], present: tuple[bool, ...] | None
+        self, spec: Keyed, names_of: tuple[Names, ...], present: bytes | None
     ) -> _KeyedLayout:
         """The template and per-entity series counts of one layout of a group's counters."""
         names = tuple(chain.from_iterable(names_of))
@@ -209,7 +209,7 @@ class EntityBlock:
         spec: Keyed,
         names_of: tuple[Names, ...],
         values: list[Any],
-        present: tuple[bool, ...] | None,
+        present: bytes | None,
         start: int,
         out: list[str],
     ) -> None:
