@@ -20,6 +20,7 @@ from fleet.metrics.families import (
     Keyed,
     OneHot,
     column_reader,
+    extra_text,
     format_value,
     label_pairs,
     plain_values,
@@ -60,6 +61,15 @@ class ColumnGroup:
         self.scales = tuple(c.scale for c in columns)
         self.flags = tuple(c.flag for c in columns)
         self.patterns = tuple(pattern(c.family, base_labels, c.extra, c.flag) for c in columns)
+        # A line is before + label head + middle + value + end (see column_text).
+        self.pieces = tuple(
+            (f"{c.family.name}{{", f"{extra_text(c.family.labels, c.extra)}}} ", "\n")
+            for c in columns
+        )
+        self.formats: tuple[Callable[[Any], str], ...] = tuple(
+            "%d".__mod__ if c.flag else repr for c in columns
+        )
+        self.joins = bool(base_labels)  # a kind without base labels has no head to join
         # The pattern without its value: a line head once label values are filled in.
         self.head_formats = tuple(p[:-3] for p in self.patterns)
 
@@ -86,12 +96,13 @@ class ColumnGroup:
     def column_text(
         self, i: int, column: tuple[Any, ...], labels: ChunkLabels, templates: Templates
     ) -> str:
-        """Column ``i``'s lines for every entity (its values ``column``), by one ``%``
-        where all values are plain.
+        """Column ``i``'s lines for every entity (its values ``column``), by one join
+        where all values are plain; entities whose value is None are left out.
 
-        The column's pattern repeated once per entity with a value (``templates``,
-        shared by all chunks) is filled with the entities' label heads (``labels``)
-        and the column's values; entities whose value is None are left out.
+        The entities' label heads (``labels``), the column's constant pieces and its
+        values' text (``repr``, as ``%r`` writes them) are laid out in one list and joined:
+        a copy of each piece. A ``%`` over the pattern repeated (``templates``, kept for a
+        kind without base labels) parsed two conversions per line, ~1.3x slower.
         """
         values = column
         present: tuple[bool, ...] | None = None
@@ -110,8 +121,19 @@ class ColumnGroup:
             return self._render_one_by_one(i, column, labels)
         if not values:
             return ""
-        template = templates.repeated(self.patterns[i], len(values))
-        return template % labels.arguments(present, values)
+        if not self.joins:
+            template = templates.repeated(self.patterns[i], len(values))
+            return template % labels.arguments(present, values)
+        before, middle, end = self.pieces[i]
+        count = len(values)
+        slots: list[Any] = [None] * (4 * count + 1)
+        slots[0] = before
+        slots[1::4] = labels.chosen(present)
+        slots[2::4] = (middle,) * count
+        slots[3::4] = map(self.formats[i], values)
+        slots[4::4] = (end + before,) * count
+        slots[-1] = end
+        return "".join(slots)
 
     def _render_one_by_one(self, i: int, column: tuple[Any, ...], labels: ChunkLabels) -> str:
         scale, head = self.scales[i], self.head_formats[i]
