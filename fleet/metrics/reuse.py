@@ -6,9 +6,9 @@ last one costs a fraction of formatting it. Equal is not enough: ``0 == 0.0 == F
 and ``0.0 == -0.0``, yet each writes other text. :func:`exact_key` is equal for two
 columns only when every value would be written the same (same types, floats bit for bit).
 
-A column's text is kept only once it has held still from one scrape to the next (its
-key's hash is kept meanwhile, a few bytes), so the texts of columns that move every tick
-are not held between scrapes.
+A column's text is kept only once it has held still from one scrape to the next (the
+hash of its values is kept meanwhile, a few bytes), so the texts of columns that move
+every tick are not held between scrapes, and cost one hash of their values.
 """
 
 from __future__ import annotations
@@ -34,10 +34,12 @@ def exact_key(values: tuple[Any, ...]) -> Hashable | None:
         kinds.discard(_NONE)
         present = tuple(map(is_not, values, repeat(None)))
         values = tuple(compress(values, present))
-    if kinds <= _INTS or kinds == _BOOLS:  # equal ints (or bools) are written the same
-        return present, values
+    if kinds <= _INTS:  # equal ints are written the same
+        return present, int, values
+    if kinds == _BOOLS:  # so are equal bools, but not as the ints they equal
+        return present, bool, values
     if kinds == _FLOATS:  # bit for bit: 0.0 and -0.0 differ, so do NaNs of either sign
-        return present, array("d", values).tobytes()
+        return present, float, array("d", values).tobytes()
     return None
 
 
@@ -47,23 +49,24 @@ class KeptTexts:
     __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        # index -> (hash of the key, key and text once held still, else None and None)
+        # index -> (hash of the values, exact key and text once held still, else None)
         self._kept: dict[int, tuple[int, Hashable | None, bytes | None]] = {}
 
     def text(self, i: int, values: tuple[Any, ...], render: Callable[[], str]) -> bytes:
         """Column ``i``'s text for ``values``: the kept one when they are the last ones
         exactly, else ``render()`` encoded."""
-        key = exact_key(values)
         kept = self._kept.get(i)
-        if key is not None and kept is not None and kept[2] is not None and kept[1] == key:
-            return kept[2]
+        if kept is not None and kept[2] is not None:  # a text is kept: compare exactly
+            key = exact_key(values)
+            if key is not None and key == kept[1]:
+                return kept[2]
         text = render().encode("utf-8")
-        if key is None:
+        # A moving column costs one hash (in C); the exact key only once it held still.
+        try:
+            digest = hash(values)
+        except TypeError:  # an unhashable value: never kept
             self._kept.pop(i, None)
             return text
-        digest = hash(key)
-        if kept is not None and kept[0] == digest:  # held still since the last scrape
-            self._kept[i] = (digest, key, text)
-        else:
-            self._kept[i] = (digest, None, None)
+        key = exact_key(values) if kept is not None and kept[0] == digest else None
+        self._kept[i] = (digest, key, text if key is not None else None)
         return text

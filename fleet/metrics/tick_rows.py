@@ -125,7 +125,7 @@ Run = list[tuple[str, StateRows]]
 """Consecutive nodes of a chunk read from their rows: (node name, rows)."""
 
 
-_IDENTITY = itemgetter(_AT_INDEX, _AT_UUID, _AT_NAME)
+_INDEX, _UUID, _MODEL = itemgetter(_AT_INDEX), itemgetter(_AT_UUID), itemgetter(_AT_NAME)
 
 
 def add_gpu_run(table: KindTable, run: Run) -> None:
@@ -152,7 +152,8 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
         briefs.extend(gpu_briefs[:count])
         held.extend(map(_steady_values, steady[:count]))
         samples.extend(fast_rows[:count])
-        keys.extend(map(add, repeat((name,)), map(_IDENTITY, held[start:])))
+        gpus = held[start:]
+        keys.extend(zip(repeat(name), map(_INDEX, gpus), map(_UUID, gpus), map(_MODEL, gpus)))
         layouts.append((fast, count))
     table.entities.extend(briefs)
     steady_columns = list(zip(*held, strict=True)) if held else []
@@ -226,7 +227,7 @@ def _converted(column: tuple[Value, ...], convert: Callable[[Value], Value]) -> 
     return list(map(convert, column))
 
 
-_NAME_KIND = attrgetter("name", "kind")
+_NAME, _KIND = attrgetter("name"), attrgetter("kind")
 _NAMES, _READER, _WIDTH = itemgetter(0), itemgetter(1), itemgetter(4)
 
 
@@ -245,7 +246,8 @@ def add_port_run(table: KindTable, run: Run) -> None:
             statics.extend(static)
             if reads_counters:
                 _add_counters(table, static, part.rows[:count], part.hw[:count])
-        table.keys.extend(map(add, repeat((name,)), map(_NAME_KIND, briefs[start:])))
+        ports = briefs[start:]
+        table.keys.extend(zip(repeat(name), map(_NAME, ports), map(_KIND, ports)))
         ticks.append((rows.tick, len(briefs) - start))
     table.entities.extend(briefs)
     rates = _rates(statics, ticks) if any(a in _IB_RATES for a in table.values) else {}
