@@ -1,10 +1,12 @@
 """The entities of one kind in a chunk of nodes as exposition text, with cached heads.
 
-The text of a chunk's GPUs (or ports) is built column by column: one ``%`` fills a
-column's value into the cached line heads of every GPU of every node in the chunk,
-so the interpreter's per-operation cost is paid per ~500 series, not per series.
-Slow columns and one-hot states are reused while their values stay put, which at
-1 Hz is almost always.
+The text of a chunk's GPUs (or ports) is built column by column: one join lays a
+column's values beside the label heads of every GPU of every node in the chunk, so the
+interpreter's per-operation cost is paid per ~500 series, not per series. What holds
+still is not formatted again: columns whose values did not move
+(:mod:`fleet.metrics.reuse`), slow columns and one-hot states while their values stay
+put (at 1 Hz almost always), and a group's port counters that did not move
+(:mod:`fleet.metrics.keyed`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from fleet.metrics.spec_chunks import render_chunk
 from fleet.metrics.tables import EntityKey, KindTable, Names
 
 KEYED_GROUP = 128
-"""Entities whose keyed series (a port's ~16 raw counters) go through one ``%``: ~2,000
+"""Entities whose keyed series (a port's ~16 raw counters) are written together: ~2,000
 series, about a millisecond; a chunk's ~600 ports at once held the loop ~5-10 ms."""
 
 
@@ -154,7 +156,8 @@ class EntityBlock:
         out: list[str],
     ) -> None:
         """The keyed series of the entities from ``start`` (their names ``names_of``, their
-        values one after the other) through one ``%`` over a shared template.
+        values one after the other): from the group's kept text when only its moving
+        counters moved, else through one ``%`` over a template shared by layout.
 
         The layout (each entity's names, and which values are missing: a counter the
         port lacks is None on every tick) holds still for a session, and is the same

@@ -4,7 +4,7 @@ A scrape is streamed family by family (the text format keeps a family's lines
 together), and within a family chunk by chunk. A chunk reads its nodes' entities of a
 kind (from the tick's rows, or from objects) the first time a family of that kind asks
 for them, and keeps the table until the scrape has written the kind's last family; the
-blocks (label heads, spec caches, reused texts) are kept for the next scrape.
+blocks (label heads, reused texts) are kept for the next scrape.
 """
 
 from __future__ import annotations

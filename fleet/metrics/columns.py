@@ -1,8 +1,9 @@
 """Rendering columns (one attribute, one series per entity) fast: the scrape's hot loop.
 
-For a chunk's GPUs, each column is one ``%`` over its pattern repeated once per GPU
-(:mod:`fleet.metrics.patterns`). A column with a non-finite or odd value in the chunk
-falls back to formatting value by value; missing (None) values are left out.
+For a chunk's GPUs, each column is one join of the GPUs' label heads, the column's
+constant pieces and its values' text (:meth:`ColumnGroup.column_text`). A column with
+a non-finite or odd value in the chunk falls back to formatting value by value;
+missing (None) values are left out.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 NODES_PER_CHUNK = 64
-"""Nodes rendered together: one ``%`` per column covers ~500 GPUs, and one family of one
+"""Nodes rendered together: one join per column covers ~500 GPUs, and one family of one
 chunk takes well under a millisecond (a streamed scrape's step). Changing it reorders
 lines within a family (columns come chunk by chunk), not what they say."""
 
