@@ -6,8 +6,8 @@ with the interpreter: after each socket wait the loop could wait up to the switc
 interval (5 ms) to get it back, the likely reason ingest fell behind during scrapes at
 2,000 nodes (ticks 1.6-3.1 s apart). Here the loop itself advances the renderer part
 by part (:meth:`fleet.metrics.text.ExpositionRenderer.stream_parts`), hands itself to
-other tasks after every slice of work (:data:`SLICE_S` at first, longer as the scrape
-ages: :func:`slice_length`), and writes the parts as HTTP/1.1
+other tasks after every slice of work (:data:`SLICE_S`, longer once the scrape falls
+behind: :func:`slice_length`), and writes the parts as HTTP/1.1
 chunks (gzip compressed incrementally when asked), so neither the body nor the wait
 of other tasks grows with the fleet.
 """
@@ -28,8 +28,10 @@ the start of a scrape: a socket read or timer that comes due during a slice runs
 after it. Under the interpreter's 5 ms switch interval (what a worker thread could hold
 the loop for); at 1 ms a 2,000-node scrape got so small a share of a busy loop that it
 took 5-9 s."""
-SLICE_GROWTH = 0.05
-"""Seconds of slice added per second the scrape has run (see :func:`slice_length`)."""
+SLICE_GRACE_S = 1.0
+"""A scrape this young keeps :data:`SLICE_S` slices (at 1,000 nodes one takes ~0.3-1 s)."""
+SLICE_GROWTH = 0.1
+"""Seconds of slice added per second the scrape has run past its grace."""
 SLICE_MAX_S = 0.1
 """The longest slice: a tick (1 s apart) waits for one at most, not for the scrape."""
 FLUSH_BYTES = 128 * 1024
@@ -47,10 +49,11 @@ def slice_length(age_s: float) -> float:
 
     On a loop busy with ingest each hand-over waits for a round of other work (at 3,000
     nodes a 4 ms slice got ~4 % of the loop and a scrape took 25 s, past Prometheus' 10 s
-    timeout). A scrape that falls behind so gets a larger share: its slice grows with its
-    age, up to :data:`SLICE_MAX_S`, and it still hands over after each slice.
+    timeout). A scrape that falls behind (older than :data:`SLICE_GRACE_S`) so gets a
+    larger share: its slice grows with its age, up to :data:`SLICE_MAX_S`, and it still
+    hands over after each slice.
     """
-    return min(SLICE_MAX_S, SLICE_S + SLICE_GROWTH * age_s)
+    return min(SLICE_MAX_S, SLICE_S + SLICE_GROWTH * max(0.0, age_s - SLICE_GRACE_S))
 
 
 async def send_parts(
