@@ -126,19 +126,21 @@ Run = list[tuple[str, StateRows]]
 
 
 _INDEX, _UUID, _MODEL = itemgetter(_AT_INDEX), itemgetter(_AT_UUID), itemgetter(_AT_NAME)
+_STEADY_GET = {name: itemgetter(at) for name, at in _STEADY.items()}
 
 
 def add_gpu_run(table: KindTable, run: Run) -> None:
     """Add the GPUs of ``run``'s nodes, one list per attribute for the whole run.
 
-    Each per-GPU part (steady values, sample rows) is turned into columns by one
-    ``zip(*rows)``, so the interpreter loops per node and per attribute, not per GPU.
+    A steady attribute is one C-level pass over the GPUs' steady values, the sample rows
+    become columns by one ``zip(*rows)``, so the interpreter loops per node and per
+    attribute, not per GPU.
     """
     briefs: list[Any] = []
     held: list[list[object]] = []
     samples: list[Row | None] = []
     layouts: list[tuple[FieldIndex, int]] = []
-    keys = table.keys
+    names: list[str] = []
     for name, rows in run:
         fast = rows.fast
         if fast is None:  # no session layout: the state builds no GPU either
@@ -148,20 +150,20 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
         count = min(len(gpu_briefs), len(steady), len(fast_rows))
         if rows.errors:
             count = min(count, len(rows.errors))
-        start = len(held)
         briefs.extend(gpu_briefs[:count])
         held.extend(map(_steady_values, steady[:count]))
         samples.extend(fast_rows[:count])
-        gpus = held[start:]
-        keys.extend(zip(repeat(name), map(_INDEX, gpus), map(_UUID, gpus), map(_MODEL, gpus)))
+        names.append(name)
         layouts.append((fast, count))
+    node_names = chain.from_iterable(map(repeat, names, (c for _, c in layouts)))
+    gpu_keys = zip(node_names, map(_INDEX, held), map(_UUID, held), map(_MODEL, held), strict=True)
+    table.keys.extend(gpu_keys)
     table.entities.extend(briefs)
-    steady_columns = list(zip(*held, strict=True)) if held else []
     fast_columns = _fast_columns(samples, layouts)
     for attr, column in table.values.items():
-        at = _STEADY.get(attr)
+        at = _STEADY_GET.get(attr)
         if at is not None:
-            column.extend(steady_columns[at] if steady_columns else ())
+            column.extend(map(at, held))  # one C pass per attribute, no transposition
         elif attr in _FROM_BRIEF:
             column.extend(map(attrgetter(attr), briefs))
         else:
@@ -237,7 +239,7 @@ def add_port_run(table: KindTable, run: Run) -> None:
     statics: list[PortStatic] = []
     ticks: list[tuple[PortFrozen, int]] = []  # each node's tick and port count
     reads_counters = "counters" in table.flat
-    for name, rows in run:
+    for _, rows in run:
         start = len(briefs)
         for part in (rows.ports, rows.nics):
             count = min(len(part.briefs), len(part.static), len(part.rows), len(part.hw))
@@ -246,9 +248,9 @@ def add_port_run(table: KindTable, run: Run) -> None:
             statics.extend(static)
             if reads_counters:
                 _add_counters(table, static, part.rows[:count], part.hw[:count])
-        ports = briefs[start:]
-        table.keys.extend(zip(repeat(name), map(_NAME, ports), map(_KIND, ports)))
         ticks.append((rows.tick, len(briefs) - start))
+    node_names = chain.from_iterable(map(repeat, (name for name, _ in run), (c for _, c in ticks)))
+    table.keys.extend(zip(node_names, map(_NAME, briefs), map(_KIND, briefs), strict=True))
     table.entities.extend(briefs)
     rates = _rates(statics, ticks) if any(a in _IB_RATES for a in table.values) else {}
     for attr, column in table.values.items():
