@@ -29,10 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _WORKER = """
 import gc, json, sys, time
+sys.path.insert(0, sys.argv[4])  # the tree first: ahead of the working directory ('' for -c)
 sys.path.append(sys.argv[2])
 from metrics_probe import snapshots
 from fleet.metrics.text import ExpositionRenderer
 count, ticks = int(sys.argv[1]), int(sys.argv[3])
+assert sys.modules["fleet.metrics.text"].__file__.startswith(sys.argv[4]), "not the tree"
 snaps = snapshots(count, ticks)
 gc.freeze()
 gc.set_threshold(20_000, *gc.get_threshold()[1:])
@@ -50,7 +52,9 @@ for k, line in enumerate(sys.stdin, start=2):
 
 
 def _start(tree: Path, nodes: int, ticks: int) -> subprocess.Popen[str]:
-    command = [sys.executable, "-c", _WORKER, str(nodes), str(ROOT / "bench"), str(ticks)]
+    command = [
+        sys.executable, "-c", _WORKER, str(nodes), str(ROOT / "bench"), str(ticks), str(tree)
+    ]  # fmt: skip
     worker = subprocess.Popen(
         command,
         env={**os.environ, "PYTHONPATH": str(tree)},
