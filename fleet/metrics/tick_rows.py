@@ -262,9 +262,9 @@ def add_port_run(table: KindTable, run: Run) -> None:
 
 def _add_counters(
     table: KindTable,
-    statics: tuple[PortStatic, ...],
-    rows: tuple[Row | None, ...],
-    hw: tuple[Mapping[str, int], ...],
+    statics: Sequence[PortStatic],
+    rows: Sequence[Row | None],
+    hw: Sequence[Mapping[str, int]],
 ) -> None:
     """The raw counters of one node's ports (or NICs) into ``table``, as
     ``fleet.state.build.port_snapshot`` lists them.
@@ -285,7 +285,7 @@ def _add_counters(
         raise ValueError("a port row's counters do not match their names")
 
 
-def _padded(statics: tuple[PortStatic, ...], rows: tuple[Row | None, ...]) -> Iterable[Row] | None:
+def _padded(statics: Sequence[PortStatic], rows: Sequence[Row | None]) -> Iterable[Row] | None:
     """``rows`` as long as their ports' declared fields (a short row reads as missing
     values, as ``port_snapshot`` reads it), when every row is a tuple of one length and
     every port declares as many fields; else None."""
