@@ -1,69 +1,61 @@
 """The entities of one kind in a chunk of nodes as exposition text, with cached heads.
 
-The text of a chunk's GPUs (or ports) is built column by column: one ``%`` fills a
-column's value into the cached line heads of every GPU of every node in the chunk,
-so the interpreter's per-operation cost is paid per ~500 series, not per series.
-Slow columns and one-hot states are reused while their values stay put, which at
-1 Hz is almost always.
+The text of a chunk's GPUs (or ports) is built column by column: one join lays a
+column's values beside the label heads of every GPU of every node in the chunk, so the
+interpreter's per-operation cost is paid per ~500 series, not per series. What holds
+still is not formatted again: columns whose values did not move
+(:mod:`fleet.metrics.reuse`), slow columns and one-hot states while their values stay
+put (at 1 Hz almost always), and a group's port counters that did not move
+(:mod:`fleet.metrics.keyed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from functools import partial
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import is_, is_not, itemgetter
+from operator import is_, is_not
 from typing import Any
 
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import Keyed, format_value, line_head, plain_values
+from fleet.metrics.keyed import KeyedGroup
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
-from fleet.metrics.tables import EntityKey, KeyedValues, KindTable
+from fleet.metrics.reuse import KeptTexts
+from fleet.metrics.spec_chunks import render_chunk
+from fleet.metrics.tables import EntityKey, KindTable, Names
 
 KEYED_GROUP = 128
-"""Entities whose keyed series (a port's ~16 raw counters) go through one ``%``: ~2,000
+"""Entities whose keyed series (a port's ~16 raw counters) are written together: ~2,000
 series, about a millisecond; a chunk's ~600 ports at once held the loop ~5-10 ms."""
 
 
-_NAMES, _VALUES = itemgetter(0), itemgetter(1)
-_KeyedLayout = tuple[tuple[tuple[str, ...], ...], tuple[bool, ...], str, tuple[int, ...]]
-"""A group's counter names per entity, which values are present, the template, counts."""
+_KeyedLayout = tuple[tuple[Names, ...], bytes | None, str, tuple[int, ...]]
+"""A group's counter names per entity, which values are present (None: all), the
+template, and each entity's count of series."""
 
 
 class EntityBlock:
-    """Entities of one kind with fixed labels: label values, spec caches, texts.
+    """Entities of one kind with fixed labels: their label heads and the texts reused.
 
     Args:
         plan: the kind's rendering plan.
         keys: the entities' keys, in order.
-        known: spec caches of entities seen before, by key (shared by the renderer);
-            the others are compiled here and added to it.
         templates: repeated patterns, shared by every block of the renderer.
     """
 
     keys: tuple[EntityKey, ...]
-    entries: list[list[Any]]
 
-    def __init__(
-        self,
-        plan: KindPlan,
-        keys: tuple[EntityKey, ...],
-        known: dict[EntityKey, list[Any]],
-        templates: Templates,
-    ) -> None:
+    def __init__(self, plan: KindPlan, keys: tuple[EntityKey, ...], templates: Templates) -> None:
         self.plan = plan
         self.keys = keys
         self.labels = ChunkLabels(keys, plan.kind.base_labels)
         self.templates = templates
-        self.entries = []
-        for key in keys:
-            entry = known.get(key)
-            if entry is None:
-                entry = known[key] = plan.compile_specs(tuple(map(str, key)))
-            self.entries.append(entry)
         self.slow_values: list[list[Any]] | None = None  # what slow_chunks show
-        self.slow_chunks: dict[int, str] = {}
+        self.slow_chunks: dict[int, bytes] = {}
+        self.fast_texts = KeptTexts()  # the fast columns that hold still
         # Per non-column spec: the entities' states it was last rendered for, and its text.
-        self.spec_texts: list[tuple[tuple[Any, ...], str] | None] = [None] * len(plan.rendered)
+        self.spec_texts: list[tuple[tuple[Any, ...], bytes] | None] = [None] * len(plan.rendered)
         # The entities last rendered, where the plan keeps them: frozen objects (a GPU's or
         # port's brief stays the same object while unchanged), so the same ones again
         # render the same text for every spec that computes its state from the entity.
@@ -72,6 +64,7 @@ class EntityBlock:
         # Per keyed spec and group of entities: its layout at the last scrape (it holds
         # still for a session, so the template is not looked up by a 3,000-name key).
         self.keyed_layouts: dict[tuple[int, int], _KeyedLayout] = {}
+        self.keyed_groups: dict[tuple[int, int], KeyedGroup] = {}  # their texts, baked
 
     def begin(self, table: KindTable) -> None:
         """Take this scrape's ``table``: call once per scrape, before :meth:`slot_texts`."""
@@ -84,7 +77,7 @@ class EntityBlock:
             self.unchanged = len(before) == len(entities) and all(map(is_, before, entities))
             self.last_entities = entities
 
-    def slot_texts(self, table: KindTable, slot: int) -> Iterator[str]:
+    def slot_texts(self, table: KindTable, slot: int) -> Iterator[str | bytes]:
         """The lines of family ``slot`` in pieces of well under a millisecond's work each:
         fast columns, slow columns, then the other specs.
 
@@ -92,10 +85,11 @@ class EntityBlock:
         family (a streamed scrape) or whole (:meth:`render`).
         """
         plan = self.plan
+        fast = plan.fast
         for i in plan.fast_at.get(slot, ()):
-            out: list[str] = []
-            plan.fast.render_column(i, table, self.labels, self.templates, out)
-            yield from out
+            column = tuple(table.values[fast.attrs[i]])
+            render = partial(fast.column_text, i, column, self.labels, self.templates)
+            yield self.fast_texts.text(i, column, render)
         slow = self.slow_chunks.get(slot)
         if slow:
             yield slow
@@ -115,10 +109,13 @@ class EntityBlock:
         parts: list[list[str]] = [[] for _ in range(max(slow.slots) + 1)]
         slow.render_many(table, self.labels, self.templates, parts)
         self.slow_values = values
-        self.slow_chunks = {slot: "".join(parts[slot]) for slot in set(slow.slots)}
+        self.slow_chunks = {slot: "".join(parts[slot]).encode() for slot in set(slow.slots)}
 
-    def _spec_texts(self, i: int, table: KindTable) -> Iterator[str]:
+    def _spec_texts(self, i: int, table: KindTable) -> Iterator[str | bytes]:
         spec, state_of = self.plan.rendered[i], self.plan.rendered_states[i]
+        if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
+            yield from self._keyed_texts(i, spec, table)
+            return
         if isinstance(state_of, str):
             states = tuple(table.values[state_of])
         else:
@@ -127,74 +124,107 @@ class EntityBlock:
                 yield kept[1]
                 return
             states = tuple(map(state_of, table.entities))
-        if isinstance(spec, Keyed):  # moves every tick: comparing would only cost
-            for start in range(0, len(states), KEYED_GROUP):
-                out: list[str] = []
-                self._render_keyed(i, spec, states[start : start + KEYED_GROUP], start, out)
-                yield from out
-            return
         last = self.spec_texts[i]
         if last is not None and last[0] == states:
             yield last[1]
             return
         lines: list[str] = []
-        for state, entry in zip(states, self.entries, strict=True):
-            spec.render_state(state, entry[i], lines)
-        text = "".join(lines)
+        render_chunk(spec, states, self.labels.heads, lines)
+        text = "".join(lines).encode()
         self.spec_texts[i] = (states, text)
         yield text
 
+    def _keyed_texts(self, i: int, spec: Keyed, table: KindTable) -> Iterator[str]:
+        """The keyed series of the chunk, :data:`KEYED_GROUP` entities per piece."""
+        names = table.values[spec.attr]
+        flat = table.flat[spec.attr]
+        bounds = list(accumulate(map(len, names), initial=0))
+        for start in range(0, len(names), KEYED_GROUP):
+            end = min(start + KEYED_GROUP, len(names))
+            out: list[str] = []
+            group = tuple(names[start:end])
+            self._render_keyed(i, spec, group, flat[bounds[start] : bounds[end]], start, out)
+            yield from out
+
     def _render_keyed(
-        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], start: int, out: list[str]
+        self,
+        i: int,
+        spec: Keyed,
+        names_of: tuple[Names, ...],
+        values: list[Any],
+        start: int,
+        out: list[str],
     ) -> None:
-        """The keyed series of the entities from ``start`` through one ``%`` over a shared
-        template.
+        """The keyed series of the entities from ``start`` (their names ``names_of``, their
+        values one after the other): from the group's kept text when only its moving
+        counters moved, else through one ``%`` over a template shared by layout.
 
         The layout (each entity's names, and which values are missing: a counter the
         port lacks is None on every tick) holds still for a session, and is the same
         on every node of a fleet of one kind: the template is shared by key.
         """
-        values = tuple(chain.from_iterable(map(_VALUES, counters)))
         if not values:
             return
-        present = tuple(map(is_not, values, repeat(None)))
-        if False in present:
-            values = tuple(compress(values, present))
-        if not plain_values(values):
-            self._render_keyed_one_by_one(i, spec, counters, start, out)
+        group = self.keyed_groups.get((i, start))
+        if group is None:
+            group = self.keyed_groups[(i, start)] = KeyedGroup(spec, self.plan.kind.base_labels)
+        text = group.baked_text(names_of, values)
+        if text is not None:  # the usual scrape: only the moving counters are formatted
+            out.append(text)
             return
-        names_of = tuple(map(_NAMES, counters))  # the same tuples scrape after scrape
+        raw = values
+        present: bytes | None = None
+        if None in values:
+            present = bytes(map(is_not, values, repeat(None)))  # 1 byte per value, kept
+            values = list(compress(values, present))
+        if not plain_values(values):
+            group.forget()
+            self._render_keyed_one_by_one(i, spec, names_of, values, present, start, out)
+            return
         layout = self.keyed_layouts.get((i, start))
         if layout is None or layout[0] != names_of or layout[1] != present:
             layout = self._keyed_layout(spec, names_of, present)
             self.keyed_layouts[(i, start)] = layout
-        out.append(layout[2] % self.labels.series_arguments(layout[3], values, start))
+        out.append(group.text(layout[:2], values, raw, layout[2], layout[3], self.labels, start))
 
     def _keyed_layout(
-        self, spec: Keyed, names_of: tuple[tuple[str, ...], ...], present: tuple[bool, ...]
+        self, spec: Keyed, names_of: tuple[Names, ...], present: bytes | None
     ) -> _KeyedLayout:
         """The template and per-entity series counts of one layout of a group's counters."""
         names = tuple(chain.from_iterable(names_of))
         lengths = tuple(map(len, names_of))
         counts = lengths
-        if False in present:  # per entity: how many of its series have a value
+        shown: Iterable[str] = names
+        if present is not None:  # per entity: how many of its series have a value
             bounds = list(accumulate(lengths, initial=0))
             counts = tuple(sum(present[a:b]) for a, b in pairwise(bounds))
+            shown = compress(names, present)
         base = self.plan.kind.base_labels
         template = self.templates.get(
             (spec.family.name, names, present),
-            lambda: "".join(
-                pattern(spec.family, base, (name,), False) for name in compress(names, present)
-            ),
+            lambda: "".join(pattern(spec.family, base, (name,), False) for name in shown),
         )
         return names_of, present, template, counts
 
     def _render_keyed_one_by_one(
-        self, i: int, spec: Keyed, counters: tuple[KeyedValues, ...], start: int, out: list[str]
+        self,
+        i: int,
+        spec: Keyed,
+        names_of: tuple[Names, ...],
+        values: list[Any],
+        present: bytes | None,
+        start: int,
+        out: list[str],
     ) -> None:
-        entries = self.entries[start : start + len(counters)]
-        for (names, values), entry in zip(counters, entries, strict=True):
-            for name, raw in zip(names, values, strict=True):  # sample by sample
-                text = None if raw is None else format_value(raw)
+        """Sample by sample (a non-finite or odd value among them): ``values`` are the
+        present ones, ``present`` marks them among all of the entities' series."""
+        shown = iter(values)
+        marks = repeat(True) if present is None else iter(present)
+        heads = self.labels.heads[start : start + len(names_of)]
+        for names, head in zip(names_of, heads, strict=True):
+            for name in names:
+                if not next(marks):
+                    continue
+                text = format_value(next(shown))
                 if text is not None:
-                    out.append(f"{line_head(spec.family, entry[i][None], (name,))}{text}\n")
+                    out.append(f"{line_head(spec.family, head, (name,))}{text}\n")

@@ -4,18 +4,18 @@ A scrape is streamed family by family (the text format keeps a family's lines
 together), and within a family chunk by chunk. A chunk reads its nodes' entities of a
 kind (from the tick's rows, or from objects) the first time a family of that kind asks
 for them, and keeps the table until the scrape has written the kind's last family; the
-blocks (label heads, spec caches, reused texts) are kept for the next scrape.
+blocks (label heads, reused texts) are kept for the next scrape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from fleet.metrics.blocks import EntityBlock
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.patterns import Templates
-from fleet.metrics.tables import EntityKey, KindTable
+from fleet.metrics.tables import KindTable
 from fleet.metrics.tick_rows import (
     Run,
     add_gpu_run,
@@ -28,28 +28,31 @@ from fleet.metrics.tick_rows import (
 from fleet.model import NodeSnapshot
 from fleet.state.rows import StateRows
 
-NODES_PER_READ = 16
-"""Nodes whose entities are read into a table in one step of a streamed scrape."""
+NODES_PER_READ = 64
+"""Nodes whose entities are read into a table in one step of a streamed scrape: a whole
+chunk (a port's rates come from the tick's numpy columns, read once per step)."""
 
 
-def _gpu_objects(table: KindTable, node: NodeSnapshot) -> None:
-    name, gpus = node.name, node.gpus
-    table.add_objects([(name, g.index, g.uuid, g.name) for g in gpus], gpus)
+def _gpu_objects(table: KindTable, nodes: list[NodeSnapshot]) -> None:
+    for node in nodes:
+        name, gpus = node.name, node.gpus
+        table.add_objects([(name, g.index, g.uuid, g.name) for g in gpus], gpus)
 
 
-def _port_objects(table: KindTable, node: NodeSnapshot) -> None:
-    name, ports = node.name, (*node.ports, *node.nics)
-    table.add_objects([(name, p.name, p.kind) for p in ports], ports)
+def _port_objects(table: KindTable, nodes: list[NodeSnapshot]) -> None:
+    for node in nodes:
+        name, ports = node.name, (*node.ports, *node.nics)
+        table.add_objects([(name, p.name, p.kind) for p in ports], ports)
 
 
-def _node_object(table: KindTable, node: NodeSnapshot) -> None:
-    table.add_objects([(node.name,)], (node,))
+def _node_objects(table: KindTable, nodes: list[NodeSnapshot]) -> None:
+    table.add_objects([(node.name,) for node in nodes], tuple(nodes))
 
 
 class Source(NamedTuple):
     """How a chunk's entities of one kind get into its table."""
 
-    objects: Callable[[KindTable, NodeSnapshot], None]
+    objects: Callable[[KindTable, list[NodeSnapshot]], None]
     # From the tick's rows, for the nodes that have them (no object built).
     rows_of: Callable[[NodeSnapshot], StateRows | None] | None = None
     add_run: Callable[[KindTable, Run], None] | None = None
@@ -67,33 +70,41 @@ def sources(plans: dict[str, KindPlan]) -> dict[str, Source]:
             if port_rows
             else Source(_port_objects)
         ),
-        "node": Source(_node_object),
+        "node": Source(_node_objects),
     }
 
 
 def fill(table: KindTable, nodes: tuple[NodeSnapshot, ...], source: Source) -> None:
     """Add ``nodes``' entities: runs of nodes from their rows, the others from objects."""
     rows_of, add_run = source.rows_of, source.add_run
+    if rows_of is None or add_run is None:
+        source.objects(table, list(nodes))
+        return
     run: Run = []
+    objects: list[NodeSnapshot] = []
     for node in nodes:
-        rows = None if rows_of is None else rows_of(node)
+        rows = rows_of(node)
         if rows is not None:
+            if objects:
+                source.objects(table, objects)
+                objects = []
             run.append((node.name, rows))
             continue
-        if run and add_run is not None:
+        if run:
             add_run(table, run)
             run = []
-        source.objects(table, node)
-    if run and add_run is not None:
+        objects.append(node)
+    if objects:
+        source.objects(table, objects)
+    if run:
         add_run(table, run)
 
 
 class Kinds(NamedTuple):
-    """What every chunk of a renderer shares: per kind its plan, source and spec caches."""
+    """What every chunk of a renderer shares: per kind its plan and source; templates."""
 
     plans: dict[str, KindPlan]
     sources: dict[str, Source]
-    compiled: dict[str, dict[EntityKey, list[Any]]]  # spec caches by entity key
     templates: Templates
 
 
@@ -139,12 +150,12 @@ class ChunkScrape:
         keys = tuple(table.keys)
         block = self.previous.get(kind)
         if block is None or block.keys != keys:
-            block = EntityBlock(plan, keys, self.kinds.compiled[kind], self.kinds.templates)
+            block = EntityBlock(plan, keys, self.kinds.templates)
         block.begin(table)
         self.tables[kind] = table
         self.blocks[kind] = block
 
-    def pieces(self, slot: int, kinds: tuple[str, ...]) -> Iterator[str]:
+    def pieces(self, slot: int, kinds: tuple[str, ...]) -> Iterator[str | bytes]:
         """The chunk's lines of family ``slot`` (written by entities of ``kinds``), in pieces
         of well under a millisecond's work each; ``""`` where only entities were read."""
         for kind in kinds:

@@ -1,8 +1,9 @@
 """Rendering columns (one attribute, one series per entity) fast: the scrape's hot loop.
 
-For a chunk's GPUs, each column is one ``%`` over its pattern repeated once per GPU
-(:mod:`fleet.metrics.patterns`). A column with a non-finite or odd value in the chunk
-falls back to formatting value by value; missing (None) values are left out.
+For a chunk's GPUs, each column is one join of the GPUs' label heads, the column's
+constant pieces and its values' text (:meth:`ColumnGroup.column_text`). A column with
+a non-finite or odd value in the chunk falls back to formatting value by value;
+missing (None) values are left out.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from fleet.metrics.families import (
     Keyed,
     OneHot,
     column_reader,
+    extra_text,
     format_value,
     label_pairs,
     plain_values,
@@ -60,6 +62,15 @@ class ColumnGroup:
         self.scales = tuple(c.scale for c in columns)
         self.flags = tuple(c.flag for c in columns)
         self.patterns = tuple(pattern(c.family, base_labels, c.extra, c.flag) for c in columns)
+        # A line is before + label head + middle + value + end (see column_text).
+        self.pieces = tuple(
+            (f"{c.family.name}{{", f"{extra_text(c.family.labels, c.extra)}}} ", "\n")
+            for c in columns
+        )
+        self.formats: tuple[Callable[[Any], str], ...] = tuple(
+            "%d".__mod__ if c.flag else repr for c in columns
+        )
+        self.joins = bool(base_labels)  # a kind without base labels has no head to join
         # The pattern without its value: a line head once label values are filled in.
         self.head_formats = tuple(p[:-3] for p in self.patterns)
 
@@ -78,21 +89,23 @@ class ColumnGroup:
         templates: Templates,
         parts: list[list[str]],
     ) -> None:
-        """Append every column's lines to its family's part (see :meth:`render_column`)."""
+        """Append every column's lines to its family's part (see :meth:`column_text`)."""
         for i, slot in enumerate(self.slots):
-            self.render_column(i, table, labels, templates, parts[slot])
+            column = tuple(table.values[self.attrs[i]])
+            parts[slot].append(self.column_text(i, column, labels, templates))
 
-    def render_column(
-        self, i: int, table: KindTable, labels: ChunkLabels, templates: Templates, out: list[str]
-    ) -> None:
-        """Append column ``i``'s lines for every entity, by one ``%`` where all values are plain.
+    def column_text(
+        self, i: int, column: tuple[Any, ...], labels: ChunkLabels, templates: Templates
+    ) -> str:
+        """Column ``i``'s lines for every entity (its values ``column``), by one join
+        where all values are plain; entities whose value is None are left out.
 
-        The column's pattern repeated once per entity with a value (``templates``,
-        shared by all chunks) is filled with the entities' label heads (``labels``)
-        and the column's values (``table``); entities whose value is None are left out.
+        The entities' label heads (``labels``), the column's constant pieces and its
+        values' text (``repr``, as ``%r`` writes them) are laid out in one list and joined:
+        a copy of each piece. A ``%`` over the pattern repeated (``templates``, kept for a
+        kind without base labels) parsed two conversions per line, ~1.3x slower.
         """
-        column = table.values[self.attrs[i]]
-        values = tuple(column)
+        values = column
         present: tuple[bool, ...] | None = None
         if None in values:
             present = tuple(map(is_not, values, repeat(None)))
@@ -106,19 +119,31 @@ class ColumnGroup:
             else plain_values(values)
         )
         if not plain:
-            self._render_one_by_one(i, column, labels, out)
-        elif values:
+            return self._render_one_by_one(i, column, labels)
+        if not values:
+            return ""
+        if not self.joins:
             template = templates.repeated(self.patterns[i], len(values))
-            out.append(template % labels.arguments(present, values))
+            return template % labels.arguments(present, values)
+        before, middle, end = self.pieces[i]
+        count = len(values)
+        slots: list[Any] = [None] * (4 * count + 1)
+        slots[0] = before
+        slots[1::4] = labels.chosen(present)
+        slots[2::4] = (middle,) * count
+        slots[3::4] = map(self.formats[i], values)
+        slots[4::4] = (end + before,) * count
+        slots[-1] = end
+        return "".join(slots)
 
-    def _render_one_by_one(
-        self, i: int, column: list[Any], labels: ChunkLabels, out: list[str]
-    ) -> None:
+    def _render_one_by_one(self, i: int, column: tuple[Any, ...], labels: ChunkLabels) -> str:
         scale, head = self.scales[i], self.head_formats[i]
+        out = []
         for value, label_head in zip(column, labels.heads, strict=True):
             text = _text(value, scale)
             if text is not None:
                 out.append(f"{head % label_head}{text}\n")
+        return "".join(out)
 
 
 def _indices_by_slot(slots: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
@@ -162,11 +187,6 @@ class KindPlan:
     def table(self) -> KindTable:
         """An empty table of the attributes this kind's specs read."""
         return KindTable(self.attrs, self.keyed)
-
-    def compile_specs(self, base: tuple[str, ...]) -> list[Any]:
-        """The caches of one entity's non-column specs (its columns need none)."""
-        head = label_pairs(self.kind.base_labels, base)
-        return [s.compile(head) for s in self.rendered]
 
     def compile(self, base: tuple[str, ...]) -> Compiled:
         """The cached text of one entity whose base label values are ``base``."""

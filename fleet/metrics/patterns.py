@@ -73,6 +73,18 @@ class ChunkLabels:
         self.heads = [label_pairs(names, tuple(map(str, key))) for key in keys]
         self._flat: dict[Hashable, list[Any]] = {}
 
+    def chosen(self, present: tuple[bool, ...] | None) -> list[str]:
+        """The label heads of the entities ``present`` marks (all when None)."""
+        if present is None:
+            return self.heads
+        key = ("chosen", present)
+        heads = self._flat.get(key)
+        if heads is None:
+            if len(self._flat) > 8:  # presence patterns seen: a few per chunk at most
+                self._flat.clear()
+            heads = self._flat[key] = list(compress(self.heads, present))
+        return heads
+
     def arguments(self, present: tuple[bool, ...] | None, values: Sequence[Any]) -> tuple[Any, ...]:
         """Label values and ``values`` interleaved, for the entities ``present`` marks."""
         flat = self._flat.get(present)

@@ -23,6 +23,8 @@ EntityKey = tuple[Hashable, ...]
 KeyedValues = tuple[tuple[str, ...], tuple[Any, ...]]
 """An entity's keyed series (its raw counters) as names and values, in the same order."""
 
+Names = tuple[str, ...]
+
 
 def read_attributes(kind: EntityKind) -> tuple[str, ...]:
     """The attributes the specs of ``kind`` read (columns, one-hots, bitmasks, counters)."""
@@ -46,23 +48,32 @@ class KindTable:
     Args:
         attrs: the attributes to hold (:func:`read_attributes` of the kind).
         keyed: those of ``attrs`` that hold (name, value) pairs on an object; the table
-            holds each entity's as :data:`KeyedValues`.
+            holds each entity's names in ``values`` and all their values, entity after
+            entity, in ``flat`` (a scrape formats a group of ports' counters by one ``%``,
+            so per-port tuples would only be built to be taken apart again).
 
     Attributes:
         keys: each entity's label values, in order.
-        values: per attribute, each entity's value, in the same order.
+        values: per attribute, each entity's value (a keyed one: its names), in order.
+        flat: per keyed attribute, every entity's values one after the other.
         entities: what the specs that compute a value call their function with: the
             snapshot object, or an object with the attributes those functions read
             (a GPU's or port's brief).
     """
 
-    __slots__ = ("entities", "keyed", "keys", "values")
+    __slots__ = ("entities", "flat", "keyed", "keys", "values")
 
     def __init__(self, attrs: tuple[str, ...], keyed: frozenset[str] = frozenset()) -> None:
         self.keys: list[EntityKey] = []
         self.values: dict[str, list[Any]] = {attr: [] for attr in attrs}
+        self.flat: dict[str, list[Any]] = {attr: [] for attr in attrs if attr in keyed}
         self.entities: list[Any] = []
         self.keyed = keyed
+
+    def add_keyed(self, attr: str, names: Names, values: tuple[Any, ...]) -> None:
+        """Add one entity's keyed series ``attr`` (names and values in the same order)."""
+        self.values[attr].append(names)
+        self.flat[attr].extend(values)
 
     def add_objects(self, keys: Iterable[EntityKey], objects: tuple[Any, ...]) -> None:
         """Add snapshot objects (GpuSnapshot, PortSnapshot, NodeSnapshot) and their keys."""
@@ -70,6 +81,7 @@ class KindTable:
         self.entities.extend(objects)
         for attr, values in self.values.items():
             if attr in self.keyed:
-                values.extend(map(split_pairs, map(attrgetter(attr), objects)))
+                for names, keyed in map(split_pairs, map(attrgetter(attr), objects)):
+                    self.add_keyed(attr, names, keyed)
             else:
                 values.extend(map(attrgetter(attr), objects))

@@ -45,7 +45,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 NODES_PER_CHUNK = 64
-"""Nodes rendered together: one ``%`` per column covers ~500 GPUs, and one family of one
+"""Nodes rendered together: one join per column covers ~500 GPUs, and one family of one
 chunk takes well under a millisecond (a streamed scrape's step). Changing it reorders
 lines within a family (columns come chunk by chunk), not what they say."""
 
@@ -91,7 +91,7 @@ class ExpositionRenderer:
             "port": KindPlan(PORT, self._slots, keeps_entities=True),
             "node": KindPlan(NODE, self._slots),
         }
-        self._kinds = Kinds(plans, sources(plans), {k: {} for k in plans}, Templates())
+        self._kinds = Kinds(plans, sources(plans), Templates())
         # Per family: the kinds that write it, and the kinds whose last family it is.
         self._writers = tuple(
             tuple(k for k, plan in plans.items() if slot in plan.slots)
@@ -173,11 +173,10 @@ class ExpositionRenderer:
             if writers:
                 for chunk in chunks:
                     for piece in chunk.pieces(slot, writers):
-                        yield piece.encode("utf-8")
+                        yield piece if isinstance(piece, bytes) else piece.encode()
             for kind in self._last_of[slot]:
                 for chunk in chunks:
                     chunk.release(kind)
-        self._forget_gone_entities(chunks)
         self._blocks = [chunk.blocks for chunk in chunks]
 
     def _shared(self, snapshot: FleetSnapshot | None) -> list[list[str]]:
@@ -195,18 +194,6 @@ class ExpositionRenderer:
                 f"{SCRAPE_DURATION.name} {format_value(self._previous_s)}\n"
             )
         return shared
-
-    def _forget_gone_entities(self, chunks: list[ChunkScrape]) -> None:
-        """Drop compiled heads of entities no chunk shows any more (nodes gone, GPUs lost)."""
-        for kind, compiled in self._kinds.compiled.items():
-            shown = sum(len(c.blocks[kind].keys) for c in chunks if kind in c.blocks)
-            if len(compiled) > shown:
-                self._kinds.compiled[kind] = {
-                    key: entry
-                    for c in chunks
-                    if kind in c.blocks
-                    for key, entry in zip(c.blocks[kind].keys, c.blocks[kind].entries, strict=True)
-                }
 
     def _render_xids(self, out: list[str]) -> None:
         for labels, count in self._xids.counts():

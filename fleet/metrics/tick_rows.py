@@ -20,8 +20,9 @@ from those objects by the caller; so is any node not backed by the state's rows.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from operator import attrgetter, itemgetter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, repeat
+from operator import add, attrgetter, call, itemgetter, mul
 from typing import Any
 
 import numpy as np
@@ -124,58 +125,91 @@ Run = list[tuple[str, StateRows]]
 """Consecutive nodes of a chunk read from their rows: (node name, rows)."""
 
 
+_INDEX, _UUID, _MODEL = itemgetter(_AT_INDEX), itemgetter(_AT_UUID), itemgetter(_AT_NAME)
+_STEADY_GET = {name: itemgetter(at) for name, at in _STEADY.items()}
+
+
 def add_gpu_run(table: KindTable, run: Run) -> None:
-    """Add the GPUs of ``run``'s nodes, one list per attribute for the whole run."""
+    """Add the GPUs of ``run``'s nodes, one list per attribute for the whole run.
+
+    A steady attribute is one C-level pass over the GPUs' steady values, the sample rows
+    become columns by one ``zip(*rows)``, so the interpreter loops per node and per
+    attribute, not per GPU.
+    """
     briefs: list[Any] = []
     held: list[list[object]] = []
     samples: list[Row | None] = []
     layouts: list[tuple[FieldIndex, int]] = []
+    names: list[str] = []
     for name, rows in run:
         fast = rows.fast
         if fast is None:  # no session layout: the state builds no GPU either
             continue
-        errors = rows.errors or ((),) * len(rows.gpu_briefs)
-        start = len(held)
+        gpu_briefs, steady, fast_rows = rows.gpu_briefs, rows.steady, rows.fast_rows
         # As many GPUs as the state would build (its map stops at the shortest part).
-        for brief, steady, row, _ in zip(
-            rows.gpu_briefs, rows.steady, rows.fast_rows, errors, strict=False
-        ):
-            briefs.append(brief)
-            held.append(steady.values())
-            samples.append(row)
-        table.keys.extend((name, h[_AT_INDEX], h[_AT_UUID], h[_AT_NAME]) for h in held[start:])
-        layouts.append((fast, len(held) - start))
+        count = min(len(gpu_briefs), len(steady), len(fast_rows))
+        if rows.errors:
+            count = min(count, len(rows.errors))
+        briefs.extend(gpu_briefs[:count])
+        held.extend(map(_steady_values, steady[:count]))
+        samples.extend(fast_rows[:count])
+        names.append(name)
+        layouts.append((fast, count))
+    node_names = chain.from_iterable(map(repeat, names, (c for _, c in layouts)))
+    gpu_keys = zip(node_names, map(_INDEX, held), map(_UUID, held), map(_MODEL, held), strict=True)
+    table.keys.extend(gpu_keys)
     table.entities.extend(briefs)
-    shortest = -1 if None in samples else min(map(len, samples), default=-1)  # type: ignore[arg-type]
+    fast_columns = _fast_columns(samples, layouts)
     for attr, column in table.values.items():
-        at = _STEADY.get(attr)
+        at = _STEADY_GET.get(attr)
         if at is not None:
-            column.extend([h[at] for h in held])
+            column.extend(map(at, held))  # one C pass per attribute, no transposition
         elif attr in _FROM_BRIEF:
             column.extend(map(attrgetter(attr), briefs))
         else:
-            column.extend(_fast_values(samples, layouts, shortest, *_FAST[attr]))
+            field, convert = _FAST[attr]
+            column.extend(_fast_values(samples, layouts, fast_columns, field, convert))
+
+
+def _steady_values(steady: Any) -> list[object]:
+    values: list[object] = steady.values()
+    return values
+
+
+def _fast_columns(
+    samples: list[Row | None], layouts: list[tuple[FieldIndex, int]]
+) -> list[tuple[Value, ...]] | None:
+    """Every sample row's fields as columns, when one field layout serves the run and
+    every GPU has a row (the usual fleet); else None (read row by row)."""
+    if len({fast.names for fast, _ in layouts}) != 1 or None in samples:
+        return None
+    return list(zip(*samples, strict=False))  # rows may be longer than the fields read
 
 
 def _fast_values(
     samples: list[Row | None],
     layouts: list[tuple[FieldIndex, int]],
-    shortest: int,
+    columns: list[tuple[Value, ...]] | None,
     field: str,
     convert: Callable[[Value], Value],
-) -> list[Value]:
+) -> Sequence[Value]:
     """One fast field of every GPU's sample row (None where the row or the field is missing).
 
-    ``shortest`` is the length of the shortest row (-1 when a GPU has none): a field
-    before it is read from every row by one C-level pass.
+    ``columns`` are the rows' fields as columns (see :func:`_fast_columns`): a field
+    every row reaches is read from its column, converted by one C-level pass where no
+    value is missing.
     """
     where = {fast[field] for fast, _ in layouts}
     if len(where) == 1:  # one field layout for the run: the usual fleet
         position = where.pop()
         if position is None:
             return [None] * len(samples)
-        if convert is _as_sent and position < shortest:
-            return list(map(itemgetter(position), samples))  # type: ignore[arg-type]
+        if columns is not None and position < len(columns):
+            column = columns[position]
+            if convert is _as_sent:
+                return column
+            if None not in column:
+                return _converted(column, convert)
         if convert is _as_sent:
             return [None if r is None or position >= len(r) else r[position] for r in samples]
         return [None if r is None or position >= len(r) else convert(r[position]) for r in samples]
@@ -186,35 +220,84 @@ def _fast_values(
     ]
 
 
+def _converted(column: tuple[Value, ...], convert: Callable[[Value], Value]) -> Sequence[Value]:
+    """``convert`` of every value of a column without None, in C where it can be."""
+    if convert is _as_int:
+        return list(map(int, column))  # type: ignore[arg-type]
+    if convert is _bytes_of_mib:
+        return list(map(int, map(mul, column, repeat(_MIB))))
+    return list(map(convert, column))
+
+
+_NAME, _KIND = attrgetter("name"), attrgetter("kind")
+_NAMES, _READER, _WIDTH = itemgetter(0), itemgetter(1), itemgetter(4)
+
+
 def add_port_run(table: KindTable, run: Run) -> None:
     """Add the ports then NICs of ``run``'s nodes; rates read from the tick's columns at once."""
     briefs: list[Any] = []
     statics: list[PortStatic] = []
     ticks: list[tuple[PortFrozen, int]] = []  # each node's tick and port count
-    counters: list[KeyedValues] = []
-    for name, rows in run:
+    reads_counters = "counters" in table.flat
+    for _, rows in run:
         start = len(briefs)
         for part in (rows.ports, rows.nics):
-            for brief, static, row, hw in zip(
-                part.briefs, part.static, part.rows, part.hw, strict=False
-            ):
-                briefs.append(brief)
-                statics.append(static)
-                if hw or row is None or len(row) < static[4]:
-                    counters.append(_counters(static, row, hw))
-                else:  # the usual port: a whole row, no hardware counters
-                    counters.append((static[0], _read_counters(static, row)))
-        table.keys.extend((name, b.name, b.kind) for b in briefs[start:])
+            count = min(len(part.briefs), len(part.static), len(part.rows), len(part.hw))
+            static = part.static[:count]
+            briefs.extend(part.briefs[:count])
+            statics.extend(static)
+            if reads_counters:
+                _add_counters(table, static, part.rows[:count], part.hw[:count])
         ticks.append((rows.tick, len(briefs) - start))
+    node_names = chain.from_iterable(map(repeat, (name for name, _ in run), (c for _, c in ticks)))
+    table.keys.extend(zip(node_names, map(_NAME, briefs), map(_KIND, briefs), strict=True))
     table.entities.extend(briefs)
     rates = _rates(statics, ticks) if any(a in _IB_RATES for a in table.values) else {}
     for attr, column in table.values.items():
         if attr in _PORT_BRIEF:
             column.extend(map(attrgetter(attr), briefs))
-        elif attr == "counters":
-            column.extend(counters)
-        else:
+        elif attr != "counters":
             column.extend(rates[attr])
+
+
+def _add_counters(
+    table: KindTable,
+    statics: Sequence[PortStatic],
+    rows: Sequence[Row | None],
+    hw: Sequence[Mapping[str, int]],
+) -> None:
+    """The raw counters of one node's ports (or NICs) into ``table``, as
+    ``fleet.state.build.port_snapshot`` lists them.
+
+    The usual node (every row of one length, no hardware counters) is read by one
+    C-level pass over every port's row reader; the others port by port.
+    """
+    padded = None if any(hw) else _padded(statics, rows)
+    if padded is None:
+        for static, row, extra in zip(statics, rows, hw, strict=True):
+            table.add_keyed("counters", *_counters(static, row, extra))
+        return
+    names, flat = table.values["counters"], table.flat["counters"]
+    before = len(flat)
+    names.extend(map(_NAMES, statics))
+    flat.extend(chain.from_iterable(map(call, map(_READER, statics), padded)))
+    if len(flat) - before != sum(map(len, map(_NAMES, statics))):
+        raise ValueError("a port row's counters do not match their names")
+
+
+def _padded(statics: Sequence[PortStatic], rows: Sequence[Row | None]) -> Iterable[Row] | None:
+    """``rows`` as long as their ports' declared fields (a short row reads as missing
+    values, as ``port_snapshot`` reads it), when every row is a tuple of one length and
+    every port declares as many fields; else None."""
+    if not rows or set(map(type, rows)) != {tuple} or len(set(map(_WIDTH, statics))) != 1:
+        return None
+    lengths = set(map(len, rows))  # type: ignore[arg-type]
+    if len(lengths) != 1:
+        return None
+    missing = statics[0][4] - lengths.pop()
+    if missing <= 0:
+        return rows  # type: ignore[return-value]
+    return map(add, rows, repeat((None,) * missing))
 
 
 def _rates(statics: list[PortStatic], ticks: list[tuple[PortFrozen, int]]) -> dict[str, list[Any]]:

@@ -1,0 +1,137 @@
+"""Whether this tree's /metrics bodies are byte for byte those of another revision.
+
+Renders a fixed series of states with one renderer, scrape after scrape (so every cache
+is exercised: unchanged states, moved values, changed verdicts and clock reasons, nodes
+gone, hostile label strings, nodes read from objects beside nodes read from rows), by
+``render`` and by ``stream_parts``, and prints the SHA-256 of each body (the scrape
+duration line left out: it is a time). With ``--against REV`` it runs the same series
+under the tree at git revision ``REV`` in a subprocess and says which bodies differ.
+
+    PYTHONPATH=. .venv/bin/python bench/metrics_same_bytes.py --against a739b4d
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from bench.fleet_states import state_ticks
+from fleet.metrics.text import ExpositionRenderer
+from fleet.model import FleetSnapshot, evolve
+from tests.metrics.bodies import without_scrape_duration
+from tests.metrics.fleets import fleet, troubled_fleet
+from tests.metrics.test_rows_render import _ticks
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _moody_sample(line: bytes, node: int, tick: int) -> bytes:
+    """Clock reasons, a failed reading and a NIC without speed that come and go."""
+    sample = json.loads(line)
+    if node % 7 == 3 and tick % 2 == 0:
+        sample["gpus"][node % 8][9] = 0x8 | 0x40  # hw slowdown, hw thermal slowdown
+    if node % 11 == 5 and tick == 3:
+        sample["gpus"][1][0] = None
+        sample["ports"][1][17] = None
+    if node == 9 and tick >= 2:
+        sample["gpus"][2] = None
+    if node % 5 == 0 and tick == 7:  # a port counter that held still moves
+        sample["ports"][0][5] = tick * 3
+    return json.dumps(sample).encode() + b"\n"
+
+
+def _objects_only(snapshot: FleetSnapshot) -> FleetSnapshot:
+    return replace(snapshot, nodes=tuple(node.detached() for node in snapshot.nodes))
+
+
+def _one_on_a_copy(snapshot: FleetSnapshot) -> FleetSnapshot:
+    """Node 2's GPUs set on a copy (as a probe verdict does): read from its objects."""
+    nodes = list(snapshot.nodes)
+    gpus = tuple(replace(g, probe_verdict="pass") for g in nodes[2].gpus)
+    nodes[2] = evolve(nodes[2], gpus=gpus)
+    return replace(snapshot, nodes=tuple(nodes))
+
+
+def states() -> list[FleetSnapshot]:
+    """The series of states, in the order they are scraped."""
+    hostile = _ticks(ticks=4)
+    moody = state_ticks(150, 7, _moody_sample)
+    out = [*hostile, hostile[-1], *map(_objects_only, hostile[:2])]
+    out += [*moody, moody[-1], _one_on_a_copy(moody[-1]), moody[-1]]
+    out += [moody[2], state_ticks(40, 1)[0]]  # back in time, then most nodes gone
+    out += [troubled_fleet(), fleet(130, 8, 2), fleet(130, 8, 2), fleet(60, 8, 1), troubled_fleet()]
+    return out
+
+
+def _digest(body: bytes) -> str:
+    return hashlib.sha256(without_scrape_duration(body)).hexdigest()
+
+
+def digests() -> dict[str, list[str]]:
+    """Per way of rendering, each state's body digest."""
+    series = states()
+    ways: dict[str, Callable[[ExpositionRenderer, FleetSnapshot], bytes]] = {
+        "render": lambda r, s: r.render(s),
+        "stream": lambda r, s: b"".join(r.stream_parts(s)),
+    }
+    out = {}
+    for way, render in ways.items():
+        renderer = ExpositionRenderer()
+        out[way] = [_digest(render(renderer, snapshot)) for snapshot in series]
+    return out
+
+
+def _digests_of(rev: str) -> dict[str, list[str]]:
+    with tempfile.TemporaryDirectory(prefix="same-bytes-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        # The other tree renders; this script (and its series of states) is this tree's.
+        code = f"import sys; sys.path.insert(0, {tmp!r}); import runpy; " + (
+            f"runpy.run_path({str(Path(__file__))!r}, run_name='__main__')"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONPATH": tmp},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    result: dict[str, list[str]] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", metavar="REV", help="compare with the bodies at REV")
+    args = parser.parse_args()
+    ours = digests()
+    if not args.against:
+        print(json.dumps(ours))
+        return
+    theirs = _digests_of(args.against)
+    differ = [
+        f"{way} #{i}"
+        for way in ours
+        for i, (a, b) in enumerate(zip(ours[way], theirs[way], strict=True))
+        if a != b
+    ]
+    count = sum(map(len, ours.values()))
+    print(f"{count} bodies compared with {args.against}: {len(differ)} differ {differ}")
+    sys.exit(1 if differ else 0)
+
+
+if __name__ == "__main__":
+    main()
