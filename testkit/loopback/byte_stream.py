@@ -5,7 +5,7 @@ For the tests of ``collectors/ssh/channel_data`` (and its benchmark): the server
 stdout and stderr, all at once (so reads hold many packets), then exits with status
 0; ``wait`` first reads a line from stdin (the client says when). The client side
 records every delivery, re-cuts reads to split packets across them, counts what
-asyncssh's own handlers saw, and relays TCP with a byte flipped on request.
+asyncssh's own handlers saw (a byte flipped on the way: testkit.loopback.relay).
 """
 
 from __future__ import annotations
@@ -191,56 +191,6 @@ class HandlerCounts:
             return handler(chan, *args)
 
         return counted
-
-
-class FlippingRelay:
-    """A TCP relay between client and server that can flip one server→client byte."""
-
-    def __init__(self, target_port: int) -> None:
-        self._target_port = target_port
-        self._flip_in: int | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._writers: list[asyncio.StreamWriter] = []
-        self._server: asyncio.Server | None = None
-
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._accepted, "127.0.0.1", 0)
-        return int(self._server.sockets[0].getsockname()[1])
-
-    def flip_after(self, count: int) -> None:
-        """Flip the byte ``count`` bytes into what the server sends from now on."""
-        self._flip_in = count
-
-    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._target_port)
-        self._writers += [writer, up_writer]
-        self._tasks += [
-            asyncio.create_task(self._pump(reader, up_writer, flip=False)),
-            asyncio.create_task(self._pump(up_reader, writer, flip=True)),
-        ]
-
-    async def _pump(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, flip: bool
-    ) -> None:
-        while data := await reader.read(65536):
-            if flip and self._flip_in is not None:
-                if self._flip_in < len(data):
-                    changed = bytearray(data)
-                    changed[self._flip_in] ^= 0x01
-                    data, self._flip_in = bytes(changed), None
-                else:
-                    self._flip_in -= len(data)
-            writer.write(data)
-            await writer.drain()
-        writer.close()
-
-    async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for writer in self._writers:
-            writer.close()
-        if self._server is not None:
-            self._server.close()
 
 
 @dataclass

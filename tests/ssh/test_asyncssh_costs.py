@@ -22,6 +22,7 @@ from asyncssh.packet import SSHPacketLogger
 import collectors.ssh  # noqa: F401  (importing the transport installs the changes)
 from collectors.ssh import asyncssh_costs
 from testkit.loopback.recorder import eventually
+from testkit.loopback.relay import LoopbackRelay
 
 ROUNDS = 60
 INTERVAL = 0.2
@@ -38,45 +39,6 @@ async def _echo(process: asyncssh.SSHServerProcess[bytes]) -> None:
         process.stdout.write(line)
 
 
-class _Relay:
-    """Forwards one TCP connection both ways until :meth:`silence`; then drops every byte."""
-
-    def __init__(self, target_port: int) -> None:
-        self._target_port = target_port
-        self.silent = False
-        self._pumps: list[asyncio.Task[None]] = []
-        self._writers: list[asyncio.StreamWriter] = []
-        self.server: asyncio.Server | None = None
-
-    async def start(self) -> int:
-        self.server = await asyncio.start_server(self._accepted, "127.0.0.1", 0)
-        return int(self.server.sockets[0].getsockname()[1])
-
-    def silence(self) -> None:
-        self.silent = True
-
-    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._target_port)
-        self._writers += [writer, up_writer]
-        self._pumps += [
-            asyncio.create_task(self._pump(reader, up_writer)),
-            asyncio.create_task(self._pump(up_reader, writer)),
-        ]
-
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while data := await reader.read(65536):
-            if not self.silent:
-                writer.write(data)
-
-    async def close(self) -> None:
-        for pump in self._pumps:
-            pump.cancel()
-        for writer in self._writers:
-            writer.close()
-        if self.server is not None:
-            self.server.close()
-
-
 class _Client(asyncssh.SSHClient):
     def __init__(self) -> None:
         self.lost: Exception | None = None
@@ -90,7 +52,7 @@ class _Client(asyncssh.SSHClient):
 @contextlib.asynccontextmanager
 async def _echo_link(
     **client_options: Any,
-) -> AsyncIterator[tuple[asyncssh.SSHClientConnection, _Client, _Relay, Callable[[], Any]]]:
+) -> AsyncIterator[tuple[asyncssh.SSHClientConnection, _Client, LoopbackRelay, Callable[[], Any]]]:
     """A client connected through a relay to an echo server; yields an echo round trip."""
     key = asyncssh.generate_private_key("ssh-ed25519")
     server = await asyncssh.listen(
@@ -101,7 +63,7 @@ async def _echo_link(
         process_factory=_echo,
         encoding=None,
     )
-    relay = _Relay(server.get_port())
+    relay = LoopbackRelay(server.get_port())
     port = await relay.start()
     client = _Client()
     conn, _ = await asyncssh.create_connection(

@@ -25,7 +25,6 @@ from collectors.ssh.stream import AGENT_WINDOW, AgentChannel
 from testkit.loopback import byte_stream
 from testkit.loopback.byte_stream import (
     ENDING,
-    FlippingRelay,
     HandlerCounts,
     Run,
     StreamRecorder,
@@ -33,6 +32,7 @@ from testkit.loopback.byte_stream import (
     script,
 )
 from testkit.loopback.openssh import OpenSshServer
+from testkit.loopback.relay import LoopbackRelay
 
 GCM = "aes128-gcm@openssh.com"
 SEED = 11
@@ -61,7 +61,7 @@ async def test_stderr_reaches_the_exit_reason() -> None:
 
 async def _corrupted(fast: bool) -> BaseException | None:
     server = await byte_stream.listen(encryption_algs=[GCM])
-    relay = FlippingRelay(server.get_port())
+    relay = LoopbackRelay(server.get_port())
     port = await relay.start()
     lost: list[BaseException | None] = []
 
