@@ -15,17 +15,19 @@ async def test_lost_gpu_breaks_its_node_and_spares_the_others(
     sim_runtime: tuple[FleetRuntime, LoopbackFleet],
 ) -> None:
     runtime, _ = sim_runtime
+    # The agent reports the GPU lost in a sample and XID 79 from its event thread: on a
+    # loaded machine a tick can fall between the two, so the wait is for both.
     snap = await wait_for_snapshot(
         runtime,
         lambda s: (
             (n := s.node("node-002")) is not None
             and len(n.gpus) == 8
             and n.gpus[3].verdict == "lost"
+            and any("79" in reason for reason in n.gpus[3].reasons)
         ),
     )
     broken = snap.node("node-002")
     assert broken is not None and broken.state == "broken"
-    assert any("79" in reason for reason in broken.gpus[3].reasons)
     assert [g.verdict for g in broken.gpus if g.index != 3] == ["ok"] * 7
     healthy = await wait_for_snapshot(
         runtime, lambda s: [s.node(n).state for n in ("node-001", "node-003")] == ["up", "up"]
