@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -12,14 +13,16 @@ async def test_headless_demo_writes_per_node_json(tmp_path: Path) -> None:
     out = tmp_path / "demo.json"
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "gpufleet", "demo", "--headless", "--nodes", "2",
-        "--duration", "4", "--seed", "1", "--json-out", str(out),
-        "--data-dir", str(tmp_path / "data"),
+        "--seed", "1", "--json-out", str(out), "--data-dir", str(tmp_path / "data"),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
+    # Stopped with Ctrl-C once both nodes stream (a --duration raced a loaded machine's
+    # start-up: the nodes were not streaming yet when it ran out).
+    head = await asyncio.wait_for(_read_until(proc, b"nodes 2/2 streaming"), 90)
+    proc.send_signal(signal.SIGINT)
     printed, _ = await asyncio.wait_for(proc.communicate(), 90)
-    text = printed.decode()
+    text = (head + printed).decode()
     assert proc.returncode == 0, text
-    assert "nodes 2/2 streaming" in text
     nodes = json.loads(out.read_text())["nodes"]
     assert [n["name"] for n in nodes] == ["node-001", "node-002"]
     for node in nodes:
@@ -45,3 +48,14 @@ async def test_headless_demo_writes_per_node_json(tmp_path: Path) -> None:
     claim = json.loads(report)
     assert claim["contract"]["committed_nodes"] == 2
     assert 0 < float(claim["coverage_percent"]) <= 100
+
+
+async def _read_until(proc: asyncio.subprocess.Process, wanted: bytes) -> bytes:
+    """What ``proc`` printed up to and including the first line holding ``wanted``."""
+    assert proc.stdout is not None
+    seen = b""
+    while line := await proc.stdout.readline():
+        seen += line
+        if wanted in line:
+            return seen
+    raise AssertionError(f"ended before printing {wanted!r}:\n{seen.decode()}")
