@@ -15,6 +15,10 @@ from collectors.updates import NodeStatusChange, UpdateSink
 
 log = logging.getLogger(__name__)
 
+STOP_GRACE_S = 5.0
+"""How long :meth:`SshFleet.stop` waits for cancelled node tasks before cancelling again:
+longer than a session's own closing of its connection (2 s), which it leaves alone."""
+
 
 class SshFleet:
     """Streams every node's agent over SSH and reports updates to ``sink``.
@@ -65,9 +69,7 @@ class SshFleet:
     async def stop(self) -> None:
         """Close every channel and connection; no task is left running afterwards."""
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all(tasks, STOP_GRACE_S)
 
     def statuses(self) -> Mapping[str, NodeStatusChange]:
         """The latest status change of every node that has one."""
@@ -112,6 +114,23 @@ class SshFleet:
         exc = task.exception()
         # Node tasks catch everything; reaching here is a bug and must not be silent.
         log.error("task %s ended unexpectedly", task.get_name(), exc_info=exc)
+
+
+async def cancel_all(tasks: Sequence[asyncio.Task[None]], grace_s: float) -> None:
+    """Cancel ``tasks`` and wait until every one has ended, cancelling again any that
+    is still running ``grace_s`` after its last cancellation.
+
+    On Python 3.11 ``asyncio.wait_for`` (asyncssh runs its connect under it) drops a
+    cancellation that arrives in the same loop turn as the result it waits for: a node
+    task cancelled just as its connection came up went on streaming, and stopping a
+    fleet that was reconnecting 100 nodes waited for ever. Exceptions are the tasks'
+    done callbacks' to report.
+    """
+    pending = set(tasks)
+    while pending:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=grace_s)
 
 
 def _build_agent_bundle() -> tuple[str, bytes]:
