@@ -72,6 +72,9 @@ SETTLED_TICKS = 5
 # live samples and snapshot of one tick); at 1,000 nodes that is still the largest pause
 # (bench/fleet_tick.py prints it). Before the freeze it scans the connections too.
 FULL_COLLECT_S = 30.0
+# A thawed full collection scans the whole heap (~250 ms at 1,000 nodes, like the first
+# freeze): while connections keep ending (a reboot wave) it runs at most this often.
+REFREEZE_MIN_S = 300.0
 
 
 class HeapFreezer:
@@ -80,30 +83,57 @@ class HeapFreezer:
     Connections, node tracks and caches built while the fleet connects live for the
     whole run; left in the oldest generation, every full collection scans them again
     (hundreds of ms at 1,000 nodes). ``gc.freeze`` moves them out of the collector's
-    view; they are still freed by reference counting if they go.
+    view; they are still freed by reference counting if they go. What goes as a
+    reference cycle is not: an SSH connection that was up at the freeze and ended
+    later (a node rebooted, a link dropped) stayed resident for good, ~26 KiB of
+    asyncssh objects alone per connection. So once connections up at the freeze have
+    ended, a scheduled collection thaws the heap, collects it whole and freezes it
+    again, at most once per :data:`REFREEZE_MIN_S`.
     """
 
     def __init__(self) -> None:
-        self.frozen_at: float | None = None
+        self.frozen_at: float | None = None  # the latest freeze
         self.collected_at: float | None = None  # the latest scheduled full collection
+        self.refreezes = 0
         self._period_from: float | None = None
         self._streaming = -1
         self._steady = 0
+        self._ended_at_freeze = 0
 
-    def observe(self, snapshot: FleetSnapshot, every_node_tried: bool) -> None:
+    def observe(
+        self, snapshot: FleetSnapshot, every_node_tried: bool, connections_ended: int = 0
+    ) -> None:
         """Count steady ticks; freeze on the first one after the fleet settled; collect
-        what is not frozen every :data:`FULL_COLLECT_S`, settled or not."""
+        what is not frozen every :data:`FULL_COLLECT_S`, settled or not, and the frozen
+        heap too once connections have ended since the freeze
+        (``connections_ended``: a running count, see ``FleetState.connections_ended``)."""
         t = snapshot.taken_at
         if self.frozen_at is None and self._settled(snapshot, every_node_tried):
-            freeze_live_heap()
-            self.frozen_at = self._period_from = t
+            self._freeze(t, connections_ended)
             return
         if self._period_from is None:
             self._period_from = t
         elif t - self._period_from >= FULL_COLLECT_S:
-            gc.collect()
-            release_free_heap()  # what the collection freed leaves the resident set
+            if self._thaw_due(t, connections_ended):
+                gc.unfreeze()
+                self._freeze(t, connections_ended)
+                self.refreezes += 1
+            else:
+                gc.collect()
+                release_free_heap()  # what the collection freed leaves the resident set
             self.collected_at = self._period_from = t
+
+    def _freeze(self, t: float, connections_ended: int) -> None:
+        freeze_live_heap()
+        self.frozen_at = self._period_from = t
+        self._ended_at_freeze = connections_ended
+
+    def _thaw_due(self, t: float, connections_ended: int) -> bool:
+        return (
+            self.frozen_at is not None
+            and connections_ended != self._ended_at_freeze
+            and t - self.frozen_at >= REFREEZE_MIN_S
+        )
 
     def _settled(self, snapshot: FleetSnapshot, every_node_tried: bool) -> bool:
         streaming = snapshot.nodes_streaming
@@ -238,7 +268,7 @@ class FleetRuntime:
         self._latest = snapshot
         self.desk.observe(snapshot)
 
-        self.heap.observe(snapshot, self.ready)
+        self.heap.observe(snapshot, self.ready, self._state.connections_ended)
         for listener in tuple(self._listeners):
             try:
                 listener(snapshot)

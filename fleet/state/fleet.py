@@ -20,6 +20,9 @@ from fleet.state.node import NodeSpec, NodeTrack
 from fleet.state.port_columns import PortColumns
 from fleet.state.restamp import restamped
 
+_CONNECTED = frozenset({"streaming", "stale"})
+"""Statuses of a node whose SSH connection is up (stale: up, but no recent sample)."""
+
 
 class FleetState:
     """The live fleet: cheap ``ingest`` per update, ``snapshot`` once per tick.
@@ -50,6 +53,9 @@ class FleetState:
         # only restamped with new times and rows (fleet.state.restamp): what a tick cost.
         self.judged = 0
         self.restamped = 0
+        # Connections that were up and ended (a node went from streaming or stale to
+        # anything else), since the start: see fleet.runtime.HeapFreezer.
+        self.connections_ended = 0
 
     @property
     def node_names(self) -> tuple[str, ...]:
@@ -62,6 +68,8 @@ class FleetState:
         if node is None:
             node = self._adopt(update.node)
         if not isinstance(update, NodeMessage):
+            if node.status in _CONNECTED and update.status not in _CONNECTED:
+                self.connections_ended += 1
             attempt = node.on_status(update)
             if attempt is not None:
                 self._new_events.append(attempt)

@@ -9,7 +9,13 @@ from collections.abc import Iterator
 import pytest
 
 from fleet.model import FleetSnapshot, NodeSnapshot
-from fleet.runtime import FULL_COLLECT_S, SETTLED_TICKS, HeapFreezer, gc_thresholds
+from fleet.runtime import (
+    FULL_COLLECT_S,
+    REFREEZE_MIN_S,
+    SETTLED_TICKS,
+    HeapFreezer,
+    gc_thresholds,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -106,3 +112,49 @@ def test_the_runtime_keeps_the_young_threshold_and_leaves_full_collections_to_th
     assert (young, middle) == (700, 10)
     # 10 generation-1 collections per tick: never within a day of ticks.
     assert old / 10 > 24 * 3600
+
+
+def _settle(freezer: HeapFreezer, ended: int = 0) -> float:
+    for t in range(SETTLED_TICKS + 2):
+        freezer.observe(_fleet(float(t), 2), every_node_tried=True, connections_ended=ended)
+    assert freezer.frozen_at is not None
+    return freezer.frozen_at
+
+
+def test_a_steady_fleet_s_scheduled_collections_never_thaw_the_heap() -> None:
+    """Thawing scans the whole heap (the length of the first freeze's pause): a fleet
+    whose connections all hold pays it never, however long it runs."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    frozen_at = _settle(freezer, ended=4)  # connections that ended before the freeze
+    held = _Handshake()
+    kept = weakref.ref(held)
+    gc.collect()
+    gc.freeze()  # frozen like the connections up at the freeze
+    del held
+    for k in range(1, 40):
+        freezer.observe(_fleet(frozen_at + k * FULL_COLLECT_S, 2), True, connections_ended=4)
+    assert freezer.refreezes == 0 and freezer.frozen_at == frozen_at
+    assert kept() is not None  # what was frozen stays frozen
+
+
+def test_connections_ending_after_the_freeze_thaw_it_at_most_once_per_period() -> None:
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    frozen_at = _settle(freezer)
+    held = _Handshake()
+    kept = weakref.ref(held)
+    gc.collect()
+    gc.freeze()
+    del held  # a connection up at the freeze has ended: garbage only a thaw reaches
+    early = frozen_at + FULL_COLLECT_S * (int(REFREEZE_MIN_S // FULL_COLLECT_S) - 1)
+    freezer.observe(_fleet(early, 2), every_node_tried=True, connections_ended=1)
+    assert freezer.refreezes == 0 and kept() is not None  # not yet: at most one per period
+    due = early + FULL_COLLECT_S
+    freezer.observe(_fleet(due, 2), every_node_tried=True, connections_ended=1)
+    assert freezer.refreezes == 1 and freezer.frozen_at == due
+    assert kept() is None and gc.get_freeze_count() > 0
+    # The count did not move since this freeze: the next periods collect, they do not thaw.
+    later = due + REFREEZE_MIN_S + FULL_COLLECT_S
+    freezer.observe(_fleet(later, 2), every_node_tried=True, connections_ended=1)
+    assert freezer.refreezes == 1 and freezer.collected_at == later
