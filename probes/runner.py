@@ -172,6 +172,10 @@ class ProbeRunner:
         active.collector = collector
         try:
             active.conn = await self._connect(target)
+            if active.cancel_requested:
+                # Python 3.11's wait_for (asyncssh's connect waits under it) drops a
+                # cancellation that arrives with its result: the flag still tells.
+                raise asyncio.CancelledError
             await self._execute(target, suite, python, collector, active, gpus)
         except asyncio.CancelledError:
             await self._stop(active)
