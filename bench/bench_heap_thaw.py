@@ -67,6 +67,11 @@ async def _until(condition: Any, within_s: float, what: str) -> None:
         await asyncio.sleep(0.1)
 
 
+def _streaming(runtime: FleetRuntime) -> int:
+    latest = runtime.latest()
+    return 0 if latest is None else latest.nodes_streaming
+
+
 def _held() -> float:
     gc.collect()
     return tracemalloc.get_traced_memory()[0] / MiB
@@ -86,10 +91,7 @@ async def main(nodes: int) -> None:
         old = [weakref.ref(s.conn) for s in map(runtime._ssh.session, hosts) if s and s.conn]
         await servers.drop(hosts)
         await _until(
-            lambda: (
-                state.connections_ended >= nodes
-                and (runtime.latest() or runtime.tick()).nodes_streaming == nodes
-            ),
+            lambda: state.connections_ended >= nodes and _streaming(runtime) == nodes,
             300,
             "every node reconnected",
         )
