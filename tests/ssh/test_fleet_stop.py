@@ -19,15 +19,16 @@ from collectors.ssh.fleet import cancel_all
 async def test_a_task_whose_connect_completes_as_it_is_cancelled_is_cancelled_again() -> None:
     loop = asyncio.get_running_loop()
     connected = loop.create_future()
-    streaming = asyncio.Event()
+    connecting, streaming = asyncio.Event(), asyncio.Event()
 
     async def node() -> None:
+        connecting.set()  # it suspends in wait_for in this same step
         await asyncio.wait_for(connected, 60)  # as asyncssh.connect does
         streaming.set()
         await loop.create_future()  # streams until cancelled
 
     task = asyncio.create_task(node())
-    await asyncio.sleep(0)  # the node waits for its connection
+    await connecting.wait()
     connected.set_result(None)  # it comes up ...
     task.cancel()  # ... in the loop turn in which the fleet is stopped
     await asyncio.wait({task}, timeout=0.2)
@@ -38,16 +39,21 @@ async def test_a_task_whose_connect_completes_as_it_is_cancelled_is_cancelled_ag
 
 
 async def test_a_task_that_takes_its_time_to_close_is_not_cut_short() -> None:
-    closed = asyncio.Event()
+    running, closing, release, closed = (asyncio.Event() for _ in range(4))
 
     async def node() -> None:
         try:
+            running.set()
             await asyncio.get_running_loop().create_future()
         finally:
-            await asyncio.sleep(0.3)  # closing its connection, inside the grace
+            closing.set()
+            await release.wait()  # closing its connection: a second cancel would cut it
             closed.set()
 
     task = asyncio.create_task(node())
-    await asyncio.sleep(0)
-    await asyncio.wait_for(cancel_all([task], grace_s=5.0), 10)
+    await running.wait()
+    stopping = asyncio.create_task(cancel_all([task], grace_s=5.0))
+    await closing.wait()
+    release.set()  # the close finishes inside the grace
+    await asyncio.wait_for(stopping, 10)
     assert closed.is_set() and task.cancelled()
