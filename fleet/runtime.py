@@ -72,8 +72,9 @@ SETTLED_TICKS = 5
 # live samples and snapshot of one tick); at 1,000 nodes that is still the largest pause
 # (bench/fleet_tick.py prints it). Before the freeze it scans the connections too.
 FULL_COLLECT_S = 30.0
-# A thawed full collection scans the whole heap (~250 ms at 1,000 nodes, like the first
-# freeze): while connections keep ending (a reboot wave) it runs at most this often.
+# A thawed full collection scans the whole heap, as the settle freeze does (218-277 ms
+# at 1,000 nodes in bench/bench_fleet.py's gc_max_ms_cpu_whole_run): while connections
+# keep ending (a reboot wave) it runs at most this often.
 REFREEZE_MIN_S = 300.0
 
 
@@ -85,8 +86,8 @@ class HeapFreezer:
     (hundreds of ms at 1,000 nodes). ``gc.freeze`` moves them out of the collector's
     view; they are still freed by reference counting if they go. What goes as a
     reference cycle is not: an SSH connection that was up at the freeze and ended
-    later (a node rebooted, a link dropped) stayed resident for good, ~26 KiB of
-    asyncssh objects alone per connection. So once connections up at the freeze have
+    later (a node rebooted, a link dropped) stayed resident for good, up to ~18 KiB
+    per node (bench/bench_heap_thaw.py). So once connections up at the freeze have
     ended, a scheduled collection thaws the heap, collects it whole and freezes it
     again, at most once per :data:`REFREEZE_MIN_S`.
     """

@@ -35,8 +35,8 @@ SLICE_GROWTH = 0.1
 SLICE_MAX_S = 0.02
 """The longest slice: twice the ingest pacer's (:data:`collectors.ssh.pacing.SLICE_S`).
 At 100 ms a long scrape took ten turns of the loop for each of the pacer's: at 3,000
-nodes 21 % of samples were lost and GC pauses reached 0.8 s; at 20 ms 0.6 % were lost
-and scrapes still ended in 3-6 s, inside Prometheus' 10 s timeout."""
+nodes 7-21 % of samples were lost; at 20 ms 0.4-0.6 %, and scrapes still ended in 3-9 s,
+inside Prometheus' 10 s timeout (bench/bench_fleet.py --nodes 3000, BENCHMARKS.md)."""
 FLUSH_BYTES = 128 * 1024
 """Rendered text gathered into one HTTP chunk (one gzip call, one socket write)."""
 DRAIN_TIMEOUT_S = 30.0
