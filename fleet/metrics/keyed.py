@@ -49,8 +49,9 @@ class _Baked:
         kept: tuple[bool, ...],
         raw: tuple[Any, ...],
     ) -> None:
-        self.slots: list[str | None] = [None] * (2 * len(literals) - 1)
-        self.slots[::2] = literals
+        slots: list[str | None] = [None] * (2 * len(literals) - 1)
+        slots[::2] = literals
+        self.slots = tuple(slots)  # kept as a tuple: out of the collector's view
         self.names_of = names_of
         # Per value (None where missing included): baked in, or not. As bytes: a mask of
         # ~2,800 values is ~2.8 KB, not ~22 KB of pointers (compress takes any iterable).
@@ -88,7 +89,7 @@ class KeyedGroup:
         moving = tuple(compress(raw, baked.moving))
         if set(map(type, moving)) != _INTS:
             return None
-        slots = baked.slots[:]
+        slots = list(baked.slots)
         slots[1::2] = map(repr, moving)  # an int's repr is its text in the format
         return "".join(slots)  # type: ignore[arg-type]
 

@@ -70,10 +70,13 @@ class ChunkLabels:
     """
 
     def __init__(self, keys: Sequence[tuple[Any, ...]], names: tuple[str, ...]) -> None:
-        self.heads = [label_pairs(names, tuple(map(str, key))) for key in keys]
-        self._flat: dict[Hashable, list[Any]] = {}
+        self.heads = tuple(label_pairs(names, tuple(map(str, key))) for key in keys)
+        # Tuples, not lists: a tuple of strings leaves the collector's view at its first
+        # collection, where a kept list of ~4,000 references was walked by every full one
+        # (~600,000 at 1,000 nodes, most of a scheduled collection's pause).
+        self._flat: dict[Hashable, tuple[Any, ...]] = {}
 
-    def chosen(self, present: tuple[bool, ...] | None) -> list[str]:
+    def chosen(self, present: tuple[bool, ...] | None) -> tuple[str, ...]:
         """The label heads of the entities ``present`` marks (all when None)."""
         if present is None:
             return self.heads
@@ -82,7 +85,7 @@ class ChunkLabels:
         if heads is None:
             if len(self._flat) > 8:  # presence patterns seen: a few per chunk at most
                 self._flat.clear()
-            heads = self._flat[key] = list(compress(self.heads, present))
+            heads = self._flat[key] = tuple(compress(self.heads, present))
         return heads
 
     def arguments(self, present: tuple[bool, ...] | None, values: Sequence[Any]) -> tuple[Any, ...]:
@@ -91,9 +94,9 @@ class ChunkLabels:
         if flat is None:
             if len(self._flat) > 8:  # presence patterns seen: a few per chunk at most
                 self._flat.clear()
-            chosen = self.heads if present is None else list(compress(self.heads, present))
-            flat = self._flat[present] = [x for head in chosen for x in (head, None)]
-        args = flat[:]
+            chosen = self.heads if present is None else compress(self.heads, present)
+            flat = self._flat[present] = tuple(x for head in chosen for x in (head, None))
+        args = list(flat)
         args[1::2] = values
         return tuple(args)
 
@@ -108,10 +111,10 @@ class ChunkLabels:
             if len(self._flat) > 16:  # a few groups of a chunk, a few layouts each
                 self._flat.clear()
             heads = self.heads[start : start + len(counts)]
-            flat = self._flat[key] = [
+            flat = self._flat[key] = tuple(
                 x for head, n in zip(heads, counts, strict=True) for _ in range(n)
                 for x in (head, None)
-            ]  # fmt: skip
-        args = flat[:]
+            )  # fmt: skip
+        args = list(flat)
         args[1::2] = values
         return tuple(args)
