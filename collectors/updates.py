@@ -27,6 +27,9 @@ NodeStatus = Literal[
     "unmonitored",
 ]
 
+CONNECTED_STATUSES: frozenset[NodeStatus] = frozenset(("streaming", "stale"))
+"""Statuses of a node whose SSH connection is up (stale: up, but no recent sample)."""
+
 NODE_STATUSES: tuple[NodeStatus, ...] = (
     "connecting",
     "streaming",

@@ -26,6 +26,7 @@ from typing import Literal, Protocol
 
 from collectors.agent.fields import GPU_FIELDS
 from collectors.process_list import GpuProcess, ProcessListing
+from collectors.updates import CONNECTED_STATUSES
 from fleet.alerts import Acknowledgement, Alert
 from fleet.desk import OperatorDesk
 from fleet.event_log import LogEntry, event_entry, merge_log
@@ -54,6 +55,7 @@ from probes.report import (
 )
 
 __all__ = [
+    "CONNECTED_STATUSES",
     "GPU_FIELDS",
     "VERDICTS",
     "VERDICT_RANK",

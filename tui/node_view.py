@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from fleet.facade import GPU_FIELDS, VERDICT_RANK, GpuColumns, NodeSnapshot, Verdict
+from fleet.facade import (
+    CONNECTED_STATUSES,
+    GPU_FIELDS,
+    VERDICT_RANK,
+    GpuColumns,
+    NodeSnapshot,
+    Verdict,
+)
 from tui.hostlist import HostlistError, expand, looks_like_hostlist
 from tui.node_facts import GpuFacts, gpu_facts, nic_facts, port_facts
 from tui.tick_columns import MemoryTotals, column_mem_pct
@@ -400,7 +407,7 @@ def _health_key(node: NodeSnapshot, cache: SummaryCache) -> tuple[int, int, int,
 
 def has_live_data(node: NodeSnapshot) -> bool:
     """Streaming or briefly stale: the GPU values mean something. Otherwise show none."""
-    return node.state != "unreachable" and node.status in ("streaming", "stale")
+    return node.state != "unreachable" and node.status in CONNECTED_STATUSES
 
 
 def _figure(key: SortKey, node: NodeSnapshot, cache: SummaryCache) -> float | None:

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 
 from textual.markup import escape
 
-from fleet.facade import VERDICT_RANK, FleetSnapshot, NodeSnapshot, SlaSummary, Verdict
+from fleet.facade import (
+    CONNECTED_STATUSES,
+    VERDICT_RANK,
+    FleetSnapshot,
+    NodeSnapshot,
+    SlaSummary,
+    Verdict,
+)
 from tui import format as fmt
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, port_problem
 from tui.node_facts import gpu_facts, link_trouble, nic_facts, nvlink_trouble, port_facts
@@ -90,9 +97,7 @@ def links_reported(snapshot: FleetSnapshot | None) -> bool:
     """Whether any node has streamed (only then does "all links up" mean something)."""
     if snapshot is None:
         return False
-    return any(
-        n.state != "unreachable" and n.status in ("streaming", "stale") for n in snapshot.nodes
-    )
+    return any(n.state != "unreachable" and n.status in CONNECTED_STATUSES for n in snapshot.nodes)
 
 
 def node_link_trouble(node: NodeSnapshot) -> tuple[bool, bool]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from collectors.protocol import Bye, Error, Event, Hello, Sample
-from collectors.updates import NodeMessage, NodeUpdate
+from collectors.updates import CONNECTED_STATUSES, NodeMessage, NodeUpdate
 from fleet.config.health_section import HealthSection
 from fleet.model import (
     EventRecord,
@@ -19,9 +19,6 @@ from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
 from fleet.state.port_columns import PortColumns
 from fleet.state.restamp import restamped
-
-_CONNECTED = frozenset({"streaming", "stale"})
-"""Statuses of a node whose SSH connection is up (stale: up, but no recent sample)."""
 
 
 class FleetState:
@@ -68,7 +65,7 @@ class FleetState:
         if node is None:
             node = self._adopt(update.node)
         if not isinstance(update, NodeMessage):
-            if node.status in _CONNECTED and update.status not in _CONNECTED:
+            if node.status in CONNECTED_STATUSES and update.status not in CONNECTED_STATUSES:
                 self.connections_ended += 1
             attempt = node.on_status(update)
             if attempt is not None:
