@@ -15,7 +15,7 @@ Measured over a steady window after the fleet streams and a warm-up: CPU of the
 controller from /proc/PID/stat, RSS (VmRSS) during the window, the largest GC pause
 (and the largest generation-2 pause), sample -> snapshot latency p50/p99, samples
 sent in the window that never reached a snapshot, tick gaps, and /metrics scraped
-every 15 s (scrape time). Then the naive stack's CPU, RSS and samples ingested, and
+every 15 s with the request Prometheus sends, gzip included (scrape time, bytes). Then the naive stack's CPU, RSS and samples ingested, and
 the ratio.
 
 ``--ui watch`` runs ``gpufleet watch`` on a 200x50 pseudo-terminal (bench/fleet_watch.py)
@@ -57,6 +57,17 @@ from memory_account import mappings  # noqa: E402
 
 RSS_MINUTES = (1, 5, 15)
 SCRAPE_S = 15.0
+# The request Prometheus 2.42 (Debian's, the one the tests start) sends, captured from
+# a listener it scraped. Its Accept-Encoding is what makes the endpoint gzip the body,
+# so a scrape costs the controller what a real one does. ``--scrape-encoding identity``
+# scrapes as curl would (the figures before 2026-11-23 were taken that way).
+PROMETHEUS_HEADERS = {
+    "User-Agent": "Prometheus/2.42.0+ds",
+    "Accept": "application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+    "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    "Accept-Encoding": "gzip",
+    "X-Prometheus-Scrape-Timeout-Seconds": "10",
+}
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -74,6 +85,29 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
+@dataclass(frozen=True)
+class Scraper:
+    """Scrapes ``/metrics`` the way Prometheus does (its headers, ``encoding`` aside)."""
+
+    url: str
+    encoding: str = "gzip"
+
+    def scrape(self) -> tuple[float, int]:
+        """Seconds the scrape took (inf past the timeout) and the body's bytes on the wire."""
+        headers = PROMETHEUS_HEADERS | {"Accept-Encoding": self.encoding}
+        request = urllib.request.Request(self.url, headers=headers)
+        began = time.perf_counter()
+        try:
+            with urllib.request.urlopen(request, timeout=SCRAPE_S) as response:
+                sent = response.headers.get("Content-Encoding", "identity")
+                if sent != self.encoding:
+                    raise SystemExit(f"asked /metrics for {self.encoding}, got {sent}")
+                size = len(response.read())
+        except TimeoutError:
+            return float("inf"), 0  # Prometheus would have given up too
+        return time.perf_counter() - began, size
+
+
 @dataclass
 class Window:
     """What one process cost over the measuring window."""
@@ -82,6 +116,7 @@ class Window:
     wall_s: float = 0.0
     rss: list[float] = field(default_factory=list)
     scrapes: list[float] = field(default_factory=list)
+    scrape_bytes: list[int] = field(default_factory=list)
     t0: float = 0.0
     t1: float = 0.0
     ingested: int = 0  # the naive stack's samples handled in the window
@@ -92,25 +127,21 @@ class Window:
         return 100 * self.cpu_s / self.wall_s if self.wall_s else float("nan")
 
 
-def measure(pid: int, seconds: float, metrics_url: str | None) -> Window:
+def measure(pid: int, seconds: float, scraper: Scraper | None) -> Window:
     """CPU and RSS of ``pid`` over ``seconds`` (starting on a whole second), scraping."""
     time.sleep(1 - time.time() % 1)  # whole seconds: the node counts are per second
     w = Window(t0=time.time())
     cpu0, start = cpu_seconds(pid), time.perf_counter()
-    next_scrape = start + (1.0 if metrics_url else float("inf"))
+    next_scrape = start + (1.0 if scraper else float("inf"))
     next_rss = start
     while (now := time.perf_counter()) - start < seconds:
         if now >= next_rss:
             w.rss.append(rss_mib(pid))
             next_rss += 5.0
-        if now >= next_scrape and metrics_url:
-            began = time.perf_counter()
-            try:
-                with urllib.request.urlopen(metrics_url, timeout=SCRAPE_S) as response:
-                    response.read()
-                w.scrapes.append(time.perf_counter() - began)
-            except TimeoutError:
-                w.scrapes.append(float("inf"))  # Prometheus would have given up too
+        if now >= next_scrape and scraper:
+            took, size = scraper.scrape()
+            w.scrapes.append(took)
+            w.scrape_bytes.append(size)
             next_scrape += SCRAPE_S
         time.sleep(0.2)  # a measuring window, not synchronisation
     w.cpu_s, w.wall_s, w.t1 = cpu_seconds(pid) - cpu0, time.perf_counter() - start, time.time()
@@ -209,9 +240,9 @@ def _measure_serve(
     print(f"ours: {streaming_count(progress)} of {args.nodes} streaming after {took:.1f} s")
     time.sleep(args.warmup)  # warm-up before the window, not synchronisation
     rss_warm = rss_mib(serve.pid)
-    url = f"http://127.0.0.1:{port}/metrics"
-    window = measure(serve.pid, args.window, url)
-    rss_at = soak(serve.pid, launched, args.minutes, url) if args.minutes else {}
+    scraper = Scraper(f"http://127.0.0.1:{port}/metrics", args.scrape_encoding)
+    window = measure(serve.pid, args.window, scraper)
+    rss_at = soak(serve.pid, launched, args.minutes, scraper) if args.minutes else {}
     time.sleep(3)  # samples sent at the window's end still reach a snapshot
     serve.send_signal(signal.SIGTERM)
     try:
@@ -226,7 +257,7 @@ def _measure_serve(
     return result
 
 
-def soak(pid: int, launched: float, minutes: float, url: str) -> dict[int, float]:
+def soak(pid: int, launched: float, minutes: float, scraper: Scraper) -> dict[int, float]:
     """Keep the controller running (scraped every 15 s) to ``minutes`` after launch; RSS
     at each of :data:`RSS_MINUTES` reached."""
     rss_at: dict[int, float] = {}
@@ -238,7 +269,7 @@ def soak(pid: int, launched: float, minutes: float, url: str) -> dict[int, float
         if left > 0:
             # A scrape swings RSS by tens of MiB for seconds: one reading compares phases,
             # so the range over the minute before each mark (one reading per 5 s) goes too.
-            readings = measure(pid, left, url).rss[-12:]
+            readings = measure(pid, left, scraper).rss[-12:]
             last_minute = f" (minute before: {min(readings):.1f}-{max(readings):.1f})"
         rss_at[minute] = round(rss_mib(pid), 1)
         print(f"ours: RSS at minute {minute}: {rss_at[minute]} MiB{last_minute}", flush=True)
@@ -253,6 +284,8 @@ def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) ->
     argv = [sys.executable, str(HERE / "fleet_naive.py"), "--port", str(announce["port"]),
             "--key", announce["client_key"], "--nodes", str(args.nodes),
             "--progress", str(progress)]  # fmt: skip
+    if args.scrape_encoding == "gzip":
+        argv.append("--gzip")
     terminal = None
     naive: subprocess.Popen[Any]
     if args.ui == "watch":
@@ -339,6 +372,8 @@ def summarise(
         "samples_lost_pct": round(100 * (sent_n - seen_n) / max(1, sent_n), 2),
         "tick_gap_max_s": round(max(gaps), 3) if gaps else None,
         "scrape_s": [round(s, 3) for s in w.scrapes],
+        "scrape_encoding": args.scrape_encoding,
+        "scrape_mib": [round(b / 2**20, 1) for b in w.scrape_bytes],
         "rss_mib_at_minute": ours.get("rss_at_minute", {}),
         **_screen(ours, w),
         **_memory(ours),
@@ -405,6 +440,12 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=0, help="run on; RSS at 1/5/15 min")
     parser.add_argument("--memory-debug", type=float, default=0, metavar="S")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--scrape-encoding",
+        choices=("gzip", "identity"),
+        default="gzip",
+        help="Accept-Encoding of the scrapes (gzip: as Prometheus asks by default)",
+    )
     parser.add_argument(
         "--src",
         type=Path,

@@ -4,7 +4,8 @@ What a first version of a fleet monitor does with the same nodes: asyncssh with 
 default cipher preference (chacha20-poly1305 first), ``json.loads`` per line, one
 ``pl.concat`` of an 8-row frame per message onto the minute's history, labelled
 ``prometheus_client`` Gauges set per GPU field and port counter on every message, and
-``generate_latest`` every 15 s as a scrape would.
+``generate_latest`` every 15 s as a scrape would (gzipped with ``--gzip``, as
+prometheus_client's handler does when the scraper accepts gzip).
 
     python bench/fleet_naive.py --port P --key KEY --nodes N --progress FILE
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import os
 import resource
@@ -104,10 +106,12 @@ class NaiveController:
                     self.port[f].labels(node, str(p)).set(value)
         self.ingested += 1
 
-    async def scrapes(self) -> None:
+    async def scrapes(self, gzipped: bool) -> None:
         while True:
             await asyncio.sleep(SCRAPE_S)
-            generate_latest(self.registry)
+            body = generate_latest(self.registry)
+            if gzipped:  # what prometheus_client's handler does for Accept-Encoding: gzip
+                gzip.compress(body)
 
 
 async def follow(
@@ -132,7 +136,7 @@ def report(controller: NaiveController, progress: Path, stop: threading.Event) -
 
 
 def start_streams(
-    controller: NaiveController, port: int, key: str, nodes: int, progress: Path
+    controller: NaiveController, port: int, key: str, nodes: int, progress: Path, gzipped: bool
 ) -> list[asyncio.Task[None]]:
     """Every node's follower, the scrape loop and the progress thread."""
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -142,23 +146,23 @@ def start_streams(
         asyncio.create_task(follow(controller, f"node-{i:05d}", port, key, gate))
         for i in range(1, nodes + 1)
     ]
-    tasks.append(asyncio.create_task(controller.scrapes()))
+    tasks.append(asyncio.create_task(controller.scrapes(gzipped)))
     stop = threading.Event()
     reporter = threading.Thread(target=report, args=(controller, progress, stop), daemon=True)
     reporter.start()
     return tasks
 
 
-async def run(port: int, key: str, nodes: int, progress: Path) -> None:
+async def run(port: int, key: str, nodes: int, progress: Path, gzipped: bool) -> None:
     controller = NaiveController()
-    tasks = start_streams(controller, port, key, nodes, progress)
+    tasks = start_streams(controller, port, key, nodes, progress, gzipped)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def run_dashboard(port: int, key: str, nodes: int, progress: Path) -> None:
+def run_dashboard(port: int, key: str, nodes: int, progress: Path, gzipped: bool) -> None:
     """The naive dashboard: a DataTable with a cell update per GPU per message."""
     from textual.app import App, ComposeResult
     from textual.widgets import DataTable
@@ -173,7 +177,7 @@ def run_dashboard(port: int, key: str, nodes: int, progress: Path) -> None:
             for i in range(1, nodes + 1):
                 table.add_row(*["-"] * 8, key=f"node-{i:05d}")
             self.controller = TableController(table)
-            self.tasks = start_streams(self.controller, port, key, nodes, progress)
+            self.tasks = start_streams(self.controller, port, key, nodes, progress, gzipped)
 
     class TableController(NaiveController):
         def __init__(self, table: DataTable[str]) -> None:
@@ -197,11 +201,12 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, required=True)
     parser.add_argument("--progress", type=Path, required=True)
     parser.add_argument("--ui", action="store_true", help="the naive DataTable dashboard")
+    parser.add_argument("--gzip", action="store_true", help="gzip each scrape's body")
     args = parser.parse_args()
     if args.ui:
-        run_dashboard(args.port, args.key, args.nodes, args.progress)
+        run_dashboard(args.port, args.key, args.nodes, args.progress, args.gzip)
     else:
-        asyncio.run(run(args.port, args.key, args.nodes, args.progress))
+        asyncio.run(run(args.port, args.key, args.nodes, args.progress, args.gzip))
 
 
 if __name__ == "__main__":
