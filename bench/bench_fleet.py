@@ -15,8 +15,8 @@ Measured over a steady window after the fleet streams and a warm-up: CPU of the
 controller from /proc/PID/stat, RSS (VmRSS) during the window, the largest GC pause
 (and the largest generation-2 pause), sample -> snapshot latency p50/p99, samples
 sent in the window that never reached a snapshot, tick gaps, and /metrics scraped
-every 15 s with the request Prometheus sends, gzip included (scrape time, bytes). Then the naive stack's CPU, RSS and samples ingested, and
-the ratio.
+every 15 s with the request Prometheus sends, gzip included (scrape time, bytes).
+Then the naive stack's CPU, RSS and samples ingested, and the ratio.
 
 ``--ui watch`` runs ``gpufleet watch`` on a 200x50 pseudo-terminal (bench/fleet_watch.py)
 with ``--metrics-addr``, scraped the same way, and adds sample -> screen latency.
