@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import logging
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 
 from fleet.metrics.addr import DEFAULT_METRICS_ADDR, is_loopback, parse_addr
+from fleet.metrics.gzip_body import gzip_stream, gzipped
 from fleet.metrics.http_request import BadRequest, Request, parse_request
 from fleet.metrics.streaming import StreamAborted, send_parts
 from fleet.metrics.text import CONTENT_TYPE
@@ -34,7 +33,6 @@ log = logging.getLogger(__name__)
 HEADER_LIMIT = 16 * 1024  # bytes of request line and headers; a scraper sends a few hundred
 IDLE_TIMEOUT_S = 75.0  # keep-alive connections idle longer than this are closed
 YIELD_BYTES = 1 << 20  # a body in parts hands the loop to other tasks after each MiB written
-GZIP_LEVEL = 1  # level 6 costs ~5x the time for ~20% smaller bodies on exposition text
 TEXT = "text/plain; charset=utf-8"
 _GZIP_HEADERS = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}  # copied, never changed
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
@@ -267,7 +265,7 @@ class MetricsServer:
                     await _respond(writer, 500, b"rendering the metrics failed\n", TEXT, False)
                     return
                 writer.write(_head(200, headers))
-                zipper = _gzip_stream() if compress else None
+                zipper = gzip_stream() if compress else None
                 await send_parts(
                     writer, first, parts, began=began, compressor=zipper, chunked=chunked
                 )
@@ -289,20 +287,16 @@ class MetricsServer:
             if not compress:
                 return body
             if isinstance(body, bytes):
-                return gzip.compress(body, GZIP_LEVEL)
+                return gzipped(body)
             return _gzipped_parts(body)
 
         body = await asyncio.to_thread(build)
         return body, (dict(_GZIP_HEADERS) if compress else {})
 
 
-def _gzip_stream() -> zlib._Compress:
-    return zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
-
-
 def _gzipped_parts(parts: Sequence[bytes]) -> list[bytes]:
     """``parts`` as one gzip stream in pieces (each part compressed as it comes)."""
-    stream = _gzip_stream()
+    stream = gzip_stream()
     pieces = [stream.compress(part) for part in parts]
     pieces.append(stream.flush())
     return [piece for piece in pieces if piece]

@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import zlib
 from collections.abc import Callable, Iterator
+
+from fleet.metrics.gzip_body import Compressor
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ async def send_parts(
     rest: Iterator[bytes],
     *,
     began: float,
-    compressor: zlib._Compress | None,
+    compressor: Compressor | None,
     chunked: bool,
     clock: Callable[[], float] = time.perf_counter,
 ) -> None:
@@ -126,7 +127,7 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _packed(parts: list[bytes], compressor: zlib._Compress | None) -> bytes:
+def _packed(parts: list[bytes], compressor: Compressor | None) -> bytes:
     data = b"".join(parts)
     return data if compressor is None else compressor.compress(data)
 
