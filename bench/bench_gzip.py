@@ -13,12 +13,19 @@ Each is checked against Python's ``gzip.decompress`` (the bytes must come back),
 in CPU (``time.process_time``) ``--repeat`` times, interleaved; it prints the fastest
 and median of each, the output size, and the ratio.
 
+Then the whole of a served scrape: the real endpoint (``MetricsServer`` streaming the
+renderer's parts on the event loop) serves a fresh snapshot to a client in another
+process, asking for gzip or not, interleaved ``--repeat`` times; it prints the median
+CPU this process spent per scrape (render, compression and socket writes), each way.
+
     PYTHONPATH=. .venv/bin/python bench/bench_gzip.py --nodes 1000
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gc
 import gzip
 import statistics
 import sys
@@ -32,8 +39,17 @@ sys.path.append(str(Path(__file__).resolve().parent))  # metrics_probe, after th
 from metrics_probe import scraper, snapshots
 
 from fleet.metrics.gzip_body import Compressor, gzip_stream
+from fleet.metrics.server import MetricsServer
 from fleet.metrics.streaming import FLUSH_BYTES
 from fleet.metrics.text import ExpositionRenderer
+from fleet.model import FleetSnapshot
+
+# The client: reads the whole body and drops it, in its own process (its CPU is not ours).
+_CLIENT = (
+    "import sys, urllib.request as u;"
+    "r = u.Request(sys.argv[1], headers={'Accept-Encoding': sys.argv[2]});"
+    "u.urlopen(r, timeout=60).read()"
+)
 
 
 def zlib_stream() -> Compressor:
@@ -47,12 +63,39 @@ def gzip_pieces(pieces: list[bytes], stream: Compressor) -> bytes:
     return b"".join(out)
 
 
+async def served_scrapes(fresh: list[FleetSnapshot]) -> dict[str, list[float]]:
+    """CPU of this process per scrape served, plain then gzip in turn, one fresh snapshot
+    each (as at 1 Hz: no scrape has read it yet)."""
+    renderer, current = ExpositionRenderer(), fresh[:1]
+    server = MetricsServer("127.0.0.1:0", stream=lambda: renderer.stream_parts(current[0]))
+    await server.start()
+    url = f"http://127.0.0.1:{server.bound_port}/metrics"
+    cpu: dict[str, list[float]] = {"identity": [], "gzip": []}
+    try:
+        for k, snapshot in enumerate(fresh):
+            encoding = ("identity", "gzip")[k % 2]
+            current[0] = snapshot
+            gc.collect()
+            started = time.process_time()
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", _CLIENT, url, encoding
+            )
+            if await client.wait() != 0:
+                raise SystemExit(f"the {encoding} scrape failed")
+            if k >= 2:  # the first of each way fills the renderer's kept texts
+                cpu[encoding].append(time.process_time() - started)
+    finally:
+        await server.stop()
+    return cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    snapshot = snapshots(args.nodes, 3)[-1]
+    fresh = snapshots(args.nodes, 3 + 2 * args.repeat)
+    snapshot = fresh[2]
     body = b"".join(scraper(ExpositionRenderer())(snapshot))
     pieces = [body[i : i + FLUSH_BYTES] for i in range(0, len(body), FLUSH_BYTES)]
     print(f"body: {len(body) / 2**20:.1f} MiB in {len(pieces)} pieces of 128 KiB")
@@ -76,6 +119,11 @@ def main() -> None:
     ratio = statistics.median(cpu["zlib"]) / statistics.median(cpu["ours"])
     smaller = size["ours"] / size["zlib"]
     print(f"zlib / ours (median CPU): {ratio:.2f}x; size ours / zlib {smaller:.3f}")
+    del body, pieces
+    served = asyncio.run(served_scrapes(fresh[3:]))
+    for encoding, seconds in served.items():
+        median, best = 1000 * statistics.median(seconds), 1000 * min(seconds)
+        print(f"served scrape, {encoding:8s}: median {median:.0f} ms CPU (fastest {best:.0f})")
 
 
 if __name__ == "__main__":
