@@ -11,8 +11,9 @@ Three processes, so each one's CPU is its own:
    private HOME (``HostName 127.0.0.1``), host keys checked against a known_hosts;
 3. the naive stack (bench/fleet_naive.py) on the same nodes, measured after ours.
 
-Measured over a steady window after the fleet streams and a warm-up: CPU of the
-controller from /proc/PID/stat, RSS (VmRSS) during the window, the largest GC pause
+Measured over a steady window after the fleet streams and a warm-up (one scrape at
+its start, as Prometheus would have made): CPU of the controller from /proc/PID/stat,
+RSS (VmRSS) during the window, the largest GC pause
 (and the largest generation-2 pause), sample -> snapshot latency p50/p99, samples
 sent in the window that never reached a snapshot, tick gaps, and /metrics scraped
 every 15 s with the request Prometheus sends, gzip included (scrape time, bytes).
@@ -238,9 +239,12 @@ def _measure_serve(
         time.sleep(0.5)  # polling the controller's progress file, with a deadline
     took = time.monotonic() - started
     print(f"ours: {streaming_count(progress)} of {args.nodes} streaming after {took:.1f} s")
+    scraper = Scraper(f"http://127.0.0.1:{port}/metrics", args.scrape_encoding)
+    # Prometheus scrapes during the warm-up too: the first scrape fills the renderer's
+    # kept texts (~60 MiB at 1,000 nodes), which "warm" RSS read before any scrape missed.
+    scraper.scrape()
     time.sleep(args.warmup)  # warm-up before the window, not synchronisation
     rss_warm = rss_mib(serve.pid)
-    scraper = Scraper(f"http://127.0.0.1:{port}/metrics", args.scrape_encoding)
     window = measure(serve.pid, args.window, scraper)
     rss_at = soak(serve.pid, launched, args.minutes, scraper) if args.minutes else {}
     time.sleep(3)  # samples sent at the window's end still reach a snapshot
