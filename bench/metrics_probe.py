@@ -128,13 +128,19 @@ def _streams(renderer: ExpositionRenderer) -> bool:
     )
 
 
+def _threads() -> bool:
+    """Whether the tree's endpoint can still render in a worker thread (``render=``; the
+    streamed render replaced it, and it was removed on 2026-11-23)."""
+    return "render" in inspect.signature(MetricsServer).parameters
+
+
 def _server(
     renderer: ExpositionRenderer, current: list[FleetSnapshot], threaded: bool = False
 ) -> MetricsServer:
     """The tree's endpoint for ``current[0]``: streamed on the loop where it can (unless
     ``threaded``), else rendered in a worker thread."""
     stream = getattr(renderer, "stream_parts", None)
-    if stream is not None and _streams(renderer) and not threaded:
+    if stream is not None and _streams(renderer) and not (threaded and _threads()):
         return MetricsServer("127.0.0.1:0", stream=lambda: stream(current[0]))
     render = getattr(renderer, "render_parts", renderer.render)
     return MetricsServer("127.0.0.1:0", render=lambda: render(current[0]))
@@ -268,7 +274,7 @@ def loop_lags(count: int) -> dict[str, Any]:
     """The loop's longest wait, ticks and RSS rise while the tree's endpoint serves one
     steady scrape, plain then gzipped (no tracing); where the tree streams on the loop,
     the same through a worker thread too, interleaved (the way before, same run)."""
-    both = _streams(ExpositionRenderer())
+    both = _streams(ExpositionRenderer()) and _threads()
     ways = [(False, False), (True, False), (False, True), (True, True)] if both else []
     ways = ways or [(False, False), (False, True)]
     snaps = snapshots(count, 2 + len(ways))

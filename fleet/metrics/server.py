@@ -4,9 +4,8 @@ Why not prometheus_client's ``start_http_server``: it runs a thread-per-request
 ``ThreadingHTTPServer`` that renders through ``generate_latest`` (the slow path),
 and it cannot be stopped and awaited with the rest of an asyncio program. This
 server lives on the runtime's event loop, binds port 0 for tests, closes every
-client connection on :meth:`MetricsServer.stop`, and either renders ``/metrics`` on the
-loop in slices while sending it (``stream``, :mod:`fleet.metrics.streaming`) or renders
-(and gzips) it whole in a worker thread (``render``). It speaks just
+client connection on :meth:`MetricsServer.stop`, and renders ``/metrics`` on the loop in
+slices while sending it (:mod:`fleet.metrics.streaming`). It speaks just
 enough HTTP for Prometheus, curl and a browser: GET and HEAD, keep-alive, no
 request bodies; optionally over TLS and behind basic auth (``web.yml``, see
 :mod:`fleet.metrics.web_config`). Paths beyond the built-in ones come from a
@@ -32,7 +31,6 @@ log = logging.getLogger(__name__)
 
 HEADER_LIMIT = 16 * 1024  # bytes of request line and headers; a scraper sends a few hundred
 IDLE_TIMEOUT_S = 75.0  # keep-alive connections idle longer than this are closed
-YIELD_BYTES = 1 << 20  # a body in parts hands the loop to other tasks after each MiB written
 TEXT = "text/plain; charset=utf-8"
 _GZIP_HEADERS = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}  # copied, never changed
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
@@ -40,8 +38,6 @@ REASONS |= {405: "Method Not Allowed"}
 REASONS |= {431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 REASONS |= {503: "Service Unavailable"}
 
-Body = bytes | Sequence[bytes]
-"""A response body: one ``bytes``, or parts sent one after the other (never joined)."""
 Page = tuple[int, bytes, str]
 """An answer: status, body, content type."""
 Stream = Callable[[], Iterator[bytes]]
@@ -51,15 +47,13 @@ Router = Callable[[str, str], Page | None]
 
 
 class MetricsServer:
-    """Serves the exposition that ``render`` returns, on ``addr``.
+    """Serves the exposition that ``stream`` renders, on ``addr``.
 
     Args:
         addr: ``host:port`` to listen on; loopback by default, port 0 for any free port.
-        render: builds the ``/metrics`` body, whole or as parts (called in a worker
-            thread); parts are written one at a time, so a large body is never joined.
         stream: starts the ``/metrics`` body as parts rendered while they are iterated
-            (on the loop, in slices); used instead of ``render`` when given. The body
-            goes out in HTTP/1.1 chunks as it is rendered; one stream at a time.
+            (on the loop, in slices). The body goes out in HTTP/1.1 chunks as it is
+            rendered; one stream at a time.
         ready: whether ``/-/ready`` answers 200 (every node tried) or 503.
         gzip: compress ``/metrics`` when the client's Accept-Encoding allows gzip.
         on_stop: called once when the server stops (e.g. to unsubscribe from a runtime).
@@ -71,8 +65,7 @@ class MetricsServer:
         self,
         addr: str = DEFAULT_METRICS_ADDR,
         *,
-        render: Callable[[], Body] | None = None,
-        stream: Stream | None = None,
+        stream: Stream,
         ready: Callable[[], bool] = lambda: True,
         gzip: bool = True,
         on_stop: Sequence[Callable[[], None]] = (),
@@ -82,9 +75,6 @@ class MetricsServer:
         self.host, self.port = parse_addr(addr)
         self._routes = routes
         self._web = web if web is not None else WebConfig()
-        if render is None and stream is None:
-            raise ValueError("a metrics server needs render or stream")
-        self._render = render
         self._stream = stream
         self._streaming = asyncio.Lock()  # one streamed scrape at a time: one renderer
         self._ready = ready
@@ -189,16 +179,8 @@ class MetricsServer:
             challenge = {"WWW-Authenticate": 'Basic realm="gpufleet"'}
             await _respond(writer, 401, b"unauthorized\n", TEXT, head_only, challenge)
             return
-        if path == "/metrics" and self._stream is not None:
+        if path == "/metrics":
             await self._stream_metrics(request, writer, head_only, self._stream)
-        elif path == "/metrics":
-            try:
-                body, extra = await self._metrics_body(request)
-            except Exception:  # a rendering bug: say so in the log and to the scraper
-                log.exception("rendering /metrics failed")
-                await _respond(writer, 500, b"rendering the metrics failed\n", TEXT, head_only)
-                return
-            await _respond(writer, 200, body, CONTENT_TYPE, head_only, extra)
         elif path == "/-/healthy":
             await _respond(writer, 200, b"gpufleet exporter is healthy\n", TEXT, head_only)
         elif path == "/-/ready":
@@ -228,12 +210,11 @@ class MetricsServer:
             await _respond(writer, 404, b"not found\n", TEXT, head_only)
             return
         status, page_body, content_type = page
-        body, extra = await self._maybe_gzip(request, lambda: page_body)
-        await _respond(writer, status, body, content_type, head_only, extra)
-
-    async def _metrics_body(self, request: Request) -> tuple[Body, dict[str, str]]:
-        assert self._render is not None
-        return await self._maybe_gzip(request, self._render)
+        if self._gzip and request.wants_gzip:
+            zipped = await asyncio.to_thread(gzipped, page_body)
+            await _respond(writer, status, zipped, content_type, head_only, dict(_GZIP_HEADERS))
+            return
+        await _respond(writer, status, page_body, content_type, head_only)
 
     async def _stream_metrics(
         self, request: Request, writer: asyncio.StreamWriter, head_only: bool, stream: Stream
@@ -277,56 +258,22 @@ class MetricsServer:
                 if close is not None:
                     close()  # an abandoned render releases its renderer
 
-    async def _maybe_gzip(
-        self, request: Request, render: Callable[[], Body]
-    ) -> tuple[Body, dict[str, str]]:
-        compress = self._gzip and request.wants_gzip
-
-        def build() -> Body:
-            body = render()
-            if not compress:
-                return body
-            if isinstance(body, bytes):
-                return gzipped(body)
-            return _gzipped_parts(body)
-
-        body = await asyncio.to_thread(build)
-        return body, (dict(_GZIP_HEADERS) if compress else {})
-
-
-def _gzipped_parts(parts: Sequence[bytes]) -> list[bytes]:
-    """``parts`` as one gzip stream in pieces (each part compressed as it comes)."""
-    stream = gzip_stream()
-    pieces = [stream.compress(part) for part in parts]
-    pieces.append(stream.flush())
-    return [piece for piece in pieces if piece]
-
 
 async def _respond(
     writer: asyncio.StreamWriter,
     status: int,
-    body: Body,
+    body: bytes,
     content_type: str,
     head_only: bool,
     extra: dict[str, str] | None = None,
 ) -> None:
-    parts = (body,) if isinstance(body, bytes) else body
-    length = sum(map(len, parts))  # known before the first byte: no chunked encoding needed
-    headers = {"Content-Type": content_type, "Content-Length": str(length)}
+    headers = {"Content-Type": content_type, "Content-Length": str(len(body))}
     if status == 405:
         headers["Allow"] = "GET, HEAD"
     headers |= extra or {}
     writer.write(_head(status, headers))
     if not head_only:
-        unyielded = 0
-        for part in parts:
-            # One part at a time in the transport's buffer: drain waits for a slow reader.
-            writer.write(part)
-            await writer.drain()
-            unyielded += len(part)
-            if unyielded >= YIELD_BYTES:  # drain does not yield while a fast reader keeps up
-                unyielded = 0
-                await asyncio.sleep(0)
+        writer.write(body)
     await writer.drain()
 
 

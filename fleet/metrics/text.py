@@ -66,8 +66,8 @@ class ExpositionRenderer:
     formats values into them, a chunk of nodes at a time (:data:`NODES_PER_CHUNK`).
     :meth:`stream_parts` hands the body out family by family and chunk by chunk, a
     few milliseconds of work per part, so the event loop can render it itself between
-    other work and send each part as it comes; :meth:`render_parts` renders it whole
-    (in a worker thread, offering the interpreter to other threads between chunks).
+    other work and send each part as it comes (the endpoint does); :meth:`render_parts`
+    renders it whole, offering the interpreter to other threads between chunks.
 
     Args:
         xids: the running XID tally (see :class:`fleet.metrics.xids.XidTally`); without

@@ -14,7 +14,7 @@ from tests.metrics.prom import running_prometheus
 async def test_prometheus_scrapes_gpus_verdicts_and_broken_nodes(tmp_path: Path) -> None:
     snapshot = troubled_fleet()
     renderer = ExpositionRenderer()
-    server = MetricsServer("127.0.0.1:0", render=lambda: renderer.render_parts(snapshot))
+    server = MetricsServer("127.0.0.1:0", stream=lambda: renderer.stream_parts(snapshot))
     await server.start()
     gpus = [g for n in snapshot.nodes for g in n.gpus]
     reporting = [g for g in gpus if g.util_gpu is not None and not math.isnan(g.util_gpu)]

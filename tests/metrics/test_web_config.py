@@ -181,7 +181,7 @@ def test_client_certificates_need_a_ca(tmp_path: Path) -> None:
 async def test_listening_beyond_loopback_warns(
     caplog: pytest.LogCaptureFixture, addr: str, warned: bool
 ) -> None:
-    server = MetricsServer(addr, render=lambda: b"")
+    server = MetricsServer(addr, stream=lambda: iter(()))
     with caplog.at_level(logging.WARNING, logger="fleet.metrics.server"):
         await server.start()
     await server.stop()
