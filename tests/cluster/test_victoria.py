@@ -13,7 +13,7 @@ import re
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import pytest
 
 from fleet.metrics.endpoint import start_metrics_endpoint
 from tests.cluster.conftest import EXPECTED_STATE, ShardedFleet
-from tests.metrics.prom import PROMETHEUS, free_port
+from tests.metrics.prom import listening, prometheus_command
 from tests.runtime.waits import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -54,19 +54,32 @@ def documented_queries() -> dict[str, str]:
     return dict(rows)
 
 
+def victoria_command(data: Path) -> Callable[[int], list[str]]:
+    def command(port: int) -> list[str]:
+        vm = [VICTORIA, "-httpListenAddr", f"127.0.0.1:{port}", "-storageDataPath", str(data)]
+        return [*vm, "-search.latencyOffset", "1s", "-search.disableCache"]
+
+    return command
+
+
 @contextlib.asynccontextmanager
-async def process(argv: list[str], log: Path) -> AsyncIterator[asyncio.subprocess.Process]:
-    with log.open("wb") as out:
-        proc = await asyncio.create_subprocess_exec(*argv, stdout=out, stderr=out)
-    try:
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            await asyncio.wait_for(proc.wait(), 20)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
+async def victoria_and_prometheus(targets: list[str], tmp_path: Path) -> AsyncIterator[str]:
+    """VictoriaMetrics, then Prometheus scraping ``targets`` and writing to it with the
+    documented config (checked by promtool first); yields VictoriaMetrics' address."""
+    vm_command = victoria_command(tmp_path / "vm")
+    async with listening(vm_command, tmp_path / "vm.log", "/health") as (_, vm_port):
+        vm_addr = f"127.0.0.1:{vm_port}"
+        config = tmp_path / "prometheus.yml"
+        config.write_text(prometheus_config(targets, vm_addr))
+        check = await asyncio.create_subprocess_exec(
+            PROMTOOL, "check", "config", str(config), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        checked, _ = await check.communicate()
+        assert check.returncode == 0, checked.decode()
+        prom_command = prometheus_command(config, tmp_path)
+        async with listening(prom_command, tmp_path / "prom.log", "/-/ready"):
+            yield vm_addr
 
 
 def instant(base: str, expr: str) -> list[dict[str, Any]]:
@@ -93,21 +106,7 @@ async def test_victoria_metrics_answers_fleet_wide_queries_over_all_shards(
     servers = [await start_metrics_endpoint("127.0.0.1:0", r, gzip=False) for r in runtimes]
     try:
         targets = [s.url.removeprefix("http://") for s in servers]
-        vm_addr = f"127.0.0.1:{free_port()}"
-        config = tmp_path / "prometheus.yml"
-        config.write_text(prometheus_config(targets, vm_addr))
-        check = await asyncio.create_subprocess_exec(
-            PROMTOOL, "check", "config", str(config), stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )  # fmt: skip
-        checked, _ = await check.communicate()
-        assert check.returncode == 0, checked.decode()
-
-        vm = [VICTORIA, "-httpListenAddr", vm_addr, "-storageDataPath", str(tmp_path / "vm")]
-        vm += ["-search.latencyOffset", "1s", "-search.disableCache"]
-        prom = [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}"]
-        prom += [f"--web.listen-address=127.0.0.1:{free_port()}", "--log.level=warn"]
-        async with process(vm, tmp_path / "vm.log"), process(prom, tmp_path / "prom.log"):
+        async with victoria_and_prometheus(targets, tmp_path) as vm_addr:
             await wait_until(
                 lambda: all(
                     (s := r.latest()) is not None

@@ -9,7 +9,7 @@ import socket
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -76,29 +76,40 @@ def _config(targets: list[str]) -> str:
     )
 
 
-@contextlib.asynccontextmanager
-async def running_prometheus(
-    targets: list[str], workdir: Path, *, config_text: str | None = None
-) -> AsyncIterator[Prometheus]:
-    """Start Prometheus scraping ``targets`` (host:port), or as ``config_text`` says.
+BIND_TRIES = 5
+READY_WITHIN_S = 60.0
 
-    Stops it on exit.
+
+@contextlib.asynccontextmanager
+async def listening(
+    command: Callable[[int], list[str]],
+    log: Path,
+    ready_path: str,
+    ports: Iterable[int] | None = None,
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, int]]:
+    """Run ``command(port)`` until it answers ``ready_path`` on 127.0.0.1:port; stop it on
+    exit. Yields the process and its port.
+
+    A port is free when chosen, but a test running beside this one (pytest -n) can take it
+    before the server binds it; the server then exits saying so, and is started again on
+    another port. Any other early exit fails with the end of ``log``.
     """
-    config = workdir / "prometheus.yml"
-    config.write_text(config_text if config_text is not None else _config(targets))
-    port = free_port()
-    log = (workdir / "prometheus.log").open("wb")
-    process = await asyncio.create_subprocess_exec(
-        PROMETHEUS,
-        f"--config.file={config}",
-        f"--storage.tsdb.path={workdir / 'tsdb'}",
-        f"--web.listen-address=127.0.0.1:{port}",
-        "--log.level=warn",
-        stdout=log,
-        stderr=asyncio.subprocess.STDOUT,
-    )
+    tried: list[int] = []
+    for port in ports if ports is not None else (free_port() for _ in range(BIND_TRIES)):
+        tried.append(port)
+        with log.open("wb") as out:
+            process = await asyncio.create_subprocess_exec(
+                *command(port), stdout=out, stderr=asyncio.subprocess.STDOUT
+            )
+        if await _ready(process, f"http://127.0.0.1:{port}{ready_path}"):
+            break
+        said = await asyncio.to_thread(log.read_text, errors="replace")
+        if "address already in use" not in said:
+            raise AssertionError(f"{command(port)[0]} exited {process.returncode}: {said[-2000:]}")
+    else:
+        raise AssertionError(f"{command(0)[0]}: every port tried was taken ({tried})")
     try:
-        yield Prometheus(f"http://127.0.0.1:{port}", process)
+        yield process, port
     finally:
         process.terminate()
         try:
@@ -106,4 +117,52 @@ async def running_prometheus(
         except TimeoutError:
             process.kill()
             await process.wait()
-        log.close()
+
+
+async def _ready(process: asyncio.subprocess.Process, url: str) -> bool:
+    """True once ``url`` answers 200 while ``process`` runs; False when it has exited."""
+    deadline = time.monotonic() + READY_WITHIN_S
+    while time.monotonic() < deadline:
+        if process.returncode is not None:
+            return False
+        with contextlib.suppress(OSError):  # not listening yet
+            if await asyncio.to_thread(_status, url) == 200 and process.returncode is None:
+                return True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), 0.2)  # poll interval, or its exit
+    raise AssertionError(f"{url} did not answer within {READY_WITHIN_S} s")
+
+
+def _status(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        status: int = response.status
+        return status
+
+
+def prometheus_command(config: Path, workdir: Path) -> Callable[[int], list[str]]:
+    """Prometheus with ``config``, its database under ``workdir``, on the port given."""
+
+    def command(port: int) -> list[str]:
+        return [
+            PROMETHEUS,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={workdir / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ]
+
+    return command
+
+
+@contextlib.asynccontextmanager
+async def running_prometheus(
+    targets: list[str], workdir: Path, *, config_text: str | None = None
+) -> AsyncIterator[Prometheus]:
+    """Start Prometheus scraping ``targets`` (host:port), or as ``config_text`` says, and
+    wait until it is ready. Stops it on exit.
+    """
+    config = workdir / "prometheus.yml"
+    config.write_text(config_text if config_text is not None else _config(targets))
+    command = prometheus_command(config, workdir)
+    async with listening(command, workdir / "prometheus.log", "/-/ready") as (process, port):
+        yield Prometheus(f"http://127.0.0.1:{port}", process)
