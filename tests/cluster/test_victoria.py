@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import re
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable
@@ -22,7 +21,7 @@ import pytest
 from fleet.metrics.endpoint import start_metrics_endpoint
 from tests.cluster.conftest import EXPECTED_STATE, ShardedFleet
 from tests.metrics.prom import listening, prometheus_command
-from tests.runtime.waits import wait_until
+from tests.runtime.waits import wait_until, wait_until_async
 
 pytestmark = pytest.mark.e2e
 
@@ -125,13 +124,13 @@ async def test_victoria_metrics_answers_fleet_wide_queries_over_all_shards(
                 "GPUs healthy": float(sum(r.latest().gpus_healthy for r in runtimes)),  # type: ignore[union-attr]
             }
             assert expected["GPUs healthy"] == 8 + 7 + 8 + 8 + 0
-            deadline = time.monotonic() + 60
             answers: dict[str, float | None] = {}
-            while time.monotonic() < deadline:
-                answers = {q: await value(base, queries[q]) for q in queries}
-                if all(answers[q] == v for q, v in expected.items()):
-                    break
-                await asyncio.sleep(0.5)  # poll interval, bounded by the deadline
+
+            async def documented_answers() -> bool:
+                answers.update({q: await value(base, queries[q]) for q in queries})
+                return all(answers[q] == v for q, v in expected.items())
+
+            await wait_until_async(documented_answers, 60, lambda: repr(answers), every_s=0.5)
             assert {q: answers[q] for q in expected} == expected, answers
             # Shards publish no SLA of their own (their history is a part of the fleet's).
             assert await value(base, "count(gpufleet_sla_objective_percent)") is None

@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import json
 import socket
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from tests.runtime.waits import wait_until_async
 
 PROMETHEUS = "/usr/bin/prometheus"
 
@@ -55,16 +56,18 @@ class Prometheus:
         self, expr: str, done: Callable[[list[dict[str, Any]]], bool], within: float = 30.0
     ) -> list[dict[str, Any]]:
         """Poll ``expr`` until ``done(result)``; fail with the last result after ``within`` s."""
-        deadline = time.monotonic() + within
         result: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
+
+        async def done_now() -> bool:
+            nonlocal result
             assert self.process.returncode is None, "prometheus exited"
             with contextlib.suppress(OSError):  # not listening yet
                 result = await self.query(expr)
-                if done(result):
-                    return result
-            await asyncio.sleep(0.2)  # poll interval, not a synchronisation
-        raise AssertionError(f"{expr}: still {result} after {within} s")
+                return done(result)
+            return False
+
+        await wait_until_async(done_now, within, lambda: f"{expr}: still {result}", every_s=0.2)
+        return result
 
 
 def _config(targets: list[str]) -> str:
@@ -121,16 +124,16 @@ async def listening(
 
 async def _ready(process: asyncio.subprocess.Process, url: str) -> bool:
     """True once ``url`` answers 200 while ``process`` runs; False when it has exited."""
-    deadline = time.monotonic() + READY_WITHIN_S
-    while time.monotonic() < deadline:
+
+    async def answered_or_exited() -> bool:
         if process.returncode is not None:
-            return False
+            return True
         with contextlib.suppress(OSError):  # not listening yet
-            if await asyncio.to_thread(_status, url) == 200 and process.returncode is None:
-                return True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 0.2)  # poll interval, or its exit
-    raise AssertionError(f"{url} did not answer within {READY_WITHIN_S} s")
+            return await asyncio.to_thread(_status, url) == 200
+        return False
+
+    await wait_until_async(answered_or_exited, READY_WITHIN_S, f"{url} to answer", every_s=0.2)
+    return process.returncode is None
 
 
 def _status(url: str) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
@@ -32,6 +32,23 @@ async def wait_until(
         if time.monotonic() - started > within_s:
             raise AssertionError(f"not within {within_s} s: {what or 'condition not met'}")
         await asyncio.sleep(0.05)
+    return time.monotonic() - started
+
+
+async def wait_until_async(
+    condition: Callable[[], Awaitable[bool]],
+    within_s: float = 30.0,
+    what: str | Callable[[], str] = "",
+    every_s: float = 0.05,
+) -> float:
+    """``wait_until`` for a condition that must await (an HTTP query in a thread, say);
+    ``what`` may be a callable, to name the last state seen when the time is up."""
+    started = time.monotonic()
+    while not await condition():
+        if time.monotonic() - started > within_s:
+            said = what() if callable(what) else what
+            raise AssertionError(f"not within {within_s} s: {said or 'condition not met'}")
+        await asyncio.sleep(every_s)
     return time.monotonic() - started
 
 
