@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from fleet.history.layout import COVERAGE, GPU_MINUTES, NODE_STATES, read_table,
 from fleet.history.states import StateInterval, to_frame
 from fleet.model import EventRecord
 from testkit.synthetic_history import snapshot
+from tests.runtime.waits import wait_until_blocking
 
 T0 = datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp()
 CONFIG = HistorySection(flush_interval_s=5)
@@ -238,14 +238,16 @@ def test_a_standby_takes_over_when_the_recorder_releases_the_directory(tmp_path:
     assert first.recording and standby.standby and not standby.recording
     first.record(snapshot(T0, 2))
     first.close()
-    deadline = time.monotonic() + 10
-    s = 1
-    while not standby.recording:  # it retries about once a second, on its ticks
-        assert time.monotonic() < deadline, "the standby never took over"
-        standby.record(snapshot(T0 + s, 2))
+    s = 0
+
+    def took_over() -> bool:  # it retries about once a second, on its ticks
+        nonlocal s
         s += 1
-        time.sleep(0.05)
-    standby.record(snapshot(T0 + s, 2))
+        standby.record(snapshot(T0 + s, 2))
+        return standby.recording
+
+    wait_until_blocking(took_over, 10)
+    standby.record(snapshot(T0 + s + 1, 2))
     standby.close()
     sessions = {p.stem for p in (tmp_path / COVERAGE).rglob("*.parquet")}
     assert sessions == {first.session, standby.session}
