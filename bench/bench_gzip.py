@@ -17,6 +17,9 @@ Then the whole of a served scrape: the real endpoint (``MetricsServer`` streamin
 renderer's parts on the event loop) serves a fresh snapshot to a client in another
 process, asking for gzip or not, interleaved ``--repeat`` times; it prints the median
 CPU this process spent per scrape (render, compression and socket writes), each way.
+``--served-only`` measures just that, and so runs on trees from before ISA-L too:
+
+    PYTHONPATH=OLD_TREE .venv/bin/python bench/bench_gzip.py --served-only --repeat 4
 
     PYTHONPATH=. .venv/bin/python bench/bench_gzip.py --nodes 1000
 """
@@ -33,16 +36,19 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.append(str(Path(__file__).resolve().parent))  # metrics_probe, after the tree
 
 from metrics_probe import scraper, snapshots
 
-from fleet.metrics.gzip_body import Compressor, gzip_stream
 from fleet.metrics.server import MetricsServer
 from fleet.metrics.streaming import FLUSH_BYTES
 from fleet.metrics.text import ExpositionRenderer
 from fleet.model import FleetSnapshot
+
+if TYPE_CHECKING:
+    from fleet.metrics.gzip_body import Compressor
 
 # The client: reads the whole body and drops it, in its own process (its CPU is not ours).
 _CLIENT = (
@@ -89,20 +95,17 @@ async def served_scrapes(fresh: list[FleetSnapshot]) -> dict[str, list[float]]:
     return cpu
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
-    fresh = snapshots(args.nodes, 3 + 2 * args.repeat)
-    snapshot = fresh[2]
+def compare_compressors(snapshot: FleetSnapshot, repeat: int) -> None:
+    """Ours against zlib on the pieces of ``snapshot``'s body, ``repeat`` times each."""
+    from fleet.metrics.gzip_body import gzip_stream  # not in trees from before ISA-L
+
     body = b"".join(scraper(ExpositionRenderer())(snapshot))
     pieces = [body[i : i + FLUSH_BYTES] for i in range(0, len(body), FLUSH_BYTES)]
     print(f"body: {len(body) / 2**20:.1f} MiB in {len(pieces)} pieces of 128 KiB")
     makers: dict[str, Callable[[], Compressor]] = {"ours": gzip_stream, "zlib": zlib_stream}
     cpu: dict[str, list[float]] = {name: [] for name in makers}
     size: dict[str, int] = {}
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         for name, make in makers.items():
             started = time.process_time()
             out = gzip_pieces(pieces, make())
@@ -119,7 +122,17 @@ def main() -> None:
     ratio = statistics.median(cpu["zlib"]) / statistics.median(cpu["ours"])
     smaller = size["ours"] / size["zlib"]
     print(f"zlib / ours (median CPU): {ratio:.2f}x; size ours / zlib {smaller:.3f}")
-    del body, pieces
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--served-only", action="store_true", help="skip the compressors")
+    args = parser.parse_args()
+    fresh = snapshots(args.nodes, 3 + 2 * args.repeat)
+    if not args.served_only:
+        compare_compressors(fresh[2], args.repeat)
     served = asyncio.run(served_scrapes(fresh[3:]))
     for encoding, seconds in served.items():
         median, best = 1000 * statistics.median(seconds), 1000 * min(seconds)
