@@ -4,7 +4,9 @@ Three processes, so each one's CPU is its own:
 
 1. the simulated nodes (bench/fleet_nodes.py): one asyncssh listener on 127.0.0.1,
    canned protocol v1 lines in the real agent's shape (8 GPUs, 8 IB ports, 1 NIC;
-   every value moves every tick; ``slow``/``links`` every 10th tick), ``t`` = send time;
+   every value moves every tick; ``slow``/``links`` every 10th tick), ``t`` = send time,
+   one SSH packet per line as OpenSSH's sshd sends them (``--node-framing asyncssh``:
+   asyncssh's ignore message before each, as runs before 2026-11-23 had it);
 2. the controller, started through the real CLI (``gpufleet serve -c fleet.toml``)
    wrapped by bench/fleet_probe.py (GC pause timer, sample -> snapshot latency);
    hosts ``node-00001...`` reach the listener through an ``~/.ssh/config`` in a
@@ -451,6 +453,12 @@ def main() -> None:
         help="Accept-Encoding of the scrapes (gzip: as Prometheus asks by default)",
     )
     parser.add_argument(
+        "--node-framing",
+        choices=("openssh", "asyncssh"),
+        default="openssh",
+        help="packets per line from the simulated nodes: one (sshd) or two (asyncssh's ignore)",
+    )
+    parser.add_argument(
         "--src",
         type=Path,
         default=ROOT,
@@ -460,6 +468,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as scratch:
         work = Path(scratch)
         nodes_argv = [sys.executable, str(HERE / "fleet_nodes.py"), "--workdir", str(work)]
+        nodes_argv += ["--framing", args.node_framing]
         sim = subprocess.Popen(nodes_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert sim.stdout is not None and sim.stdin is not None
         announce = json.loads(sim.stdout.readline())
@@ -475,6 +484,7 @@ def main() -> None:
         sent = json.loads(tail[-1])["sent"] if tail else {}
     figures = summarise(args, ours, sent)
     figures["simulator_cpu_s_during_ours"] = round(sim_cpu, 1)
+    figures["node_framing"] = args.node_framing
     if naive is not None:
         figures["naive_cpu_pct"] = round(naive.core_pct, 1)
         figures["naive_rss_mib"] = round(max(naive.rss), 1)

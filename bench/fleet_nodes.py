@@ -11,6 +11,10 @@ All nodes are driven by one task in 20 staggered slots per interval (real nodes 
 in phase), so the simulator stays cheap. Prints one JSON line (port, key paths) once
 listening; when stdin closes prints a JSON line with samples sent per whole second.
 
+Each line goes out as one SSH packet, as OpenSSH's sshd sends an agent's line
+(testkit.loopback.as_openssh; ``--framing asyncssh`` puts asyncssh's ignore message
+back in front of every packet, as the benches before 2026-11-23 measured).
+
     python bench/fleet_nodes.py --workdir DIR [--gpus 8] [--ports 8] [--interval 1]
 """
 
@@ -38,6 +42,7 @@ from collectors.agent.fields import (
     PROTOCOL_VERSION,
 )
 from collectors.protocol import GpuInfo, Hello, PortInfo, Sample
+from testkit.loopback.as_openssh import frame_as_openssh
 
 SLOTS = 20
 NVLINKS = 18
@@ -197,7 +202,10 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--ports", type=int, default=8)
     parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--framing", choices=("openssh", "asyncssh"), default="openssh")
     args = parser.parse_args()
+    if args.framing == "openssh":
+        frame_as_openssh()
     asyncio.run(serve(args.workdir, args.gpus, args.ports, args.interval))
 
 
