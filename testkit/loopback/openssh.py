@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import asyncssh
@@ -34,6 +35,14 @@ LogLevel ERROR
 """
 
 
+BIND_TRIES = 5
+_PORT_TAKEN = "address already in use"  # sshd's log when another process has the port
+
+
+class SshdExited(RuntimeError):
+    """sshd ended before it listened; the message ends with its log."""
+
+
 class OpenSshServer:
     """``async with OpenSshServer() as sshd``: a private sshd on ``127.0.0.1:sshd.port``.
 
@@ -41,7 +50,9 @@ class OpenSshServer:
     listed in the ``known_hosts`` file, so clients verify it as any host.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, ports: Iterable[int] = ()) -> None:
+        """``ports``: the ports to try first (tests of the retry); then free ones."""
+        self._first_ports = list(ports)
         self.home = Path(tempfile.mkdtemp(prefix="gpufleet-sshd-"))
         self.port = 0
         self.client_key_path = str(self.home / "client_key")
@@ -51,14 +62,26 @@ class OpenSshServer:
         self._log = self.home / "sshd.log"
 
     async def __aenter__(self) -> OpenSshServer:
-        self.port = _free_port()
-        self._write_files()
-        self._process = await asyncio.create_subprocess_exec(
-            SSHD, "-D", "-E", str(self._log), "-f", str(self.home / "sshd_config"),
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
-        await self._wait_listening(10.0)
-        return self
+        # The free port is only free when chosen: a test beside this one may bind it
+        # before sshd does, and sshd then exits. Another port is tried then.
+        tried: list[int] = []
+        for attempt in range(BIND_TRIES):
+            first = self._first_ports
+            self.port = first[attempt] if attempt < len(first) else _free_port()
+            tried.append(self.port)
+            self._write_files()
+            self._process = await asyncio.create_subprocess_exec(
+                SSHD, "-D", "-E", str(self._log), "-f", str(self.home / "sshd_config"),
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+            try:
+                await self._wait_listening(10.0)
+            except SshdExited as exc:
+                if _PORT_TAKEN not in str(exc).lower():
+                    raise
+                continue
+            return self
+        raise RuntimeError(f"sshd: every port tried was taken ({tried})")
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._process is not None and self._process.returncode is None:
@@ -85,27 +108,50 @@ class OpenSshServer:
         (self.home / "sshd_config").write_text(_CONFIG.format(port=self.port, home=self.home))
 
     async def _wait_listening(self, within: float) -> None:
+        """Until this sshd holds the listening socket of ``self.port``.
+
+        A connection that succeeds proves nothing: the neighbour that took the port
+        answers it too. The kernel's socket table (``/proc/net/tcp``) and sshd's own
+        descriptors say whose listener it is.
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         assert self._process is not None
         while True:
             if self._process.returncode is not None:
-                raise RuntimeError(f"sshd exited: {self._log_text()}")
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
-            except OSError:
-                if loop.time() > deadline:
-                    raise TimeoutError(f"sshd not listening within {within} s") from None
-                await asyncio.sleep(0.05)  # polling the port: sshd posts no readiness signal
-                continue
-            writer.close()
-            return
+                raise SshdExited(f"sshd exited: {self._log_text()}")
+            if _holds_listener(self._process.pid, self.port):
+                return
+            if loop.time() > deadline:
+                raise TimeoutError(f"sshd not listening within {within} s: {self._log_text()}")
+            await asyncio.sleep(0.05)  # polling: sshd posts no readiness signal
 
     def _log_text(self) -> str:
         try:
             return self._log.read_text(errors="replace").strip()
         except OSError:
             return "(no log)"
+
+
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
+
+
+def _holds_listener(pid: int, port: int) -> bool:
+    """Does process ``pid`` hold a socket listening on 127.0.0.1:``port``?"""
+    local = f"0100007F:{port:04X}"  # 127.0.0.1 as a little-endian kernel prints it
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[1] == local and fields[3] == _LISTEN:
+                inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return False
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        return any(os.readlink(fd) in inodes for fd in fds.iterdir())
+    except OSError:  # the process ended, or a descriptor closed while read
+        return False
 
 
 def _free_port() -> int:
