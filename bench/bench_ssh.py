@@ -151,7 +151,11 @@ async def per_poll(targets: Sequence[NodeTarget], options: SshOptions, window: f
         loop = asyncio.get_running_loop()
         next_at = loop.time()
         while True:
-            result = await asyncio.wait_for(conn.run(SAMPLE_ONCE, encoding=None), 30)
+            # asyncio.timeout, not wait_for: 3.11's wait_for can drop the cancel that
+            # ends the window when the run completes at that moment, and the poller then
+            # polls on for ever. One run hung near idle in this phase, which fits that.
+            async with asyncio.timeout(30):
+                result = await conn.run(SAMPLE_ONCE, encoding=None)
             decode_line(result.stdout or b"")
             received += 1
             next_at += interval

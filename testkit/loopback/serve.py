@@ -4,6 +4,9 @@ Benchmarks measure the client's CPU with ``getrusage``; the simulated nodes must
 share its process. Prints one JSON line (ports, key and known_hosts paths) once every
 node listens, then serves until stdin closes. A line ``drop NAME...`` on stdin cuts
 those nodes' connections at once, as a dead link would (the soak's flapping).
+
+Lines leave one SSH packet each, as OpenSSH's sshd sends them (testkit.loopback.as_openssh);
+``--framing asyncssh`` keeps asyncssh's ignore message before every packet.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import resource
 import sys
 
+from testkit.loopback.as_openssh import frame_as_openssh
 from testkit.loopback.fleet import LoopbackFleet
 
 
@@ -49,7 +53,10 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=16)
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--mode", choices=("canned", "agent"), default="canned")
+    parser.add_argument("--framing", choices=("openssh", "asyncssh"), default="openssh")
     args = parser.parse_args()
+    if args.framing == "openssh":
+        frame_as_openssh()
     asyncio.run(serve(args.nodes, args.gpus, args.mode))
 
 
