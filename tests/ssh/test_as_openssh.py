@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import asyncssh
-import pytest
 
 from testkit.loopback.as_openssh import openssh_framing
 from testkit.loopback.openssh import OpenSshServer
@@ -104,7 +103,6 @@ async def _from_asyncssh() -> PacketCount:
         server.close()
 
 
-@pytest.mark.asyncio
 async def test_a_framed_asyncssh_server_sends_each_line_alone_as_sshd_does() -> None:
     sshd = await _from_sshd()
     shipped = await _from_asyncssh()
