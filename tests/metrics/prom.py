@@ -5,24 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from testkit.ports import free_port, holds_listener, start_on_a_free_port
 from tests.runtime.waits import wait_until_async
 
+__all__ = ["free_port"]  # Prometheus cannot be told to pick a port: tests choose one
+
 PROMETHEUS = "/usr/bin/prometheus"
-
-
-def free_port() -> int:
-    """A port nothing listens on right now (Prometheus cannot be told to pick one)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Prometheus:
@@ -79,7 +73,6 @@ def _config(targets: list[str]) -> str:
     )
 
 
-BIND_TRIES = 5
 READY_WITHIN_S = 60.0
 
 
@@ -88,29 +81,29 @@ async def listening(
     command: Callable[[int], list[str]],
     log: Path,
     ready_path: str,
-    ports: Iterable[int] | None = None,
+    ports: Iterable[int] = (),
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, int]]:
     """Run ``command(port)`` until it answers ``ready_path`` on 127.0.0.1:port; stop it on
     exit. Yields the process and its port.
 
-    A port is free when chosen, but a test running beside this one (pytest -n) can take it
-    before the server binds it; the server then exits saying so, and is started again on
-    another port. Any other early exit fails with the end of ``log``.
+    A port taken by a neighbour before the server binds it is tried again elsewhere
+    (:func:`testkit.ports.start_on_a_free_port`); any other early exit fails with the
+    end of ``log``.
     """
-    tried: list[int] = []
-    for port in ports if ports is not None else (free_port() for _ in range(BIND_TRIES)):
-        tried.append(port)
+
+    async def start(port: int) -> asyncio.subprocess.Process:
         with log.open("wb") as out:
-            process = await asyncio.create_subprocess_exec(
+            return await asyncio.create_subprocess_exec(
                 *command(port), stdout=out, stderr=asyncio.subprocess.STDOUT
             )
-        if await _ready(process, f"http://127.0.0.1:{port}{ready_path}"):
-            break
-        said = await asyncio.to_thread(log.read_text, errors="replace")
-        if "address already in use" not in said:
-            raise AssertionError(f"{command(port)[0]} exited {process.returncode}: {said[-2000:]}")
-    else:
-        raise AssertionError(f"{command(0)[0]}: every port tried was taken ({tried})")
+
+    def said() -> str:
+        return log.read_text(errors="replace")
+
+    async def ready(process: asyncio.subprocess.Process, port: int) -> bool:
+        return await _ready(process, port, ready_path)
+
+    process, port = await start_on_a_free_port(start, ready, said, ports)
     try:
         yield process, port
     finally:
@@ -122,14 +115,17 @@ async def listening(
             await process.wait()
 
 
-async def _ready(process: asyncio.subprocess.Process, url: str) -> bool:
-    """True once ``url`` answers 200 while ``process`` runs; False when it has exited."""
+async def _ready(process: asyncio.subprocess.Process, port: int, path: str) -> bool:
+    """True once the server answers ``path`` with 200 from its own listener; False when it
+    has exited (a neighbour on the port answers too, so the listener must be its own)."""
+    url = f"http://127.0.0.1:{port}{path}"
 
     async def answered_or_exited() -> bool:
         if process.returncode is not None:
             return True
         with contextlib.suppress(OSError):  # not listening yet
-            return await asyncio.to_thread(_status, url) == 200
+            answered = await asyncio.to_thread(_status, url) == 200
+            return answered and holds_listener(process.pid, port)
         return False
 
     await wait_until_async(answered_or_exited, READY_WITHIN_S, f"{url} to answer", every_s=0.2)

@@ -6,7 +6,8 @@ import socket
 
 import asyncssh
 
-from testkit.loopback.openssh import OpenSshServer, _free_port
+from testkit.loopback.openssh import OpenSshServer
+from testkit.ports import free_port
 
 
 async def test_a_port_a_neighbour_listens_on_is_tried_again_elsewhere() -> None:
@@ -14,7 +15,7 @@ async def test_a_port_a_neighbour_listens_on_is_tried_again_elsewhere() -> None:
         neighbour.bind(("127.0.0.1", 0))
         neighbour.listen()
         taken = neighbour.getsockname()[1]
-        ports = [taken, _free_port()]
+        ports = [taken, free_port()]
         async with OpenSshServer(ports) as sshd:
             assert sshd.port == ports[1]
             async with asyncssh.connect(
