@@ -18,7 +18,7 @@ from fleet.state.build import Steady
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.gpu_ingest import take_gpus
-from fleet.state.layout import Layout, Row
+from fleet.state.layout import Layout, Row, session_layout
 from fleet.state.nvlink import NodeLinks
 from fleet.state.port import PortsChanged, PortTrack
 from fleet.state.port_batch import RowPlan
@@ -170,8 +170,7 @@ class NodeTrack:
             return
         hello, received = self.pending
         self.pending = None
-        self.hello = hello
-        self.layout = layout = Layout.from_hello(hello)
+        self.layout, self.hello = layout, hello = session_layout(hello)
         self.interval = hello.interval if hello.interval > 0 else 1.0
         for kept, row in zip(self.gpus, self.fast_rows, strict=False):
             kept.fast = row  # the next session's columns start from it
