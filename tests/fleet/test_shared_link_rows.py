@@ -22,9 +22,11 @@ def _fleet(*feeds: NodeFeed) -> FleetState:
 def test_healthy_gpus_of_every_node_keep_one_copy_of_their_link_rows() -> None:
     first, second = NodeFeed("gpu-001", nvlinks=18), NodeFeed("gpu-002", nvlinks=18)
     state = _fleet(first, second)
-    kept = [state._nodes[name].links.rows for name in ("gpu-001", "gpu-002")]
-    assert kept[0] is not None and kept[1] is not None
-    rows = [gpu for node in kept for gpu in node]
+    rows = []
+    for name in ("gpu-001", "gpu-002"):
+        kept = state._nodes[name].links.rows
+        assert kept is not None
+        rows.extend(kept)
     assert len(rows) == 16
     assert all(gpu is rows[0] for gpu in rows)
 
