@@ -48,16 +48,22 @@ class Terminal:
             self.tail = (self.tail + chunk)[-TAIL_BYTES:]
 
     def start(self, argv: Sequence[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
-        """Start ``argv`` with the pty as its controlling terminal and standard streams."""
+        """Start ``argv`` with the pty as its controlling terminal and standard streams.
+
+        util-linux's ``setsid --ctty`` makes the pty the session's controlling terminal
+        (``start_new_session`` alone gave the app none), so when the bench's side of it
+        closes the kernel hangs the app up, as when a terminal emulator exits. Without
+        it a bench killed mid-run left the app behind, its input thread spinning on the
+        dead terminal at a whole core, under every run that followed.
+        """
         env = {**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
         process = subprocess.Popen(
-            list(argv),
+            ["setsid", "--ctty", *argv],
             env=env,
             cwd=cwd,
             stdin=self.slave,
             stdout=self.slave,
             stderr=self.slave,
-            start_new_session=True,
         )
         os.close(self.slave)  # the child holds it; EOF on the master when the child exits
         return process
