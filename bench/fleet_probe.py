@@ -45,6 +45,43 @@ from fleet.model import FleetSnapshot
 from fleet.runtime import FleetRuntime
 from gpufleet.cli import main
 
+# Records kept in the controller's memory before they go to the spill file.
+SPILL_RECORDS = 8192
+
+
+class Spill:
+    """Records of ``width`` floats, kept in a file, not in the process the bench measures.
+
+    Kept in lists and arrays, the probe's own records grew the controller's memory by
+    ~1.2 MiB a minute at 1,000 nodes (two floats per sample, a tuple per collection):
+    about half the growth ``--minutes`` read from minute 5 to 15 was the bench's.
+    """
+
+    def __init__(self, path: Path, width: int) -> None:
+        self.path = path
+        self.width = width
+        self._held = array("d")
+        path.unlink(missing_ok=True)
+
+    def add(self, *record: float) -> None:
+        self._held.extend(record)
+        if len(self._held) >= SPILL_RECORDS * self.width:
+            self._spill()
+
+    def columns(self) -> list[list[float]]:
+        """Every record so far, as one list per field."""
+        self._spill()
+        data = array("d")
+        if self.path.exists():
+            data.frombytes(self.path.read_bytes())
+        return [list(data[i :: self.width]) for i in range(self.width)]
+
+    def _spill(self) -> None:
+        if self._held:
+            with self.path.open("ab") as out:
+                self._held.tofile(out)
+            del self._held[:]
+
 
 class GcPauses:
     """Every collection's wall time and thread CPU time, from ``gc.callbacks``.
@@ -52,9 +89,9 @@ class GcPauses:
     On a busy shared machine the wall time includes time the process was not running.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Path) -> None:
         self.started = (0.0, 0.0)
-        self.pauses: list[tuple[float, int, float, float]] = []  # (at, gen, wall, cpu)
+        self.records = Spill(spill, 4)  # (at, gen, wall, cpu)
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -62,23 +99,22 @@ class GcPauses:
         else:
             wall = time.perf_counter() - self.started[0]
             cpu = time.thread_time() - self.started[1]
-            self.pauses.append((time.time(), info["generation"], wall, cpu))
+            self.records.add(time.time(), info["generation"], wall, cpu)
 
 
 class SnapshotProbe:
     """Latency of each new sample to the first snapshot that shows it."""
 
-    def __init__(self, progress: Path) -> None:
+    def __init__(self, progress: Path, spill: Path) -> None:
         self.progress = progress
         self.seen: dict[str, float | None] = {}
-        self.sample_t = array("d")  # send time of each sample that reached a snapshot
-        self.latency = array("d")  # taken_at - send time
-        self.ticks = array("d")  # taken_at of each snapshot
-        self.tick_cost = array("d")  # wall seconds between ticks
+        # (send time, taken_at - send time) of each sample that reached a snapshot
+        self.samples = Spill(spill, 2)
+        self.ticks = array("d")  # taken_at of each snapshot (8 bytes a second)
 
     def __call__(self, snapshot: FleetSnapshot) -> None:
         self.ticks.append(snapshot.taken_at)
-        record_new_samples(snapshot, snapshot.taken_at, self.seen, self.sample_t, self.latency)
+        record_new_samples(snapshot, snapshot.taken_at, self.seen, self.samples)
         if len(self.ticks) % 5 == 0:
             streaming = snapshot.nodes_streaming
             self.progress.write_text(json.dumps({"ticks": len(self.ticks), "streaming": streaming}))
@@ -87,10 +123,9 @@ class SnapshotProbe:
 class ScreenProbe:
     """Latency of each new sample to the first screen refresh after its snapshot is applied."""
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Path) -> None:
         self.seen: dict[str, float | None] = {}
-        self.sample_t = array("d")
-        self.latency = array("d")
+        self.samples = Spill(spill, 2)  # (send time, on screen - send time)
 
     def install(self) -> None:
         from tui.app import GpuFleetApp
@@ -105,23 +140,18 @@ class ScreenProbe:
         GpuFleetApp._apply = apply_probed  # type: ignore[method-assign,assignment]
 
     def on_screen(self, snapshot: FleetSnapshot) -> None:
-        record_new_samples(snapshot, time.time(), self.seen, self.sample_t, self.latency)
+        record_new_samples(snapshot, time.time(), self.seen, self.samples)
 
 
 def record_new_samples(
-    snapshot: FleetSnapshot,
-    now: float,
-    seen: dict[str, float | None],
-    sample_t: array[float],
-    latency: array[float],
+    snapshot: FleetSnapshot, now: float, seen: dict[str, float | None], samples: Spill
 ) -> None:
     """Each node's sample not seen before: its send time and its age at ``now``."""
     for node in snapshot.nodes:
         sent = node.sampled_at
         if sent is not None and seen.get(node.name) != sent:
             seen[node.name] = sent
-            sample_t.append(sent)
-            latency.append(now - sent)
+            samples.add(sent, now - sent)
 
 
 class MemoryWatch:
@@ -205,10 +235,10 @@ def _top(snap: tracemalloc.Snapshot, key: str, n: int) -> list[tuple[str, float,
 
 
 def run(stats_path: Path, argv: list[str]) -> int:
-    pauses = GcPauses()
+    pauses = GcPauses(stats_path.with_suffix(".gc"))
     gc.callbacks.append(pauses)
-    probe = SnapshotProbe(stats_path.with_suffix(".progress"))
-    screen = ScreenProbe()
+    probe = SnapshotProbe(stats_path.with_suffix(".progress"), stats_path.with_suffix(".samples"))
+    screen = ScreenProbe(stats_path.with_suffix(".screen"))
     memory = None
     if every := float(os.environ.get("GPUFLEET_BENCH_TRACEMALLOC", "0")):
         memory = MemoryWatch(every)
@@ -224,14 +254,17 @@ def run(stats_path: Path, argv: list[str]) -> int:
     FleetRuntime.start = start_probed  # type: ignore[method-assign]
 
     def write_stats(status: int) -> None:
+        at, generation, wall, cpu = pauses.records.columns()
+        sample_t, latency = probe.samples.columns()
+        screen_sample_t, screen_latency = screen.samples.columns()
         stats = {
             "status": status,
-            "gc": pauses.pauses,
-            "sample_t": list(probe.sample_t),
-            "latency": list(probe.latency),
+            "gc": [(a, int(g), w, c) for a, g, w, c in zip(at, generation, wall, cpu, strict=True)],
+            "sample_t": sample_t,
+            "latency": latency,
             "ticks": list(probe.ticks),
-            "screen_sample_t": list(screen.sample_t),
-            "screen_latency": list(screen.latency),
+            "screen_sample_t": screen_sample_t,
+            "screen_latency": screen_latency,
             **(memory.report() if memory is not None else {}),
         }
         stats_path.write_text(json.dumps(stats))
