@@ -32,7 +32,8 @@ from collectors.protocol import (
     decode_line,
 )
 from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange
-from fleet.state import FleetState
+from fleet.config.health_section import HealthSection
+from fleet.state import FleetState, NodeSpec
 
 V = PROTOCOL_VERSION
 
@@ -171,3 +172,11 @@ def start(state: FleetState, feed: NodeFeed, samples: int = 2) -> None:
     state.ingest(feed.hello())
     for _ in range(samples):
         state.ingest(feed.sample())
+
+
+def started_fleet(*feeds: NodeFeed) -> FleetState:
+    """A fleet of ``feeds``' nodes (each expecting its feed's GPUs), every one started."""
+    state = FleetState([NodeSpec(f.name, len(f.uuids)) for f in feeds], HealthSection())
+    for feed in feeds:
+        start(state, feed)
+    return state

@@ -9,24 +9,15 @@ import numpy as np
 from collectors.agent.fields import GPU_FIELDS, PORT_FIELDS, PROTOCOL_VERSION
 from collectors.protocol import Sample
 from collectors.updates import NodeMessage
-from fleet.config.health_section import HealthSection
 from fleet.model import GpuBrief, evolve
-from fleet.state import FleetState, NodeSpec
-from tests.fleet.feed import NodeFeed, start
+from tests.fleet.feed import NodeFeed, started_fleet
 
 UTIL = GPU_FIELDS.index("util_gpu")
 
 
-def _fleet(*feeds: NodeFeed) -> FleetState:
-    state = FleetState([NodeSpec(f.name, len(f.uuids)) for f in feeds], HealthSection())
-    for feed in feeds:
-        start(state, feed)
-    return state
-
-
 def test_columns_hold_each_nodes_fast_values_and_later_samples_do_not_reach_them() -> None:
     a, b = NodeFeed("gpu-a", gpus=2), NodeFeed("gpu-b", gpus=3)
-    state = _fleet(a, b)
+    state = started_fleet(a, b)
     a.fast[1]["util_gpu"] = 77
     b.lost = {2}
     state.ingest(a.sample())
@@ -50,7 +41,7 @@ def test_columns_hold_each_nodes_fast_values_and_later_samples_do_not_reach_them
 
 def test_gpu_and_port_objects_are_built_on_first_read_and_evolve_keeps_them_unbuilt() -> None:
     feed = NodeFeed()
-    state = _fleet(feed)
+    state = started_fleet(feed)
     node = state.snapshot(feed.t + 0.5).nodes[0]
     assert node.rows is not None
     assert node.rows.built("gpus") is None and node.rows.built("ports") is None
@@ -65,7 +56,7 @@ def test_gpu_and_port_objects_are_built_on_first_read_and_evolve_keeps_them_unbu
 
 def test_briefs_are_the_same_object_while_nothing_in_them_changes() -> None:
     feed = NodeFeed()
-    state = _fleet(feed)
+    state = started_fleet(feed)
     state.ingest(feed.sample())
     before = state.snapshot(feed.t + 0.5).nodes[0]
     feed.fast[0]["util_gpu"] = 99  # telemetry moves, verdicts and links do not
@@ -84,7 +75,7 @@ def test_briefs_are_the_same_object_while_nothing_in_them_changes() -> None:
 
 def test_a_counter_beyond_float_range_reads_as_missing_for_its_port_only() -> None:
     feed = NodeFeed(ports=2)
-    state = _fleet(feed)
+    state = started_fleet(feed)
     rows = [[feed.ports[i][n] for n in PORT_FIELDS] for i in range(2)]
     rows[0][PORT_FIELDS.index("port_xmit_data")] = 10**400  # no decoder would pass it
     gpus = [[f[n] for n in GPU_FIELDS] for f in feed.fast]
@@ -101,7 +92,7 @@ def test_a_detached_node_carries_its_objects_and_encodes_for_the_bus() -> None:
     from fleet.cluster.wire import decode_node, encode
 
     feed = NodeFeed()
-    state = _fleet(feed)
+    state = started_fleet(feed)
     node = state.snapshot(feed.t + 0.5).nodes[0]
     detached = node.detached()
     assert detached.rows is None and detached == node

@@ -14,7 +14,7 @@ from collectors.protocol import Hello, Sample
 from fleet.config.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from fleet.state.layout import session_layout
-from tests.fleet.feed import NodeFeed, start
+from tests.fleet.feed import NodeFeed, start, started_fleet
 
 
 def _reordered(hello: Hello) -> Hello:
@@ -23,10 +23,7 @@ def _reordered(hello: Hello) -> Hello:
 
 
 def test_nodes_with_equal_field_lists_share_one_layout_and_one_copy_of_the_lists() -> None:
-    first, second = NodeFeed("gpu-001"), NodeFeed("gpu-002")
-    state = FleetState([NodeSpec("gpu-001"), NodeSpec("gpu-002")], HealthSection())
-    start(state, first)
-    start(state, second)
+    state = started_fleet(NodeFeed("gpu-001"), NodeFeed("gpu-002"))
     a, b = state._nodes["gpu-001"], state._nodes["gpu-002"]
     assert a.layout is b.layout
     assert a.hello is not None and b.hello is not None

@@ -7,21 +7,13 @@ and the table of kept rows stays bounded whatever the nodes send.
 
 from __future__ import annotations
 
-from fleet.config.health_section import HealthSection
-from fleet.state import FleetState, NodeSpec, nvlink
-from tests.fleet.feed import NodeFeed, start
-
-
-def _fleet(*feeds: NodeFeed) -> FleetState:
-    state = FleetState([NodeSpec(feed.name) for feed in feeds], HealthSection())
-    for feed in feeds:
-        start(state, feed)
-    return state
+from fleet.state import nvlink
+from tests.fleet.feed import NodeFeed, started_fleet
 
 
 def test_healthy_gpus_of_every_node_keep_one_copy_of_their_link_rows() -> None:
     first, second = NodeFeed("gpu-001", nvlinks=18), NodeFeed("gpu-002", nvlinks=18)
-    state = _fleet(first, second)
+    state = started_fleet(first, second)
     rows = []
     for name in ("gpu-001", "gpu-002"):
         kept = state._nodes[name].links.rows
@@ -33,7 +25,7 @@ def test_healthy_gpus_of_every_node_keep_one_copy_of_their_link_rows() -> None:
 
 def test_a_gpu_whose_crc_count_moved_keeps_rows_of_its_own_and_is_flagged() -> None:
     first, second = NodeFeed("gpu-001", nvlinks=4), NodeFeed("gpu-002", nvlinks=4)
-    state = _fleet(first, second)
+    state = started_fleet(first, second)
     second.add_link_crc(gpu=3, link=2, errors=50)
     state.ingest(second.sample())
     state.ingest(first.sample())
