@@ -59,6 +59,8 @@ sys.path.append(str(HERE))  # fleet_watch
 from fleet_watch import Terminal  # noqa: E402  (after the path above)
 from memory_account import mappings  # noqa: E402
 
+from testkit.ports import free_port  # noqa: E402
+
 RSS_MINUTES = (1, 5, 15)
 SCRAPE_S = 15.0
 # The request Prometheus 2.42 (Debian's, the one the tests start) sends, captured from
@@ -194,14 +196,6 @@ def host_cpu() -> str:
     model = fields.get("model name", "unknown CPU")
     family, number = fields.get("cpu family", "?"), fields.get("model", "?")
     return f"{model} (family {family}, model {number}), {os.cpu_count()} CPUs"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> dict[str, Any]:

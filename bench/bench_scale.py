@@ -28,7 +28,6 @@ import json
 import os
 import resource
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -51,6 +50,7 @@ from fleet.cluster.shards import assign
 from fleet.cluster.wire import decode_summary, summarize
 from fleet.model import FleetSnapshot
 from testkit.loopback.process import LoopbackProcess
+from testkit.ports import free_port
 from testkit.synthetic_history import snapshot as synthetic
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -71,13 +71,6 @@ def rss_mib(pid: int) -> float:
 def self_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @asynccontextmanager

@@ -11,10 +11,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from testkit.ports import free_port, holds_listener, start_on_a_free_port
+from testkit.ports import holds_listener, start_on_a_free_port
 from tests.runtime.waits import wait_until_async
-
-__all__ = ["free_port"]  # Prometheus cannot be told to pick a port: tests choose one
 
 PROMETHEUS = "/usr/bin/prometheus"
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from tests.metrics.prom import _config, free_port, listening, prometheus_command
+from testkit.ports import free_port
+from tests.metrics.prom import _config, listening, prometheus_command
 
 
 async def test_a_port_taken_before_prometheus_binds_it_is_tried_again_elsewhere(
