@@ -69,8 +69,11 @@ def _own_bytes(obj: Any) -> int:
         return 0
 
 
-def _walk(root: Any, seen: set[int]) -> tuple[int, int]:
-    """Bytes and objects reachable from ``root`` not already in ``seen``."""
+def walk(
+    root: Any, seen: set[int], by_type: tuple[Counter[str], Counter[str]] | None = None
+) -> tuple[int, int]:
+    """Bytes and objects reachable from ``root`` not already in ``seen``; with
+    ``by_type``, also added up per type name there (bytes, objects)."""
     total = count = 0
     stack = [root]
     while stack:
@@ -78,8 +81,12 @@ def _walk(root: Any, seen: set[int]) -> tuple[int, int]:
         if id(obj) in seen or isinstance(obj, _SKIP):
             continue
         seen.add(id(obj))
-        total += _own_bytes(obj)
+        size = _own_bytes(obj)
+        total += size
         count += 1
+        if by_type is not None:
+            by_type[0][type(obj).__name__] += size
+            by_type[1][type(obj).__name__] += 1
         if isinstance(obj, np.ndarray) or type(obj).__module__.startswith("polars"):
             continue  # buffers counted above; their referents are dtypes and bases
         stack.extend(gc.get_referents(obj))
@@ -91,7 +98,7 @@ def components(roots: Iterable[tuple[str, Any]]) -> dict[str, tuple[float, int]]
     seen: set[int] = set()
     out: dict[str, tuple[float, int]] = {}
     for name, root in roots:
-        size, count = _walk(root, seen)
+        size, count = walk(root, seen)
         out[name] = (round(size / MIB, 1), count)
     return out
 

@@ -23,17 +23,15 @@ import os
 import re
 import sys
 import time
-import types
 from collections import Counter
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, fleet_tick
 
 from fleet_nodes import CannedNode
 from fleet_tick import BenchRuntime
+from memory_account import walk
 
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
@@ -43,25 +41,14 @@ from fleet.metrics.text import ExpositionRenderer
 
 T0 = 1.8e9
 MIB = 1 << 20
-_SKIP = (types.ModuleType, type, types.FunctionType, types.CodeType, types.BuiltinFunctionType)
 _ARENA_LINES = ("# arenas allocated current", "# bytes in allocated blocks", "Total ")
 
 
 def by_type(root: object, seen: set[int]) -> tuple[Counter[str], Counter[str]]:
     """Bytes and objects by type reachable from ``root`` and not already in ``seen``."""
-    sizes: Counter[str] = Counter()
-    counts: Counter[str] = Counter()
-    stack = [root]
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, _SKIP):
-            continue
-        seen.add(id(obj))
-        name = type(obj).__name__
-        sizes[name] += obj.nbytes if isinstance(obj, np.ndarray) else sys.getsizeof(obj)
-        counts[name] += 1
-        stack.extend(gc.get_referents(obj))
-    return sizes, counts
+    tally: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+    walk(root, seen, tally)
+    return tally
 
 
 def arena_stats() -> list[str]:
