@@ -1,12 +1,13 @@
-"""What each text the /metrics renderer keeps between scrapes costs in memory and saves in CPU.
+"""What the text the /metrics renderer keeps between scrapes costs in memory and saves in CPU.
 
-The renderer keeps four kinds of text between scrapes: the slow columns' (ECC, retired
-pages, remapping, NVLink), the one-hot / flag / info lines', the fast columns that held
-still, and each port group's counters that held still (with the moving ones' heads).
-Here five renderers render the same fresh snapshots in turn (bench/metrics_probe.py's
-canned fleet): one keeps everything, each of the others forgets one kind after every
-scrape. It prints each one's CPU per steady render and the size of each kind of text
-the first one holds (``sys.getsizeof`` of the kept strings and their lists).
+The renderer keeps one kind of text between scrapes: the one-hot / flag / info lines',
+while their states hold still. (It kept three more until the tenth wave: the slow
+columns', the fast columns that held still, and each port group's counters that held
+still. Each saved 1.0-1.7 ms of CPU per scrape per MiB held, which the resident-set
+target could not afford; BENCHMARKS.md has the figures.) Here two renderers render the
+same fresh snapshots in turn (bench/metrics_probe.py's canned fleet): one keeps the
+text, the other forgets it after every scrape. It prints each one's CPU per steady
+render and the size of the text the first one holds (``sys.getsizeof``).
 
     PYTHONPATH=. .venv/bin/python bench/metrics_kept_texts.py --nodes 1000
 """
@@ -27,7 +28,6 @@ sys.path.append(str(Path(__file__).resolve().parent))  # metrics_probe, after th
 from metrics_probe import snapshots
 
 from fleet.metrics.blocks import EntityBlock
-from fleet.metrics.reuse import KeptTexts
 from fleet.metrics.text import ExpositionRenderer
 
 MiB = 2**20
@@ -37,52 +37,22 @@ def _blocks(renderer: ExpositionRenderer) -> list[EntityBlock]:
     return [block for blocks in renderer._blocks for block in blocks.values()]
 
 
-def _forget_slow(block: EntityBlock) -> None:
-    block.slow_values = None
-
-
 def _forget_specs(block: EntityBlock) -> None:
     block.spec_texts = [None] * len(block.spec_texts)
 
 
-def _forget_counters(block: EntityBlock) -> None:
-    block.keyed_groups.clear()
-
-
-def _forget_columns(block: EntityBlock) -> None:
-    block.fast_texts = KeptTexts()
-
-
 VARIANTS: dict[str, Callable[[EntityBlock], None] | None] = {
     "everything kept": None,
-    "no slow column texts": _forget_slow,
     "no one-hot/info texts": _forget_specs,
-    "no counter groups kept": _forget_counters,
-    "no still fast columns": _forget_columns,
 }
 
 
 def held_texts(renderer: ExpositionRenderer) -> dict[str, float]:
     """MiB of each kind of text ``renderer`` keeps."""
-    slow = specs = columns = counters = 0
+    specs = 0
     for block in _blocks(renderer):
-        slow += sum(map(sys.getsizeof, block.slow_chunks.values()))
         specs += sum(sys.getsizeof(kept[1]) for kept in block.spec_texts if kept is not None)
-        columns += sum(
-            sys.getsizeof(kept[2]) for kept in block.fast_texts._kept.values() if kept[2]
-        )
-        for group in block.keyed_groups.values():
-            baked = group._baked
-            if baked is not None:
-                counters += sum(sys.getsizeof(x) for x in baked.slots if x is not None)
-                counters += sys.getsizeof(baked.slots) + sys.getsizeof(baked.kept_values)
-                counters += len(baked.kept) + len(baked.moving)
-    return {
-        "slow column texts": slow / MiB,
-        "one-hot/info texts": specs / MiB,
-        "still fast columns": columns / MiB,
-        "counter groups": counters / MiB,
-    }
+    return {"one-hot/info texts": specs / MiB}
 
 
 def main() -> None:

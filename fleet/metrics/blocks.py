@@ -2,26 +2,23 @@
 
 The text of a chunk's GPUs (or ports) is built column by column: one join lays a
 column's values beside the label heads of every GPU of every node in the chunk, so the
-interpreter's per-operation cost is paid per ~500 series, not per series. What holds
-still is not formatted again: columns whose values did not move
-(:mod:`fleet.metrics.reuse`), slow columns and one-hot states while their values stay
-put (at 1 Hz almost always), and a group's port counters that did not move
-(:mod:`fleet.metrics.keyed`).
+interpreter's per-operation cost is paid per ~500 series, not per series. Only the
+one-hot, flag and info lines are kept between scrapes while their states hold still:
+of the texts the renderer once kept, they alone save more CPU per MiB held than the
+resident-set target leaves room for (BENCHMARKS.md, "Whole process, tenth wave").
+Column and counter text is written anew each scrape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from functools import partial
 from itertools import accumulate, chain, compress, pairwise, repeat
 from operator import is_, is_not
 from typing import Any
 
 from fleet.metrics.columns import KindPlan
 from fleet.metrics.families import Keyed, format_value, line_head, plain_values
-from fleet.metrics.keyed import KeyedGroup
 from fleet.metrics.patterns import ChunkLabels, Templates, pattern
-from fleet.metrics.reuse import KeptTexts
 from fleet.metrics.spec_chunks import render_chunk
 from fleet.metrics.tables import EntityKey, KindTable, Names
 
@@ -51,12 +48,6 @@ class EntityBlock:
         self.keys = keys
         self.labels = ChunkLabels(keys, plan.kind.base_labels)
         self.templates = templates
-        # What slow_chunks show: tuples, which leave the collector's view at its first
-        # collection (a chunk's slow columns as lists, ~13,000 references, were walked by
-        # every full collection for the life of the process).
-        self.slow_values: tuple[tuple[Any, ...], ...] | None = None
-        self.slow_chunks: dict[int, bytes] = {}
-        self.fast_texts = KeptTexts()  # the fast columns that hold still
         # Per non-column spec: the entities' states it was last rendered for, and its text.
         self.spec_texts: list[tuple[tuple[Any, ...], bytes] | None] = [None] * len(plan.rendered)
         # The entities last rendered, where the plan keeps them: frozen objects (a GPU's or
@@ -67,12 +58,9 @@ class EntityBlock:
         # Per keyed spec and group of entities: its layout at the last scrape (it holds
         # still for a session, so the template is not looked up by a 3,000-name key).
         self.keyed_layouts: dict[tuple[int, int], _KeyedLayout] = {}
-        self.keyed_groups: dict[tuple[int, int], KeyedGroup] = {}  # their texts, baked
 
     def begin(self, table: KindTable) -> None:
         """Take this scrape's ``table``: call once per scrape, before :meth:`slot_texts`."""
-        if self.plan.slow.columns:
-            self._refresh_slow(table)
         self.unchanged = False
         if self.plan.keeps_entities:
             entities = tuple(table.entities)
@@ -88,31 +76,12 @@ class EntityBlock:
         family (a streamed scrape) or whole (:meth:`render`).
         """
         plan = self.plan
-        fast = plan.fast
-        for i in plan.fast_at.get(slot, ()):
-            column = tuple(table.values[fast.attrs[i]])
-            render = partial(fast.column_text, i, column, self.labels, self.templates)
-            yield self.fast_texts.text(i, column, render)
-        slow = self.slow_chunks.get(slot)
-        if slow:
-            yield slow
+        for group, at in ((plan.fast, plan.fast_at), (plan.slow, plan.slow_at)):
+            for i in at.get(slot, ()):
+                column = tuple(table.values[group.attrs[i]])
+                yield group.column_text(i, column, self.labels, self.templates)
         for i in plan.specs_at.get(slot, ()):
             yield from self._spec_texts(i, table)
-
-    def _refresh_slow(self, table: KindTable) -> None:
-        """Rebuild the slow columns' text only when one of their values moved.
-
-        Slow fields (ECC, retired pages, remapping, NVLink, ...) change every 10 s at
-        most, and usually never.
-        """
-        slow = self.plan.slow
-        values = tuple(tuple(table.values[attr]) for attr in slow.attrs)
-        if values == self.slow_values:
-            return
-        parts: list[list[str]] = [[] for _ in range(max(slow.slots) + 1)]
-        slow.render_many(table, self.labels, self.templates, parts)
-        self.slow_values = values
-        self.slow_chunks = {slot: "".join(parts[slot]).encode() for slot in set(slow.slots)}
 
     def _spec_texts(self, i: int, table: KindTable) -> Iterator[str | bytes]:
         spec, state_of = self.plan.rendered[i], self.plan.rendered_states[i]
@@ -159,8 +128,7 @@ class EntityBlock:
         out: list[str],
     ) -> None:
         """The keyed series of the entities from ``start`` (their names ``names_of``, their
-        values one after the other): from the group's kept text when only its moving
-        counters moved, else through one ``%`` over a template shared by layout.
+        values one after the other), through one ``%`` over a template shared by layout.
 
         The layout (each entity's names, and which values are missing: a counter the
         port lacks is None on every tick) holds still for a session, and is the same
@@ -168,27 +136,18 @@ class EntityBlock:
         """
         if not values:
             return
-        group = self.keyed_groups.get((i, start))
-        if group is None:
-            group = self.keyed_groups[(i, start)] = KeyedGroup(spec, self.plan.kind.base_labels)
-        text = group.baked_text(names_of, values)
-        if text is not None:  # the usual scrape: only the moving counters are formatted
-            out.append(text)
-            return
-        raw = values
         present: bytes | None = None
         if None in values:
             present = bytes(map(is_not, values, repeat(None)))  # 1 byte per value, kept
             values = list(compress(values, present))
         if not plain_values(values):
-            group.forget()
             self._render_keyed_one_by_one(i, spec, names_of, values, present, start, out)
             return
         layout = self.keyed_layouts.get((i, start))
         if layout is None or layout[0] != names_of or layout[1] != present:
             layout = self._keyed_layout(spec, names_of, present)
             self.keyed_layouts[(i, start)] = layout
-        out.append(group.text(layout[:2], values, raw, layout[2], layout[3], self.labels, start))
+        out.append(layout[2] % self.labels.series_arguments(layout[3], values, start))
 
     def _keyed_layout(
         self, spec: Keyed, names_of: tuple[Names, ...], present: bytes | None

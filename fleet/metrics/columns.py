@@ -82,18 +82,6 @@ class ColumnGroup:
             if text is not None:
                 parts[slot].append(f"{head}{text}\n")
 
-    def render_many(
-        self,
-        table: KindTable,
-        labels: ChunkLabels,
-        templates: Templates,
-        parts: list[list[str]],
-    ) -> None:
-        """Append every column's lines to its family's part (see :meth:`column_text`)."""
-        for i, slot in enumerate(self.slots):
-            column = tuple(table.values[self.attrs[i]])
-            parts[slot].append(self.column_text(i, column, labels, templates))
-
     def column_text(
         self, i: int, column: tuple[Any, ...], labels: ChunkLabels, templates: Templates
     ) -> str:
@@ -181,6 +169,7 @@ class KindPlan:
         )
         # Per family slot, what of this kind writes there (a scrape streams family by family).
         self.fast_at = _indices_by_slot(self.fast.slots)
+        self.slow_at = _indices_by_slot(self.slow.slots)
         self.specs_at = _indices_by_slot(self.rendered_slots)
         self.slots = frozenset((*self.fast.slots, *self.slow.slots, *self.rendered_slots))
 

@@ -79,6 +79,6 @@ def render_chunk(
                 text = None if raw is None else format_value(raw)
                 if text is not None:
                     out.append(f"{line_head(family, head, extra)}{text}\n")
-    elif isinstance(spec, Keyed):  # the one-entity way; chunks use fleet.metrics.keyed
+    elif isinstance(spec, Keyed):  # the one-entity way; chunks use fleet.metrics.blocks
         for pairs, head in zip(states, heads, strict=True):
             spec.render_state(pairs, {None: head}, out)

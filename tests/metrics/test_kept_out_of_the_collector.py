@@ -2,10 +2,10 @@
 
 The runtime's scheduled full collection (fleet.runtime.HeapFreezer) walks every
 reference held by a tracked container that is not frozen. The renderer keeps label
-heads, baked counter templates and slow columns for the life of the process; kept as
-lists, they were ~600,000 references at 1,000 nodes walked every 30 s (the largest part
-of a 40-60 ms pause in ``watch``). Kept as tuples of strings and numbers they leave the
-collector's view at the first collection that sees them.
+heads, counter layouts and one-hot texts for the life of the process; kept as lists,
+what it kept was once ~600,000 references at 1,000 nodes walked every 30 s (the largest
+part of a 40-60 ms pause in ``watch``). Kept as tuples of strings and numbers they leave
+the collector's view at the first collection that sees them.
 """
 
 from __future__ import annotations
@@ -58,9 +58,10 @@ def _counters_moving(snapshot: FleetSnapshot, step: int) -> FleetSnapshot:
 def test_what_the_renderer_keeps_between_scrapes_is_not_walked_by_full_collections() -> None:
     renderer = ExpositionRenderer()
     base = fleet(NODES_PER_CHUNK * 2 + 3, gpus=8, ports=8)
-    for step in range(4):  # counters held still twice: their groups' templates are baked
+    for step in range(4):  # one counter moves, the rest hold still
         renderer.render(_counters_moving(base, step))
     gc.collect()
     # Per chunk, a handful of small lists and dicts (the block's tables of kept texts);
-    # label heads, baked templates and slow columns held ~31,000 references here as lists.
+    # label heads, baked counter templates and slow columns once held ~31,000 references
+    # here as lists.
     assert _walked_references(renderer) < 1_000
