@@ -26,6 +26,7 @@ from fleet.metrics.http_request import BadRequest, Request, parse_request
 from fleet.metrics.streaming import StreamAborted, send_parts
 from fleet.metrics.text import CONTENT_TYPE
 from fleet.metrics.web_config import WebConfig
+from fleet.native_heap import release_free_heap
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,11 @@ class MetricsServer:
         on_stop: called once when the server stops (e.g. to unsubscribe from a runtime).
         routes: answers the paths that are not built in (called in a worker thread).
         web: TLS and basic auth; None serves plain HTTP to anyone who can connect.
+        after_stream: called on the loop when a streamed ``/metrics`` body ends (sent or
+            not). By default it gives the C heap's free pages back: a scrape's text,
+            freed among the long-lived allocations ingest made meanwhile, left ~20 MiB
+            of holes resident at 1,000 nodes until the next full collection's trim (up
+            to 30 s later); the trim costs ~5 ms.
     """
 
     def __init__(
@@ -71,8 +77,10 @@ class MetricsServer:
         on_stop: Sequence[Callable[[], None]] = (),
         routes: Router | None = None,
         web: WebConfig | None = None,
+        after_stream: Callable[[], object] = release_free_heap,
     ) -> None:
         self.host, self.port = parse_addr(addr)
+        self._after_stream = after_stream
         self._routes = routes
         self._web = web if web is not None else WebConfig()
         self._stream = stream
@@ -257,6 +265,7 @@ class MetricsServer:
                 close = getattr(parts, "close", None)
                 if close is not None:
                     close()  # an abandoned render releases its renderer
+                self._after_stream()
 
 
 async def _respond(

@@ -182,3 +182,35 @@ def test_streamed_parts_are_the_rendered_parts_scrape_after_scrape(
         assert without_scrape_duration(
             b"".join(streamed.stream_parts(snapshot))
         ) == without_scrape_duration(whole.render(snapshot))
+
+
+async def test_a_streamed_scrape_gives_the_heap_back_once_its_body_is_rendered(
+    ticks: list[FleetSnapshot],
+) -> None:
+    snapshot = ticks[-1]
+    exhausted: list[bool] = []
+    after: list[bool] = []
+    called = asyncio.Event()
+
+    def stream() -> Iterator[bytes]:
+        exhausted.append(False)
+        yield from ExpositionRenderer().stream_parts(snapshot)
+        exhausted[-1] = True
+
+    def after_stream() -> None:
+        after.append(exhausted[-1])
+        called.set()
+
+    server = MetricsServer("127.0.0.1:0", stream=stream, after_stream=after_stream)
+    await server.start()
+    try:
+        port = server.bound_port
+        for encoding in ("identity", "gzip"):
+            called.clear()
+            status, _, _ = await asyncio.to_thread(get_metrics, port, Accept_Encoding=encoding)
+            assert status == 200
+            await asyncio.wait_for(called.wait(), 10)
+        await asyncio.to_thread(get_metrics, port, "HEAD")  # renders nothing, frees nothing
+        assert after == [True, True]
+    finally:
+        await server.stop()
