@@ -28,9 +28,11 @@ log = logging.getLogger(__name__)
 
 HOUR_MS = 3_600_000
 # Rows after which an hour file is complete and the hour's next rows start another:
-# what the store holds per table (~10 MiB of gpu_minutes rows; 16 minutes of 8,000
-# GPUs, 3 minutes of 40,000), and the most one rewrite writes.
-FILE_ROWS = 1 << 17
+# what the store holds per table (~5 MiB of gpu_minutes rows; 8 minutes of 8,000 GPUs,
+# 1.6 minutes of 40,000), and the most one rewrite writes. At 1 << 17 the rows held
+# were most of `serve`'s growth from minute 5 to 15 at 1,000 nodes (BENCHMARKS.md,
+# "Whole process, tenth wave"); more, smaller files cost readers little.
+FILE_ROWS = 1 << 16
 
 
 @dataclass(slots=True)
