@@ -29,6 +29,9 @@ takes a tracemalloc snapshot every S seconds in the controller and prints where 
 heap grew and which object types multiplied (slow: for finding leaks, not figures);
 with ``GPUFLEET_BENCH_TRACEMALLOC_FRAMES=0`` it only reads the mappings and walks the
 runtime's parts (bench/memory_account.py), which a 1,000-node start survives.
+``--pin`` keeps the controller (and the naive stack) to the first CPU and the simulated
+nodes to the others, so at 5,000 nodes on a 2-core VM the two do not take turns on
+both cores.
 
     .venv/bin/python bench/bench_fleet.py --nodes 1000 --warmup 20 --window 60
     .venv/bin/python bench/bench_fleet.py --nodes 1000 --ui watch --minutes 15 --no-naive
@@ -198,6 +201,21 @@ def host_cpu() -> str:
     return f"{model} (family {family}, model {number}), {os.cpu_count()} CPUs"
 
 
+def pinned(pin: bool, part: int) -> list[str]:
+    """A ``taskset`` prefix that keeps a process to its part of the machine's CPUs: the
+    controller (``part`` 0) to the first, the simulated nodes (1) to the rest. On a
+    2-core VM the two otherwise share both cores, and when they contend each gets
+    dearer; pinned, the controller's figures are its own core's (what a larger machine
+    with the simulator elsewhere would show)."""
+    if not pin:
+        return []
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs at least two CPUs")
+    chosen = cpus[:1] if part == 0 else cpus[1:]
+    return ["taskset", "--cpu-list", ",".join(map(str, chosen))]
+
+
 def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> dict[str, Any]:
     config = write_fleet(work, args.nodes, announce)
     stats = work / "stats.json"
@@ -206,8 +224,8 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(src)}
     if args.memory_debug:
         env["GPUFLEET_BENCH_TRACEMALLOC"] = str(args.memory_debug)
-    argv = [sys.executable, str(src / "bench" / "fleet_probe.py"), str(stats), "--",
-            args.ui, "-c", str(config), "--data-dir", str(work / "data"),
+    argv = [*pinned(args.pin, 0), sys.executable, str(src / "bench" / "fleet_probe.py"),
+            str(stats), "--", args.ui, "-c", str(config), "--data-dir", str(work / "data"),
             "--metrics-addr", f"127.0.0.1:{port}"]  # fmt: skip
     terminal = None
     if args.ui == "watch":
@@ -295,7 +313,8 @@ def soak(pid: int, launched: float, minutes: float, scraper: Scraper) -> dict[in
 
 def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> Window:
     progress = work / "naive.progress"
-    argv = [sys.executable, str(HERE / "fleet_naive.py"), "--port", str(announce["port"]),
+    argv = [*pinned(args.pin, 0), sys.executable, str(HERE / "fleet_naive.py"),
+            "--port", str(announce["port"]),
             "--key", announce["client_key"], "--nodes", str(args.nodes),
             "--progress", str(progress)]  # fmt: skip
     if args.scrape_encoding == "gzip":
@@ -472,10 +491,16 @@ def main() -> None:
         default=ROOT,
         help="source tree whose gpufleet serve runs (an older checkout, for before/after)",
     )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the controller on the first CPU, the simulated nodes on the others (taskset)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as scratch:
         work = Path(scratch)
-        nodes_argv = [sys.executable, str(HERE / "fleet_nodes.py"), "--workdir", str(work)]
+        nodes_argv = [*pinned(args.pin, 1), sys.executable, str(HERE / "fleet_nodes.py")]
+        nodes_argv += ["--workdir", str(work)]
         nodes_argv += ["--framing", args.node_framing]
         sim = subprocess.Popen(nodes_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert sim.stdout is not None and sim.stdin is not None
@@ -501,6 +526,7 @@ def main() -> None:
         figures["naive_failed_lines"] = naive.failed
     figures["loadavg"] = os.getloadavg()
     figures["host_cpu"] = host_cpu()
+    figures["pinned"] = args.pin
     for key, value in figures.items():
         print(f"{key:28s} {value}")
     if args.json:
