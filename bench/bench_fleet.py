@@ -24,7 +24,7 @@ Then the naive stack's CPU, RSS and samples ingested, and the ratio.
 ``--ui watch`` runs ``gpufleet watch`` on a 200x50 pseudo-terminal (bench/fleet_watch.py)
 with ``--metrics-addr``, scraped the same way, and adds sample -> screen latency.
 ``--minutes M`` keeps the controller running (scraped) until M minutes after it was
-started and reports RSS at minutes 1, 5 and 15 (those within M). ``--memory-debug S``
+started and reports RSS at minutes 1, 5, 15 and 30 (those within M). ``--memory-debug S``
 takes a tracemalloc snapshot every S seconds in the controller and prints where the
 heap grew and which object types multiplied (slow: for finding leaks, not figures);
 with ``GPUFLEET_BENCH_TRACEMALLOC_FRAMES=0`` it only reads the mappings and walks the
@@ -64,7 +64,7 @@ from memory_account import mappings  # noqa: E402
 
 from testkit.ports import free_port  # noqa: E402
 
-RSS_MINUTES = (1, 5, 15)
+RSS_MINUTES = (1, 5, 15, 30)
 SCRAPE_S = 15.0
 # The request Prometheus 2.42 (Debian's, the one the tests start) sends, captured from
 # a listener it scraped. Its Accept-Encoding is what makes the endpoint gzip the body,
@@ -470,7 +470,7 @@ def main() -> None:
     parser.add_argument("--connect-timeout", type=float, default=180.0)
     parser.add_argument("--no-naive", action="store_true", help="skip the naive stack")
     parser.add_argument("--ui", choices=("serve", "watch"), default="serve")
-    parser.add_argument("--minutes", type=float, default=0, help="run on; RSS at 1/5/15 min")
+    parser.add_argument("--minutes", type=float, default=0, help="run on; RSS at 1/5/15/30 min")
     parser.add_argument("--memory-debug", type=float, default=0, metavar="S")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
