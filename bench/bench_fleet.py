@@ -451,6 +451,8 @@ def print_account(account: dict[str, Any]) -> None:
     print("  resident by mapping (MiB):")
     for name, mib in account["mappings"].items():
         print(f"    {mib:8.1f}  {name}")
+    if heap := account.get("glibc_heap"):
+        print("  glibc heap (mallinfo2, MiB): " + ", ".join(f"{k} {v:g}" for k, v in heap.items()))
     parts = account.get("components", {})
     if parts:
         print(f"  reachable from each part (MiB, objects; walk {account['components_walk_s']} s):")

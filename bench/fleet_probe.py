@@ -189,13 +189,14 @@ class MemoryWatch:
             kinds = Counter(type(o).__name__ for o in gc.get_objects())
             self.counts.append((time.time(), dict(kinds.most_common(15))))
             traced, _ = tracemalloc.get_traced_memory()
-            from memory_account import mappings  # debug mode only: numpy after gpufleet
+            from memory_account import glibc_heap, mappings  # debug mode only
 
             self.accounts.append(
                 {
                     "minute": round((time.time() - self.started) / 60, 2),
                     "traced_mib": round(traced / 2**20, 1),
                     "mappings": mappings(os.getpid()),
+                    "glibc_heap": glibc_heap(),
                     "files": _top(snap, "filename", 20) if snap else [],
                     "lines": _top(snap, "lineno", 30) if snap else [],
                 }

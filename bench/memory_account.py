@@ -14,6 +14,7 @@ Three views, each answering a different question:
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import sys
 import types
@@ -52,6 +53,44 @@ def mappings(pid: int) -> dict[str, float]:
     out["other mappings"] = round(sum(v for k, v in rss.items() if v < 2048) / 1024, 1)
     out["total"] = round(sum(rss.values()) / 1024, 1)
     return out
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in [
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        ]
+    ]
+
+
+def glibc_heap() -> dict[str, float]:
+    """This process's glibc heap by glibc's own count (``mallinfo2``, glibc 2.33+), MiB.
+
+    ``in use`` against ``free`` inside the heap tells fragmentation (free chunks that
+    pin their pages) from live native allocations; empty where the call is missing.
+    """
+    info = getattr(ctypes.CDLL(None), "mallinfo2", None)
+    if info is None:
+        return {}
+    info.restype = _MallInfo2
+    got = info()
+    return {
+        "heap": round(got.arena / MIB, 1),
+        "in use": round(got.uordblks / MIB, 1),
+        "free": round(got.fordblks / MIB, 1),
+        "free chunks": float(got.ordblks),
+        "mmapped": round(got.hblkhd / MIB, 1),
+    }
 
 
 def _own_bytes(obj: Any) -> int:
