@@ -47,6 +47,7 @@ class FieldIndex:
     getters: dict[tuple[str, ...], Callable[[Row], tuple[Value, ...]]] = field(
         default_factory=dict, compare=False
     )
+    subsets: dict[frozenset[str], tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, names: Sequence[str]) -> FieldIndex:
@@ -58,6 +59,14 @@ class FieldIndex:
         if cached is None:
             cached = tuple((n, self.positions[n]) for n in names if n in self.positions)
             self.plans[names] = cached
+        return cached
+
+    def without(self, dropped: frozenset[str]) -> tuple[str, ...]:
+        """The declared names not in ``dropped``, in order: one tuple per index and set,
+        so the ports of every session sharing this index share it too."""
+        cached = self.subsets.get(dropped)
+        if cached is None:
+            cached = self.subsets[dropped] = tuple(n for n in self.names if n not in dropped)
         return cached
 
     def routes(

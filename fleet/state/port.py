@@ -8,11 +8,9 @@ verdict and the latest raw row, and is called back only when its facts may chang
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from operator import itemgetter
 
 from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES
-from collectors.protocol import PortInfo, Value
+from collectors.protocol import PortInfo
 from fleet.health import Judgement, PortFacts
 from fleet.model import PortBrief, Verdict
 from fleet.state.layout import FieldIndex, Row
@@ -32,16 +30,6 @@ def _state_name(code: float, names: dict[int, str]) -> str | None:
 
 def _known(value: float) -> float | None:
     return None if value != value else value
-
-
-def _reader(positions: list[int]) -> Callable[[Row], tuple[Value, ...]]:
-    """Reads the values at ``positions`` of a row as a tuple, in one C call where it can."""
-    if len(positions) >= 2:
-        return itemgetter(*positions)
-    if positions:
-        only = positions[0]
-        return lambda row: (row[only],)
-    return lambda row: ()
 
 
 class PortsChanged:
@@ -113,9 +101,10 @@ class PortTrack:
         self.is_nic = info.kind == "eth"
         self.plan: RowPlan = self.columns.plan(index, self.is_nic)
         self.columns.configure(self.slot, self.plan, info.data_bits)
-        shown = [(n, i) for i, n in enumerate(index.names) if n not in _NOT_COUNTERS]
-        self.counter_names = tuple(n for n, _ in shown)
-        self.counter_values = _reader([i for _, i in shown])
+        # Both from the index, which every session declaring the same fields shares: a
+        # names tuple and a reader per port were ~4 MiB at 1,000 nodes (9,000 ports).
+        self.counter_names = index.without(_NOT_COUNTERS)
+        self.counter_values = index.getter(self.counter_names)
         self.brief = None
 
     def absorb(self, columns: PortColumns, view: object, received: float) -> None:

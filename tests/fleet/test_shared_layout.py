@@ -10,16 +10,37 @@ from __future__ import annotations
 import msgspec
 
 from collectors.agent.fields import PORT_FIELDS
-from collectors.protocol import Hello, Sample
+from collectors.protocol import Hello, Sample, Value
 from fleet.config.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from fleet.state import layout as layout_module
 from fleet.state.layout import session_layout
+from fleet.state.port import PortTrack
 from tests.fleet.feed import NodeFeed, start, started_fleet
 
 
 def _reordered(hello: Hello) -> Hello:
     return msgspec.structs.replace(hello, port_fields=list(reversed(PORT_FIELDS)))
+
+
+def _one_node_reordered(usual: NodeFeed, odd: NodeFeed) -> FleetState:
+    """A fleet of ``usual`` and ``odd``, whose agent declares its port fields reversed;
+    ``odd``'s first sample is in, ``usual``'s next one is not."""
+    state = FleetState([NodeSpec(usual.name), NodeSpec(odd.name)], HealthSection())
+    start(state, usual)
+    state.ingest(odd.status("streaming"))
+    hello = odd.hello()
+    assert isinstance(hello.message, Hello)
+    state.ingest(msgspec.structs.replace(hello, message=_reordered(hello.message)))
+    sample = odd.sample()
+    assert isinstance(sample.message, Sample)
+    reordered = [list(reversed(sample.message.ports[0]))]
+    state.ingest(
+        msgspec.structs.replace(
+            sample, message=msgspec.structs.replace(sample.message, ports=reordered)
+        )
+    )
+    return state
 
 
 def test_nodes_with_equal_field_lists_share_one_layout_and_one_copy_of_the_lists() -> None:
@@ -33,23 +54,10 @@ def test_nodes_with_equal_field_lists_share_one_layout_and_one_copy_of_the_lists
 
 def test_a_node_declaring_another_order_reads_its_rows_with_its_own_layout() -> None:
     usual, odd = NodeFeed("gpu-001", ports=1), NodeFeed("gpu-002", ports=1)
-    state = FleetState([NodeSpec("gpu-001"), NodeSpec("gpu-002")], HealthSection())
-    start(state, usual)
-    state.ingest(odd.status("streaming"))
-    hello = odd.hello()
-    assert isinstance(hello.message, Hello)
-    state.ingest(msgspec.structs.replace(hello, message=_reordered(hello.message)))
-    assert state._nodes["gpu-002"].layout is not state._nodes["gpu-001"].layout
     odd.ports[0]["symbol_error"] = 7
     usual.ports[0]["symbol_error"] = 3
-    sample = odd.sample()
-    assert isinstance(sample.message, Sample)
-    reordered = [list(reversed(sample.message.ports[0]))]
-    state.ingest(
-        msgspec.structs.replace(
-            sample, message=msgspec.structs.replace(sample.message, ports=reordered)
-        )
-    )
+    state = _one_node_reordered(usual, odd)
+    assert state._nodes["gpu-002"].layout is not state._nodes["gpu-001"].layout
     state.ingest(usual.sample())
     by_name = {node.name: node for node in state.snapshot(usual.t + 0.5).nodes}
     assert dict(by_name["gpu-002"].ports[0].counters)["symbol_error"] == 7
@@ -66,3 +74,27 @@ def test_layouts_kept_are_bounded_for_agents_that_keep_declaring_new_lists() -> 
         assert layout.nic.names[-1] == f"extra_{k}"
         assert kept.nic_fields[-1] == f"extra_{k}"
     assert len(layout_module._layouts) <= layout_module._KEPT_LAYOUTS
+
+
+def test_ports_of_nodes_sharing_a_layout_share_their_counter_names_and_reader() -> None:
+    state = started_fleet(NodeFeed("gpu-001", ports=2), NodeFeed("gpu-002", ports=2))
+    tracks = [*state._nodes["gpu-001"].ports, *state._nodes["gpu-002"].ports]
+    first = tracks[0]
+    assert "symbol_error" in first.counter_names and "state" not in first.counter_names
+    for track in tracks[1:]:
+        assert track.counter_names is first.counter_names
+        assert track.counter_values is first.counter_values
+
+
+def test_a_port_declared_in_another_order_reads_its_counters_by_its_own_positions() -> None:
+    state = _one_node_reordered(NodeFeed("gpu-001", ports=1), NodeFeed("gpu-002", ports=1))
+    mine, theirs = state._nodes["gpu-002"].ports[0], state._nodes["gpu-001"].ports[0]
+    assert mine.counter_names is not theirs.counter_names
+    value = {name: 100 + k for k, name in enumerate(PORT_FIELDS)}
+
+    def counters(track: PortTrack) -> dict[str, Value]:
+        row = [value.get(name) for name in track.index.names]
+        return dict(zip(track.counter_names, track.counter_values(row), strict=True))
+
+    assert counters(mine)["symbol_error"] == value["symbol_error"]
+    assert counters(mine) == {n: v for n, v in counters(theirs).items() if n in PORT_FIELDS}
