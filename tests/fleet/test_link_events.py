@@ -123,3 +123,25 @@ def test_derived_events_of_other_modules_are_kept_for_the_node_screen() -> None:
     shown = differ.apply(replace(fleet(T0 + 1), new_events=(swap,)))
     assert shown.new_events == (swap,)  # recorded once, by whoever derived it
     assert differ.apply(fleet(T0 + 2)).nodes[0].events == (swap,)
+
+
+def _two_nodes(t: float, port_b: PortSnapshot = UP) -> FleetSnapshot:
+    a = NodeSnapshot("gpu-001", "streaming", gpus=(GPU,), ports=(UP,))
+    b = NodeSnapshot("gpu-002", "streaming", gpus=(GPU,), ports=(port_b,))
+    return FleetSnapshot(t, (a, b))
+
+
+def test_the_same_port_name_on_two_nodes_is_two_links() -> None:
+    differ = LinkEventDiffer()
+    differ.diff(_two_nodes(T0))
+    down = replace(UP, state="DOWN", phys_state="Polling")
+    events = differ.diff(_two_nodes(T0 + 1, down))
+    assert [(e.node, e.kind) for e in events] == [("gpu-002", "link_down")]
+    assert [(e.node, e.kind) for e in differ.diff(_two_nodes(T0 + 2))] == [("gpu-002", "link_up")]
+
+
+def test_healthy_ports_of_every_node_share_one_remembered_view() -> None:
+    differ = LinkEventDiffer()
+    differ.diff(_two_nodes(T0))
+    views = differ._ports
+    assert views["gpu-001"]["mlx5_3/1"] is views["gpu-002"]["mlx5_3/1"]
