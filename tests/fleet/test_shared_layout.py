@@ -98,3 +98,17 @@ def test_a_port_declared_in_another_order_reads_its_counters_by_its_own_position
 
     assert counters(mine)["symbol_error"] == value["symbol_error"]
     assert counters(mine) == {n: v for n, v in counters(theirs).items() if n in PORT_FIELDS}
+
+
+def test_values_nodes_send_alike_are_one_kept_copy_and_each_keeps_its_own_type() -> None:
+    a, b = NodeFeed("gpu-001"), NodeFeed("gpu-002")
+    state = started_fleet(a, b)
+    one, two = state._nodes["gpu-001"].hello, state._nodes["gpu-002"].hello
+    assert one is not None and two is not None
+    assert one.gpus[0].name == "NVIDIA H100 80GB HBM3"
+    assert one.gpus[0].name is two.gpus[0].name is two.gpus[7].name
+    assert one.ports[1].kind is two.ports[0].kind
+    assert one.ports[1].name is two.ports[1].name
+    assert one.gpus[0].uuid != two.gpus[0].uuid  # what differs stays each node's own
+    assert layout_module._one(700) is not layout_module._one(700.0)
+    assert type(layout_module._one(700.0)) is float
