@@ -20,6 +20,7 @@ import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from operator import attrgetter
 from pathlib import Path
 
@@ -117,7 +118,8 @@ class DriftTracker:
     store: Path | None = None
     expected: dict[str, Inventory] = field(default_factory=dict)
     serials: dict[str, _Serial] = field(default_factory=dict)
-    _identity: dict[tuple[str, int], tuple[str, str | None]] = field(default_factory=dict)
+    # Per node, then GPU index: a (node, index) key tuple per GPU was ~0.5 MiB at 1,000 nodes.
+    _identity: dict[str, dict[int, tuple[str, str | None]]] = field(default_factory=dict)
     _briefs: dict[str, tuple[GpuBrief, ...]] = field(default_factory=dict)
     _drift: dict[str, _NodeDrift] = field(default_factory=dict)
     _dirty: bool = False
@@ -138,7 +140,8 @@ class DriftTracker:
             briefs = node.gpu_briefs  # the state's same object while no GPU changed
             if self._briefs.get(node.name) is not briefs:
                 self._briefs[node.name] = briefs
-                identity = tuple(map(_IDENTITY_KEY, briefs))
+                # Flat: one tuple kept per node, not one per GPU (4 fields each).
+                identity = tuple(chain.from_iterable(map(_IDENTITY_KEY, briefs)))
                 if self._identities.get(node.name) != identity:  # seldom: GPU by GPU
                     self._identities[node.name] = identity
                     events.extend(self._identity_events(node, at))
@@ -214,12 +217,13 @@ class DriftTracker:
 
     def _identity_events(self, node: NodeSnapshot, at: float) -> list[EventRecord]:
         events = []
+        seen = self._identity.setdefault(node.name, {})
         for gpu in node.gpu_briefs:
             if not gpu.uuid:
                 continue  # a GPU lost before the agent started: no identity to compare
-            key, ident = (node.name, gpu.index), (gpu.uuid, gpu.serial)
-            before = self._identity.get(key)
-            self._identity[key] = ident
+            ident = (gpu.uuid, gpu.serial)
+            before = seen.get(gpu.index)
+            seen[gpu.index] = ident
             if before is not None and _swapped(before, ident):
                 events.append(_swap(node.name, gpu, before, at))
                 gone = self.serials.get(before[1] or before[0])
@@ -233,10 +237,14 @@ class DriftTracker:
 
     def _serial_event(self, node: str, gpu: GpuBrief, at: float) -> EventRecord | None:
         serial = gpu.serial or gpu.uuid
-        record = self.serials.setdefault(serial, _Serial())
         if gpu.verdict not in FAILED and gpu.verdict not in HEALTHY:
             return None  # unknown: neither a new failure nor evidence that one ended
         failing = gpu.verdict in FAILED
+        record = self.serials.get(serial)
+        if record is None:
+            if not failing:
+                return None  # never seen failing: nothing to remember (most GPUs)
+            record = self.serials[serial] = _Serial()
         if failing == record.failing:
             return None
         record.failing = failing

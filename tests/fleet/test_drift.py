@@ -138,3 +138,18 @@ def test_drift_interval_lands_in_node_states(tmp_path: Path) -> None:
     assert states == [("up", []), ("broken", ["mlx5_3 missing"]), ("up", [])]
     starts = [t.timestamp() for t in rows["start"].to_list()]
     assert starts == [T0, T0 + 10, T0 + 30]
+
+
+def test_healthy_gpus_leave_no_record_and_each_node_has_its_own_gpu_indexes() -> None:
+    tracker = DriftTracker()
+    other = replace(NODE, name="gpu-002")
+    tracker.apply(FleetSnapshot(T0, (NODE, other)))
+    assert tracker.serials == {}
+    swapped = replace(other, gpus=(gpu(0, "NEW"), *GPUS[1:]))
+    events = tracker.apply(FleetSnapshot(T0 + 1, (NODE, swapped))).new_events
+    assert [(e.node, e.kind, e.detail) for e in events] == [
+        ("gpu-002", "gpu_swap", "GPU 0: serial S0 -> NEW")
+    ]
+    failed = replace(NODE, gpus=(gpu(0, "S0", verdict="fail"), *GPUS[1:]))
+    tracker.apply(FleetSnapshot(T0 + 2, (failed, swapped)))
+    assert {s: (r.failures, r.failing) for s, r in tracker.serials.items()} == {"S0": (1, True)}
