@@ -32,6 +32,22 @@ def _known(value: float) -> float | None:
     return None if value != value else value
 
 
+# Healthy ports of a fleet have one facts key (ACTIVE, LinkUp, 400.0, no errors), and a
+# port keeps its key until it changes: a tuple of fresh floats per port was ~1.5 MiB at
+# 1,000 nodes. One kept copy per distinct key; the table starts again when full.
+_KEPT_KEYS = 1024
+_keys: dict[tuple[object, ...], tuple[object, ...]] = {}
+
+
+def _kept_key(key: tuple[object, ...]) -> tuple[object, ...]:
+    kept = _keys.get(key)
+    if kept is None:
+        if len(_keys) >= _KEPT_KEYS:
+            _keys.clear()
+        _keys[key] = kept = key
+    return kept
+
+
 class PortsChanged:
     """A node's flag: a flush changed what its ports' judgements or briefs read."""
 
@@ -124,7 +140,7 @@ class PortTrack:
         facts.sampled = True
         key = self._facts_key()
         if key != self.facts_key:
-            self.facts_key = key
+            self.facts_key = _kept_key(key)
             self.rejudge = True
             self.brief = None
         if self.rejudge or self.brief is None:

@@ -112,3 +112,18 @@ def test_values_nodes_send_alike_are_one_kept_copy_and_each_keeps_its_own_type()
     assert one.gpus[0].uuid != two.gpus[0].uuid  # what differs stays each node's own
     assert layout_module._one(700) is not layout_module._one(700.0)
     assert type(layout_module._one(700.0)) is float
+
+
+def test_healthy_ports_keep_one_facts_key_and_a_port_that_changes_gets_its_own() -> None:
+    a, b = NodeFeed("gpu-001", ports=2), NodeFeed("gpu-002", ports=2)
+    state = started_fleet(a, b)
+    state.snapshot(b.t + 0.5)  # the ports' facts are read at the tick
+    keys = [p.facts_key for n in ("gpu-001", "gpu-002") for p in state._nodes[n].ports]
+    assert keys[0][:3] == ("ACTIVE", "LinkUp", 400.0)
+    assert all(key is keys[0] for key in keys)
+    b.ports[1]["state"] = 1  # DOWN
+    state.ingest(b.sample())
+    state.snapshot(b.t + 0.5)
+    down = state._nodes["gpu-002"].ports[1].facts_key
+    assert down is not keys[0] and down[0] == "DOWN"
+    assert state._nodes["gpu-002"].ports[0].facts_key is keys[0]
