@@ -14,6 +14,7 @@ from typing import TypeVar
 import msgspec
 
 from collectors.protocol import GpuInfo, Hello, PortInfo, Value
+from fleet.state.kept import KeptCopies
 
 Row = Sequence[Value]
 
@@ -160,24 +161,17 @@ def session_layout(hello: Hello) -> tuple[Layout, Hello]:
 
 # What most nodes of a fleet send alike (the GPU model, PCI slots, port names, kinds and
 # link layers, the driver's version) was a fresh string or number per GPU and port from
-# the decoder, kept for the session: ~3 MiB at 1,000 nodes. One kept copy per value
-# serves them all; the table starts again when full, as node data may be anything.
-_KEPT_VALUES = 4096
+# the decoder, kept for the session: ~3 MiB at 1,000 nodes.
 _T = TypeVar("_T")
-_values: dict[tuple[type, object], object] = {}
+_VALUES: KeptCopies[tuple[type, object]] = KeptCopies(4096)
 
 
 def _one(value: _T) -> _T:
     """``value``, or an equal one of the same type kept before."""
     if value is None:
         return value
-    key = (type(value), value)  # 700 and 700.0 are equal keys, but not the same value
-    kept = _values.get(key)
-    if kept is None:
-        if len(_values) >= _KEPT_VALUES:
-            _values.clear()
-        _values[key] = kept = value
-    return kept  # type: ignore[return-value]
+    # Typed: 700 and 700.0 are equal keys, but not the same value.
+    return _VALUES.one((type(value), value))[1]  # type: ignore[return-value]
 
 
 def _gpu_info(info: GpuInfo) -> GpuInfo:

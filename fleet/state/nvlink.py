@@ -22,6 +22,7 @@ import numpy as np
 
 from collectors.agent.fields import NVLINK_FIELDS
 from collectors.protocol import Value
+from fleet.state.kept import KeptCopies
 
 if TYPE_CHECKING:
     from fleet.state.gpu import GpuTrack
@@ -75,9 +76,8 @@ def _gpu_counts(rows: LinkRows) -> list[float]:
 # when nothing moved). Healthy links send the same row (up, no replay, no recovery, no
 # CRC error) on every GPU of every node, so the GPUs' rows are kept as one shared copy
 # per distinct value: one per GPU was 144 tuples per node, ~12 MiB at 1,000 nodes of
-# 8 GPUs x 18 links. Bounded: the table starts again when full.
-_SHARED_ROWS_MAX = 1024
-_shared_rows: dict[LinkRows, LinkRows] = {}
+# 8 GPUs x 18 links.
+_SHARED_ROWS: KeptCopies[LinkRows] = KeptCopies(1024)
 
 
 def _shared(rows: LinkRows | None) -> LinkRows | None:
@@ -85,14 +85,9 @@ def _shared(rows: LinkRows | None) -> LinkRows | None:
     if rows is None:
         return None
     try:
-        kept = _shared_rows.get(rows)
+        return _SHARED_ROWS.one(rows)
     except TypeError:  # not hashable (built in Python, not by the decoder): kept as is
         return rows
-    if kept is None:
-        if len(_shared_rows) >= _SHARED_ROWS_MAX:
-            _shared_rows.clear()
-        _shared_rows[rows] = kept = rows
-    return kept
 
 
 def _known(rates: np.ndarray) -> tuple[float, ...]:

@@ -13,6 +13,7 @@ from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES
 from collectors.protocol import PortInfo
 from fleet.health import Judgement, PortFacts
 from fleet.model import PortBrief, Verdict
+from fleet.state.kept import KeptCopies
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port_columns import PortColumns, RowPlan
 
@@ -34,18 +35,8 @@ def _known(value: float) -> float | None:
 
 # Healthy ports of a fleet have one facts key (ACTIVE, LinkUp, 400.0, no errors), and a
 # port keeps its key until it changes: a tuple of fresh floats per port was ~1.5 MiB at
-# 1,000 nodes. One kept copy per distinct key; the table starts again when full.
-_KEPT_KEYS = 1024
-_keys: dict[tuple[object, ...], tuple[object, ...]] = {}
-
-
-def _kept_key(key: tuple[object, ...]) -> tuple[object, ...]:
-    kept = _keys.get(key)
-    if kept is None:
-        if len(_keys) >= _KEPT_KEYS:
-            _keys.clear()
-        _keys[key] = kept = key
-    return kept
+# 1,000 nodes.
+_FACTS_KEYS: KeptCopies[tuple[object, ...]] = KeptCopies(1024)
 
 
 class PortsChanged:
@@ -140,7 +131,7 @@ class PortTrack:
         facts.sampled = True
         key = self._facts_key()
         if key != self.facts_key:
-            self.facts_key = _kept_key(key)
+            self.facts_key = _FACTS_KEYS.one(key)
             self.rejudge = True
             self.brief = None
         if self.rejudge or self.brief is None:

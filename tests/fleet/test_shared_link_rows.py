@@ -39,7 +39,7 @@ def test_a_gpu_whose_crc_count_moved_keeps_rows_of_its_own_and_is_flagged() -> N
 
 
 def test_the_table_of_kept_rows_is_bounded() -> None:
-    for k in range(3 * nvlink._SHARED_ROWS_MAX):
+    for k in range(3 * nvlink._SHARED_ROWS.most):
         rows = ((1, 0, 0, k, 0),)
         assert nvlink._shared(rows) == rows
-    assert len(nvlink._shared_rows) <= nvlink._SHARED_ROWS_MAX
+    assert len(nvlink._SHARED_ROWS) <= nvlink._SHARED_ROWS.most
