@@ -174,36 +174,24 @@ def _one(value: _T) -> _T:
     return _VALUES.one((type(value), value))[1]  # type: ignore[return-value]
 
 
-def _gpu_info(info: GpuInfo) -> GpuInfo:
-    return msgspec.structs.replace(
-        info,
-        name=_one(info.name),
-        pci_bus_id=_one(info.pci_bus_id),
-        memory_total_bytes=_one(info.memory_total_bytes),
-        power_limit_w=_one(info.power_limit_w),
-    )
+# The fields of each struct that most nodes send alike.
+_HELLO_ALIKE = ("agent", "driver", "cuda", "nvml", "python")
+_GPU_ALIKE = ("name", "pci_bus_id", "memory_total_bytes", "power_limit_w")
+_PORT_ALIKE = ("name", "kind", "link_layer", "netdev")
+_S = TypeVar("_S", Hello, GpuInfo, PortInfo)
 
 
-def _port_info(info: PortInfo) -> PortInfo:
-    return msgspec.structs.replace(
-        info,
-        name=_one(info.name),
-        kind=_one(info.kind),
-        link_layer=_one(info.link_layer),
-        netdev=_one(info.netdev),
-    )
+def _alike(struct: _S, fields: tuple[str, ...], **more: object) -> _S:
+    kept = {name: _one(getattr(struct, name)) for name in fields}
+    return msgspec.structs.replace(struct, **kept, **more)
 
 
 def _with_shared_values(hello: Hello) -> Hello:
     """``hello`` holding the kept copy of each value nodes send alike (see _one)."""
-    return msgspec.structs.replace(
+    return _alike(
         hello,
-        agent=_one(hello.agent),
-        gpus=[_gpu_info(info) for info in hello.gpus],
-        ports=[_port_info(info) for info in hello.ports],
-        nics=[_port_info(info) for info in hello.nics],
-        driver=_one(hello.driver),
-        cuda=_one(hello.cuda),
-        nvml=_one(hello.nvml),
-        python=_one(hello.python),
+        _HELLO_ALIKE,
+        gpus=[_alike(info, _GPU_ALIKE) for info in hello.gpus],
+        ports=[_alike(info, _PORT_ALIKE) for info in hello.ports],
+        nics=[_alike(info, _PORT_ALIKE) for info in hello.nics],
     )
