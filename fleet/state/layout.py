@@ -136,7 +136,8 @@ _layouts: dict[tuple[tuple[str, ...], ...], tuple[Layout, _FieldLists]] = {}
 
 def session_layout(hello: Hello) -> tuple[Layout, Hello]:
     """The layout of ``hello``'s session, and ``hello`` holding the field lists that
-    every session with the same lists shares (read, never written)."""
+    every session with the same lists shares (read, never written) and the kept copy
+    of each value nodes send alike (:func:`_with_shared_values`)."""
     lists: _FieldLists = (
         hello.gpu_fields,
         hello.gpu_slow_fields,

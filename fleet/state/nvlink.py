@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -90,28 +91,24 @@ def _shared(rows: LinkRows | None) -> LinkRows | None:
         return rows
 
 
-def _known(rates: np.ndarray) -> tuple[float, ...]:
-    return tuple(r for r in rates.tolist() if r == r)
-
-
 # Healthy links' rates are all 0 on every GPU. A tuple of fresh floats per GPU (18 links)
 # was kept for the life of the session, as an equal tuple never replaces it: ~5 MiB at
 # 1,000 nodes of 8 GPUs. One tuple per link count serves them all.
-_zero_rates: dict[int, tuple[float, ...]] = {}
-
-
+@lru_cache(maxsize=64)
 def _zeros(links: int) -> tuple[float, ...]:
-    kept = _zero_rates.get(links)
-    if kept is None:
-        kept = _zero_rates[links] = (0.0,) * links
-    return kept
+    return (0.0,) * links
 
 
 def _link_rates(rates: list[float], whole: bool) -> tuple[float, ...]:
-    """A GPU's known rates in link order (the shared zeros when every one is 0)."""
+    """A GPU's known rates in link order (the shared zeros when every one is 0);
+    ``whole``: none of ``rates`` is NaN."""
     if whole:
         return _zeros(len(rates)) if not any(rates) else tuple(rates)
     return tuple(r for r in rates if r == r)
+
+
+def _known(rates: np.ndarray) -> tuple[float, ...]:
+    return _link_rates(rates.tolist(), not np.isnan(rates).any())
 
 
 class NodeLinks:
