@@ -9,6 +9,9 @@ every 15th tick. Then:
   summed by type (``sys.getsizeof``; numpy arrays by ``nbytes``). What is held once per
   node though it is the same on every node shows here (the ninth wave found the layouts
   and the NVLink rows this way);
+- with ``--by-holder``, the same bytes by (holder, type): the holder is the nearest
+  object above that is not a tuple, list, dict or scalar (``PortTrack>tuple`` is a tuple
+  a PortTrack holds through a tuple), so a copy kept per GPU or port shows its owner;
 - pymalloc's arenas: bytes in use against bytes held (``sys._debugmallocstats``), i.e.
   how much of the small-object heap is fragmentation.
 
@@ -27,11 +30,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, fleet_tick
 
 from fleet_nodes import CannedNode
 from fleet_tick import BenchRuntime
-from memory_account import walk
+from memory_account import _SKIP, _own_bytes, walk
 
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
@@ -49,6 +54,31 @@ def by_type(root: object, seen: set[int]) -> tuple[Counter[str], Counter[str]]:
     tally: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
     walk(root, seen, tally)
     return tally
+
+
+_PLAIN = frozenset(("tuple", "list", "dict", "int", "float", "str", "bytes", "set", "frozenset"))
+
+
+def by_holder(root: object, seen: set[int]) -> tuple[Counter[str], Counter[str]]:
+    """Bytes and objects by ``holder: type`` reachable from ``root``, not in ``seen``."""
+    sizes: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    stack: list[tuple[object, str]] = [(root, type(root).__name__)]
+    while stack:
+        obj, holder = stack.pop()
+        if id(obj) in seen or isinstance(obj, _SKIP):
+            continue
+        seen.add(id(obj))
+        name = type(obj).__name__
+        sizes[f"{holder}: {name}"] += _own_bytes(obj)
+        counts[f"{holder}: {name}"] += 1
+        if isinstance(obj, np.ndarray):
+            continue
+        below = holder + ">" + name if name in _PLAIN else name
+        if below.count(">") > 2:  # deeper plain containers count for the one above
+            below = holder
+        stack.extend((child, below) for child in gc.get_referents(obj))
+    return sizes, counts
 
 
 def arena_stats() -> list[str]:
@@ -72,6 +102,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--ticks", type=int, default=40)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--by-holder", action="store_true", help="bytes by (holder, type)")
     args = parser.parse_args()
     names = [f"node-{i:05d}" for i in range(1, args.nodes + 1)]
     runtime = BenchRuntime(
@@ -94,8 +125,14 @@ def main() -> None:
         if k % 15 == 0:
             renderer.render(snapshot)
     seen: set[int] = set()
-    for label, root in (("latest snapshot", snapshot), ("state, not in the snapshot", state)):
-        sizes, counts = by_type(root, seen)
+    tally = by_holder if args.by_holder else by_type
+    derived = (runtime.drift, runtime.link_events, runtime.xid_repeats)
+    for label, root in (
+        ("latest snapshot", snapshot),
+        ("state, not in the snapshot", state),
+        ("drift, link events, XID repeats", derived),
+    ):
+        sizes, counts = tally(root, seen)
         total = sum(sizes.values()) / MIB
         print(f"== {label}: {total:.1f} MiB, {sum(counts.values()):,} objects")
         for name, size in sizes.most_common(args.top):
