@@ -4,7 +4,7 @@ Run: ``PYTHONPATH=. .venv/bin/python bench/bench_dcgm.py [--nodes 1000] [--gpus 
 
 Measured in the same run on the same snapshots (every ``NodeSnapshot`` new, as at 1 Hz):
 
-* ``whole``: :class:`fleet.metrics.dcgm.DcgmExposition` rendering ``/metrics/dcgm``;
+* ``whole``: :class:`exporter.dcgm.DcgmExposition` rendering ``/metrics/dcgm``;
 * ``round``: one scrape of ``/metrics/dcgm/<node>`` per node, what Prometheus does
   with the ``/sd`` targets (one target per node), summed over the fleet;
 * ``baseline``: the same series built as ``GaugeMetricFamily`` objects in a custom
@@ -24,9 +24,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from fleet.metrics.dcgm import DcgmExposition
-from fleet.metrics.dcgm_fields import FIELDS, LABELS, XID_ERRORS
-from fleet.metrics.xids import XidTally
+from exporter.dcgm import DcgmExposition
+from exporter.dcgm_fields import FIELDS, LABELS, XID_ERRORS
+from exporter.xids import XidTally
 from fleet.model import FleetSnapshot
 from tests.metrics.fleets import fleet
 

@@ -27,7 +27,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after PYTH
 from fleet_nodes import NVLINKS, CannedNode
 
 from collectors.protocol import Sample, decode_line
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu_ingest import take_gpus
 from fleet.state.layout import Layout

@@ -3,9 +3,9 @@
 Prometheus asks for gzip on every scrape. The body comes from the real runtime and
 renderer (bench/metrics_probe.py's canned nodes: 8 GPUs, 8 IB ports, 1 NIC each), cut
 into the 128 KiB pieces the endpoint compresses one at a time
-(:data:`fleet.metrics.streaming.FLUSH_BYTES`), and compressed into one gzip stream by
+(:data:`exporter.streaming.FLUSH_BYTES`), and compressed into one gzip stream by
 
-* ``ours``: :func:`fleet.metrics.gzip_body.gzip_stream` (ISA-L, what /metrics uses);
+* ``ours``: :func:`exporter.gzip_body.gzip_stream` (ISA-L, what /metrics uses);
 * ``zlib``: ``zlib.compressobj`` at level 1, the fastest zlib has (what /metrics used
   until 2026-11-23).
 
@@ -42,13 +42,13 @@ sys.path.append(str(Path(__file__).resolve().parent))  # metrics_probe, after th
 
 from metrics_probe import scraper, snapshots
 
-from fleet.metrics.server import MetricsServer
-from fleet.metrics.streaming import FLUSH_BYTES
-from fleet.metrics.text import ExpositionRenderer
+from exporter.server import MetricsServer
+from exporter.streaming import FLUSH_BYTES
+from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot
 
 if TYPE_CHECKING:
-    from fleet.metrics.gzip_body import Compressor
+    from exporter.gzip_body import Compressor
 
 # The client: reads the whole body and drops it, in its own process (its CPU is not ours).
 _CLIENT = (
@@ -97,7 +97,7 @@ async def served_scrapes(fresh: list[FleetSnapshot]) -> dict[str, list[float]]:
 
 def compare_compressors(snapshot: FleetSnapshot, repeat: int) -> None:
     """Ours against zlib on the pieces of ``snapshot``'s body, ``repeat`` times each."""
-    from fleet.metrics.gzip_body import gzip_stream  # not in trees from before ISA-L
+    from exporter.gzip_body import gzip_stream  # not in trees from before ISA-L
 
     body = b"".join(scraper(ExpositionRenderer())(snapshot))
     pieces = [body[i : i + FLUSH_BYTES] for i in range(0, len(body), FLUSH_BYTES)]

@@ -34,10 +34,10 @@ from memory_account import components, mappings, runtime_roots
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
-from fleet.config import Config
-from fleet.metrics.text import ExpositionRenderer
+from exporter.text import ExpositionRenderer
 from fleet.native_heap import configure_malloc, release_free_heap
-from fleet.runtime import gc_thresholds
+from gpufleet.config import Config
+from gpufleet.runtime import gc_thresholds
 
 T0 = 1.8e9
 SCRAPE_EVERY = 15

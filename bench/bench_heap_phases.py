@@ -79,12 +79,12 @@ def child(nodes: int, minutes: float, trace: bool, account: bool) -> dict[str, o
     from fleet_tick import BenchRuntime
     from memory_account import components, mappings, runtime_roots
 
-    import fleet.runtime
+    import gpufleet.runtime
     from collectors.protocol import decode_line
     from collectors.ssh.target import NodeTarget
     from collectors.updates import NodeMessage
-    from fleet.config import Config
-    from fleet.metrics.text import ExpositionRenderer
+    from exporter.text import ExpositionRenderer
+    from gpufleet.config import Config
 
     marks: list[tuple[float, float]] = [(0.0, rss_mib())]  # (minute, RSS) after imports
     data_dir = Path(tempfile.mkdtemp(prefix="heap-phases-"))
@@ -97,9 +97,9 @@ def child(nodes: int, minutes: float, trace: bool, account: bool) -> dict[str, o
     state, history = runtime._state, runtime.history
     renderer = ExpositionRenderer()
     canned = [CannedNode(i, 8, 8, 1.0) for i in range(nodes)]
-    freeze = getattr(fleet.runtime, "freeze_live_heap", gc.freeze)
+    freeze = getattr(gpufleet.runtime, "freeze_live_heap", gc.freeze)
     freeze()  # what FleetRuntime.start does
-    gc.set_threshold(*fleet.runtime.gc_thresholds(gc.get_threshold()))
+    gc.set_threshold(*gpufleet.runtime.gc_thresholds(gc.get_threshold()))
     for name, node in zip(names, canned, strict=True):
         state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
     if trace:

@@ -26,8 +26,8 @@ import tracemalloc
 import weakref
 from typing import Any
 
-from fleet.config import parse_config
-from fleet.runtime import REFREEZE_MIN_S, FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import REFREEZE_MIN_S, FleetRuntime
 from testkit.loopback.process import LoopbackProcess
 
 MiB = 2**20

@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fleet.config.history_section import HistorySection
-from fleet.config.sla_section import SlaSection
-from fleet.export import export_history
 from fleet.facade import ExportRequest
-from fleet.history import HistoryRecorder
-from fleet.history.layout import GPU_MINUTES, SCHEMAS, partition_dir, write_atomic
-from fleet.history.states import StateInterval
 from fleet.model import FleetSnapshot
-from fleet.sla import sla_summary
+from history import HistoryRecorder
+from history.layout import GPU_MINUTES, SCHEMAS, partition_dir, write_atomic
+from history.section import HistorySection
+from history.states import StateInterval
+from ledger.export import export_history
+from ledger.sla import sla_summary
+from ledger.sla.section import SlaSection
 from testkit.synthetic_history import snapshot
 
 sys.path.append(str(Path(__file__).resolve().parent))

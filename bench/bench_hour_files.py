@@ -6,7 +6,7 @@ one after the other in the same run:
 
 - ``whole-hour``: the file is the whole hour (``file_rows`` out of reach), as up to
   a739b4d: the store holds every row of the hour and rewrites all of it each minute;
-- ``capped``: :data:`fleet.history.store.FILE_ROWS` rows per file (this tree).
+- ``capped``: :data:`history.store.FILE_ROWS` rows per file (this tree).
 
 Printed per variant: rows and MiB (polars' ``estimated_size``) held at minutes 15, 30
 and 60, the largest, the writer's CPU over the hour (process CPU, the tick side is
@@ -15,7 +15,7 @@ only the concat), the files written, and the process's peak RSS (``VmHWM``).
 ``--first-rollup`` instead: what the first minute close leaves resident in a fresh
 process (RSS and its file-backed part, i.e. polars' code mapped in), with the minute
 series summed by a polars group-by (a739b4d's ``minute_sums``, copied here as the
-baseline) and by :func:`fleet.history.series.minute_sums` (numpy), each in its own
+baseline) and by :func:`history.series.minute_sums` (numpy), each in its own
 process, then the first parquet write.
 
 Run: ``PYTHONPATH=. .venv/bin/python bench/bench_hour_files.py [--gpus 8000] [--minutes 60]
@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fleet.history.layout import GPU_MINUTES, SCHEMAS, partition_files, write_atomic
-from fleet.history.series import minute_sums
-from fleet.history.store import FILE_ROWS, HistoryStore
+from history.layout import GPU_MINUTES, SCHEMAS, partition_files, write_atomic
+from history.series import minute_sums
+from history.store import FILE_ROWS, HistoryStore
 
 MIB = 1 << 20
 T0_MS = 1_800_000_000_000  # 2027-01-15T08:00Z, an hour boundary

@@ -4,10 +4,10 @@ Run: ``.venv/bin/python bench/bench_metrics.py [--nodes 1000] [--gpus 8] [--port
 
 Measured in the same run on the same snapshots:
 
-* ``fast``: :class:`fleet.metrics.text.ExpositionRenderer` (what /metrics serves), in
+* ``fast``: :class:`exporter.text.ExpositionRenderer` (what /metrics serves), in
   steady state (label prefixes cached, every ``NodeSnapshot`` new, as at 1 Hz), with
   every node unchanged (whole node text reused), and cold (first scrape);
-* ``collector``: :class:`fleet.metrics.collector.FleetCollector` + ``generate_latest``;
+* ``collector``: :class:`exporter.collector.FleetCollector` + ``generate_latest``;
 * ``baseline``: the same series as labelled ``Gauge`` children + ``generate_latest``
   (the usual prometheus_client way), plus the cost of setting every value per tick.
 
@@ -46,8 +46,8 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from fleet.metrics.collector import FleetCollector
-from fleet.metrics.text import ExpositionRenderer
+from exporter.collector import FleetCollector
+from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot
 from tests.metrics.fleets import fleet
 

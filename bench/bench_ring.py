@@ -10,7 +10,7 @@ ring's own arrays or frames hold.
 - ``frames``: the ring up to commit e80ac40, one narrow polars frame per tick kept in
   a deque and dropped when older than the span (the baseline, rebuilt here from the
   same ``_frame`` builder the recorder still uses for a tick);
-- ``ring``: :class:`fleet.history.sample_ring.SampleRing`, preallocated ticks x GPUs
+- ``ring``: :class:`history.sample_ring.SampleRing`, preallocated ticks x GPUs
   arrays written in place.
 
 Run: ``PYTHONPATH=. .venv/bin/python bench/bench_ring.py [--gpus 8000] [--minutes 16]``
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fleet.history.ring import Layout, TickFrame, _frame
-from fleet.history.sample_ring import RING_COLUMNS, SampleRing, ring_bytes
+from history.ring import Layout, TickFrame, _frame
+from history.sample_ring import RING_COLUMNS, SampleRing, ring_bytes
 
 MINUTES_SHOWN = (1, 5, 15)
 

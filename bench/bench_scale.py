@@ -43,12 +43,12 @@ sys.path.append(str(Path(__file__).resolve().parent))  # scale_viewer, after PYT
 
 import scale_viewer
 
-from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.natsd import start_nats_server
-from fleet.cluster.shard import write_targets_file
-from fleet.cluster.shards import assign
-from fleet.cluster.wire import decode_summary, summarize
+from cluster.attach import AttachedFleet
+from cluster.natsd import start_nats_server
+from cluster.shards import assign
+from cluster.wire import decode_summary, summarize
 from fleet.model import FleetSnapshot
+from gpufleet.shard import write_targets_file
 from testkit.loopback.process import LoopbackProcess
 from testkit.ports import free_port
 from testkit.synthetic_history import snapshot as synthetic

@@ -30,7 +30,6 @@ from collectors.agent.fields import (
 )
 from collectors.protocol import GpuInfo, Hello, PortInfo, Sample, Value
 from collectors.updates import NodeMessage, NodeStatusChange, NodeUpdate
-from fleet.config.health_section import HealthSection
 from fleet.health import (
     GpuFacts,
     GpuVerdictView,
@@ -41,6 +40,7 @@ from fleet.health import (
     node_status_view,
 )
 from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 
 GPUS, PORTS = 8, 8

@@ -40,7 +40,7 @@ def measure(nodes: int, ticks: int, warmup: int) -> dict[str, list[float]]:
 
     from collectors.protocol import decode_line
     from collectors.updates import NodeMessage
-    from fleet.config.health_section import HealthSection
+    from fleet.settings.health_section import HealthSection
     from fleet.state import FleetState, NodeSpec
 
     names = [f"node-{i:05d}" for i in range(1, nodes + 1)]

@@ -54,9 +54,9 @@ from textual.widgets import DataTable
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
-from fleet.config import Config
 from fleet.facade import FleetSnapshot, NodeSnapshot
-from fleet.runtime import FleetRuntime
+from gpufleet.config import Config
+from gpufleet.runtime import FleetRuntime
 from testkit.snapshots import T0, demo_snapshot, retick
 from testkit.static_fleet import StaticFleet
 from tests.tui.object_reads import ReadCounter

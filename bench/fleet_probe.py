@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import gpufleet  # noqa: F401  (first, as for the CLI: it configures malloc before polars)
 from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
 from gpufleet.cli import main
+from gpufleet.runtime import FleetRuntime
 
 # Records kept in the controller's memory before they go to the spill file.
 SPILL_RECORDS = 8192

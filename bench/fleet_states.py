@@ -13,9 +13,9 @@ from bench.fleet_nodes import CannedNode
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
-from fleet.config import Config
 from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
+from gpufleet.config import Config
+from gpufleet.runtime import FleetRuntime
 
 T0 = 1.8e9
 LineEdit = Callable[[bytes, int, int], bytes]  # (line, node number, tick) -> line

@@ -33,13 +33,13 @@ sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after PYTH
 
 from fleet_nodes import CannedNode
 
-import fleet.runtime
+import gpufleet.runtime
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
-from fleet.config import Config
-from fleet.metrics.text import ExpositionRenderer
-from fleet.runtime import FleetRuntime
+from exporter.text import ExpositionRenderer
+from gpufleet.config import Config
+from gpufleet.runtime import FleetRuntime
 
 T0 = 1.8e9
 SCRAPE_EVERY = 15
@@ -87,8 +87,8 @@ def main() -> None:
     total = args.warmup + args.ticks
     lines = [[node.sample(T0 + k) for node in nodes] for k in range(1, total + 1)]
     gc.freeze()  # what start() does first in every tree
-    policy = getattr(fleet.runtime, "gc_thresholds", None)  # a tree's start-up policy
-    young = getattr(fleet.runtime, "GC_YOUNG_THRESHOLD", None)
+    policy = getattr(gpufleet.runtime, "gc_thresholds", None)  # a tree's start-up policy
+    young = getattr(gpufleet.runtime, "GC_YOUNG_THRESHOLD", None)
     if policy is not None:
         gc.set_threshold(*policy(gc.get_threshold()))
     elif young is not None:

@@ -161,6 +161,6 @@ def runtime_roots(runtime: Any) -> list[tuple[str, Any]]:
         ("prober", runtime.prober),
         ("listeners (metrics, probes)", runtime._listeners),
     ]
-    metrics = [o for o in gc.get_objects() if type(o).__module__.startswith("fleet.metrics")]
+    metrics = [o for o in gc.get_objects() if type(o).__module__.startswith("exporter")]
     roots.append(("metrics objects (gc-found)", metrics))
     return roots

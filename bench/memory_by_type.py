@@ -41,8 +41,8 @@ from memory_account import _SKIP, _own_bytes, walk
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
-from fleet.config import Config
-from fleet.metrics.text import ExpositionRenderer
+from exporter.text import ExpositionRenderer
+from gpufleet.config import Config
 
 T0 = 1.8e9
 MIB = 1 << 20

@@ -32,9 +32,9 @@ import gc, json, sys, time
 sys.path.insert(0, sys.argv[4])  # the tree first: ahead of the working directory ('' for -c)
 sys.path.append(sys.argv[2])
 from metrics_probe import snapshots
-from fleet.metrics.text import ExpositionRenderer
+from exporter.text import ExpositionRenderer
 count, ticks = int(sys.argv[1]), int(sys.argv[3])
-assert sys.modules["fleet.metrics.text"].__file__.startswith(sys.argv[4]), "not the tree"
+assert sys.modules["exporter.text"].__file__.startswith(sys.argv[4]), "not the tree"
 snaps = snapshots(count, ticks)
 gc.freeze()
 gc.set_threshold(20_000, *gc.get_threshold()[1:])

@@ -27,8 +27,8 @@ sys.path.append(str(Path(__file__).resolve().parent))  # metrics_probe, after th
 
 from metrics_probe import snapshots
 
-from fleet.metrics.blocks import EntityBlock
-from fleet.metrics.text import ExpositionRenderer
+from exporter.blocks import EntityBlock
+from exporter.text import ExpositionRenderer
 
 MiB = 2**20
 

@@ -47,11 +47,11 @@ from fleet_nodes import CannedNode
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
-from fleet.config import Config
-from fleet.metrics.server import MetricsServer
-from fleet.metrics.text import ExpositionRenderer
+from exporter.server import MetricsServer
+from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
+from gpufleet.config import Config
+from gpufleet.runtime import FleetRuntime
 
 T0 = 1.8e9
 

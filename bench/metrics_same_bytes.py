@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.fleet_states import state_ticks
-from fleet.metrics.text import ExpositionRenderer
+from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot, evolve
 from tests.metrics.bodies import without_scrape_duration
 from tests.metrics.fleets import fleet, troubled_fleet

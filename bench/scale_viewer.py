@@ -16,8 +16,8 @@ import resource
 import statistics
 from dataclasses import replace
 
-from fleet.cluster.board import ShardBoard, fleet_utilization
-from fleet.cluster.wire import ShardSummary, decode_summary, node_from_summary, summarize
+from cluster.board import ShardBoard, fleet_utilization
+from cluster.wire import ShardSummary, decode_summary, node_from_summary, summarize
 from fleet.model import FleetSnapshot, NodeSnapshot, UtilizationSummary
 from testkit.synthetic_history import snapshot as synthetic
 

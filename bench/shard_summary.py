@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # bench.fleet_states from a checkout
 
 from bench.fleet_states import state_ticks
-from fleet.cluster.wire import summarize
+from cluster.wire import summarize
 
 
 def main() -> None:

@@ -26,9 +26,9 @@ import threading
 import time
 from pathlib import Path
 
-from fleet.config import parse_config
-from fleet.metrics.text import render_exposition
-from fleet.runtime import FleetRuntime
+from exporter.text import render_exposition
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 from testkit.loopback.harness import fast_options
 from testkit.loopback.process import LoopbackProcess
 

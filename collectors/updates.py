@@ -22,7 +22,7 @@ NodeStatus = Literal[
     "host-key-mismatch",
     "agent-error",
     "protocol-error",
-    # Shown by a dashboard attached to shards (fleet.cluster) when the node's shard went
+    # Shown by a dashboard attached to shards (cluster) when the node's shard went
     # silent: nobody watches the node. Never a transport status, so not in NODE_STATUSES.
     "unmonitored",
 ]

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fleet.config.alerts_section import AlertsSection
 from fleet.event_log import LogEntry
+from fleet.settings.alerts_section import AlertsSection
 
 log = logging.getLogger(__name__)
 

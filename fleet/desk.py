@@ -10,23 +10,32 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from fleet.alerts import ACKS_FILE, Acknowledgement, Acknowledgements, AlertDispatcher
 from fleet.alerts import AlertListener as AlertListener
-from fleet.config.alerts_section import AlertsSection
-from fleet.event_log import LogEntry, SessionLog, merge_log, read_history_log
+from fleet.event_log import LogEntry, SessionLog, merge_log
 from fleet.model import FleetSnapshot
+from fleet.settings.alerts_section import AlertsSection
 
-if TYPE_CHECKING:
-    from fleet.history.transitions import TransitionJournal
+
+class RecordedLog(Protocol):
+    """The event log kept on disk (``history.desk_log.DeskHistory``): read back so the
+    log survives a restart, and written by the process that records history."""
+
+    def read(self, since: float, until: float) -> list[LogEntry]: ...
+
+    def add(self, entries: Sequence[LogEntry], t: float) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class OperatorDesk:
     """Event log, acknowledgements and alerts, fed one snapshot per tick.
 
-    With ``record`` (the process holds the history directory's recorder lock) the GPU,
-    port and connection transitions are written to the ``transitions`` table.
+    With ``history`` the log reads what was recorded before this process started, and
+    hands it the GPU, port and connection transitions (the recording process writes them
+    to the ``transitions`` table). ``data_dir`` keeps the acknowledgements.
     """
 
     def __init__(
@@ -35,25 +44,20 @@ class OperatorDesk:
         data_dir: Path | None = None,
         clock: Callable[[], float] = time.time,
         *,
-        record: bool = False,
+        history: RecordedLog | None = None,
     ) -> None:
         self.data_dir = data_dir
         self._clock = clock
         self.session = SessionLog()
         self.acks = Acknowledgements(data_dir / ACKS_FILE if data_dir is not None else None)
         self.alerts = AlertDispatcher(cfg or AlertsSection(), self.acks, clock)
-        self.journal: TransitionJournal | None = None
-        if record and data_dir is not None:
-            # Deferred: fleet.history imports fleet.facade, which imports this module.
-            from fleet.history.transitions import TransitionJournal
-
-            self.journal = TransitionJournal(data_dir)
+        self.history = history
 
     def observe(self, snapshot: FleetSnapshot) -> None:
         """Log what changed since the previous snapshot, record it, alert on what broke."""
         new = self.session.observe(snapshot)
-        if self.journal is not None:
-            self.journal.add(new, snapshot.taken_at)
+        if self.history is not None:
+            self.history.add(new, snapshot.taken_at)
         self.alerts.observe(new)
 
     def event_log(self, window_s: float) -> Sequence[LogEntry]:
@@ -62,7 +66,8 @@ class OperatorDesk:
         the UI thread."""
         now = self._clock()
         since = now - window_s
-        return merge_log(read_history_log(self.data_dir, since, now), self.session.since(since))
+        recorded = self.history.read(since, now) if self.history is not None else []
+        return merge_log(recorded, self.session.since(since))
 
     def acknowledge(self, node: str, gpu: int | None, note: str) -> Acknowledgement:
         """Mark ``node`` (or one of its GPUs) known bad: it stays visible, stops alerting."""
@@ -82,5 +87,5 @@ class OperatorDesk:
 
     def close(self) -> None:
         self.alerts.close()
-        if self.journal is not None:
-            self.journal.close()
+        if self.history is not None:
+            self.history.close()

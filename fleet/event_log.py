@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Literal
-
-import polars as pl
 
 from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortBrief
 
@@ -46,7 +42,7 @@ class LogEntry:
         return (int(self.t), self.node, self.kind, self.text)
 
 
-def _state_severity(state: str) -> Severity:
+def state_severity(state: str) -> Severity:
     return "good" if state == "up" else "bad"
 
 
@@ -63,74 +59,6 @@ def event_entry(event: EventRecord) -> LogEntry:
     text = f"{where}{event.kind}{code}" + (f": {event.detail}" if event.detail else "")
     severity: Severity = "bad" if event.kind in ("xid", "gpu_lost", "agent_fatal") else "warn"
     return LogEntry(event.t, event.node, event.kind, text, severity, event.gpu)
-
-
-# -- history ---------------------------------------------------------------------------------
-
-
-def _day(t: float) -> datetime:
-    return datetime.fromtimestamp(t, UTC)
-
-
-def read_history_log(data_dir: Path | None, since: float, until: float) -> list[LogEntry]:
-    """Node state changes, events and probe results recorded between ``since`` and
-    ``until`` (unix seconds), newest first. Unreadable files are skipped by the readers."""
-    # Deferred: fleet.history imports fleet.facade, which imports this module.
-    from fleet.history.layout import EVENTS, NODE_STATES, days_between, read_table
-    from fleet.history.transitions import read_transitions, transition_entries
-    from fleet.probe_history import read_probe_history
-
-    if data_dir is None or not data_dir.is_dir():
-        return []
-    days = list(days_between(_day(since).date(), _day(until).date()))
-    entries: list[LogEntry] = []
-    entries.extend(_state_entries(read_table(data_dir, NODE_STATES, days), since, until))
-    entries.extend(_event_entries(read_table(data_dir, EVENTS, days), since, until))
-    entries.extend(transition_entries(read_transitions(data_dir, days), since, until))
-    if (data_dir / "probes").is_dir():
-        entries.extend(_probe_entries(read_probe_history(data_dir, since=since), since, until))
-    entries.sort(key=lambda e: e.t, reverse=True)
-    return entries
-
-
-def _window(frame: pl.DataFrame, column: str, since: float, until: float) -> pl.DataFrame:
-    ms = pl.col(column).dt.epoch("ms")
-    return frame.filter((ms >= since * 1000) & (ms <= until * 1000))
-
-
-def _state_entries(frame: pl.DataFrame, since: float, until: float) -> Iterable[LogEntry]:
-    for row in _window(frame, "start", since, until).iter_rows(named=True):
-        state, reasons = row["state"], row["reasons"] or []
-        text = f"node {state}" + (f": {'; '.join(reasons)}" if reasons else "")
-        t = row["start"].timestamp()
-        yield LogEntry(t, row["node"], state, text, _state_severity(state), verdict=state)
-
-
-def _event_entries(frame: pl.DataFrame, since: float, until: float) -> Iterable[LogEntry]:
-    for row in _window(frame, "ts", since, until).iter_rows(named=True):
-        record = EventRecord(
-            row["ts"].timestamp(),
-            row["node"],
-            row["kind"],
-            row["gpu"],
-            row["uuid"],
-            row["code"],
-            row["detail"] or "",
-        )
-        yield event_entry(record)
-
-
-def _probe_entries(frame: pl.DataFrame, since: float, until: float) -> Iterable[LogEntry]:
-    if frame.is_empty():
-        return
-    judged = _window(frame, "ts", since, until).filter(pl.col("gpu").is_not_null())
-    runs = judged.group_by("ts", "node", "suite", "gpu").agg(pl.col("gpu_verdict").first())
-    for row in runs.sort("ts").iter_rows(named=True):
-        verdict = row["gpu_verdict"] or "unjudged"
-        text = f"GPU {row['gpu']}: probe {row['suite']}: {verdict}"
-        severity: Severity = "good" if verdict == "pass" else "bad" if verdict == "fail" else "warn"
-        t = row["ts"].timestamp()
-        yield LogEntry(t, row["node"], "probe", text, severity, row["gpu"], verdict)
 
 
 # -- this session ----------------------------------------------------------------------------
@@ -150,7 +78,7 @@ class SessionLog:
             text = f"node {transition.state}"
             if transition.reasons:
                 text += ": " + "; ".join(transition.reasons)
-            severity = _state_severity(transition.state)
+            severity = state_severity(transition.state)
             new.append(
                 LogEntry(
                     transition.at,

@@ -1,7 +1,7 @@
 """The one door from the terminal UI into the domain.
 
 ``tui/`` imports this module (and ``fleet.model``) and nothing else of the fleet.
-``fleet.runtime.FleetRuntime`` implements :class:`FleetFacade` for a real or
+``gpufleet.runtime.FleetRuntime`` implements :class:`FleetFacade` for a real or
 simulated fleet; tests may pass any object with the same shape.
 
 Two capabilities are optional (the dashboard asks with ``getattr``, so a facade that
@@ -20,9 +20,8 @@ lacks them, e.g. a remote one, still works):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from collectors.agent.fields import GPU_FIELDS
 from collectors.process_list import GpuProcess, ProcessListing
@@ -44,6 +43,7 @@ from fleet.model import (
     UtilizationSummary,
     Verdict,
 )
+from fleet.records import ExportRequest, GpuSeries, UtilizationPoint
 from probes.report import (
     GpuProbeVerdict,
     ProbeEvent,
@@ -90,36 +90,6 @@ __all__ = [
     "event_entry",
     "merge_log",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class UtilizationPoint:
-    """Fleet utilization for one minute and its rolling average over the chosen window."""
-
-    ts: float  # minute start, unix seconds UTC
-    util: float  # mean GPU utilization of the fleet in that minute, percent
-    rolling: float  # rolling mean over the window ending at ts, percent
-
-
-@dataclass(frozen=True, slots=True)
-class GpuSeries:
-    """Recent full-resolution values of one GPU for sparklines (oldest first)."""
-
-    util: tuple[float | None, ...]
-    power_w: tuple[float | None, ...]
-    temp_c: tuple[float | None, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ExportRequest:
-    """What the export dialog asks for (see ``gpufleet export``)."""
-
-    path: Path
-    since: str = "7d"  # "7d", "24h" or an ISO date
-    until: str | None = None
-    level: Literal["gpu", "node", "fleet"] = "node"
-    resolution: Literal["1m", "1h", "1d"] = "1h"
-    format: Literal["parquet", "csv", "json"] = "csv"
 
 
 SnapshotListener = Callable[[FleetSnapshot], None]

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.bus import BusError
+from cluster.attach import AttachedFleet
+from cluster.bus import BusError
 from fleet.model import FleetSnapshot
 from gpufleet.session import fail, wait_for_signal
 

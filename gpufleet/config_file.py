@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fleet.config import Config, ConfigError, MissingConfigError, load_config
+from gpufleet.config import Config, ConfigError, MissingConfigError, load_config
 from gpufleet.invocation import command_line
 
 
 def read_config(path: Path, *, given: bool = True) -> Config:
-    """:func:`fleet.config.load_config`, but a missing file's error says how to write one.
+    """:func:`gpufleet.config.load_config`, but a missing file's error says how to write one.
 
     Args:
         path: the configuration file.

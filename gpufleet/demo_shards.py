@@ -16,13 +16,13 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from cluster.attach import AttachedFleet
+from cluster.natsd import LocalNats, NatsServerError, start_nats_server
 from collectors.demo import DemoFleet
-from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.natsd import LocalNats, NatsServerError, start_nats_server
-from fleet.cluster.shard import write_targets_file
 from gpufleet.attach import watch_attached
 from gpufleet.invocation import command_line
 from gpufleet.session import fail
+from gpufleet.shard import write_targets_file
 
 SHARD_STOP_S = 20.0
 

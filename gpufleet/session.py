@@ -18,10 +18,10 @@ import platformdirs
 
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
-from fleet.config import Config, ConfigError, default_config_path
-from fleet.runtime import FleetRuntime
-from fleet.targets import options_from_config, targets_from_config
+from gpufleet.config import Config, ConfigError, default_config_path
 from gpufleet.config_file import read_config
+from gpufleet.runtime import FleetRuntime
+from gpufleet.targets import options_from_config, targets_from_config
 
 
 def default_data_dir() -> Path:
@@ -58,7 +58,7 @@ async def running(runtime: FleetRuntime, metrics_addr: str | None) -> AsyncItera
     await runtime.start()
     try:
         if metrics_addr:
-            from fleet.metrics.endpoint import start_metrics_endpoint
+            from exporter.endpoint import start_metrics_endpoint
 
             server = await start_metrics_endpoint(
                 metrics_addr, runtime, gzip=runtime.config.metrics.gzip

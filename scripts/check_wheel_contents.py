@@ -19,7 +19,7 @@ TEST_SUPPORT = ("testkit", "tests")
 # Where test doubles used to sit inside the product (moved to testkit/ in #15).
 FORMER_HOMES = (
     "collectors/loopback/",
-    "fleet/history/synthetic.py",
+    "history/synthetic.py",
     "tui/demo_fleet.py",
     "tui/demo_source.py",
     "tui/preview.py",

@@ -1,7 +1,7 @@
 """``StaticFleet``: a small deterministic FleetFacade over snapshots you hand it.
 
 It is what previews, SVG snapshots, Pilot tests and the benchmark use; the real
-fleet is ``fleet.runtime.FleetRuntime``. ``push`` delivers a new snapshot to the
+fleet is ``gpufleet.runtime.FleetRuntime``. ``push`` delivers a new snapshot to the
 subscribers the way the runtime does (on the event loop). ``export`` really writes
 a CSV of the per-node utilization it holds.
 """
@@ -25,6 +25,7 @@ from fleet.facade import (
     Suite,
     UtilizationPoint,
 )
+from history.desk_log import DeskHistory
 
 Listener = Callable[[FleetSnapshot], None]
 
@@ -50,7 +51,11 @@ class StaticFleet:
         self._export_error = export_error
         self._series_error = series_error
         # The desk's clock is the fleet's: the latest snapshot's time (deterministic tests).
-        self.desk: OperatorDesk | None = OperatorDesk(data_dir=data_dir, clock=self._now)
+        self.desk: OperatorDesk | None = OperatorDesk(
+            data_dir=data_dir,
+            clock=self._now,
+            history=DeskHistory(data_dir) if data_dir is not None else None,
+        )
         for snapshot in self.snapshots:
             self.desk.observe(snapshot)  # the desk was just made
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from collectors.sim.kinds import KINDS
+
 _DURATION = re.compile(r"^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$|^\d+(?:\.\d+)?$")
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -99,8 +101,6 @@ def _ib_rate(value: Any, key: str) -> str:
 
 
 def _kinds(value: Any, key: str) -> tuple[str, ...]:
-    from collectors.sim.scenario import KINDS  # late: scenario imports this module
-
     if not isinstance(value, list) or not value:
         raise ValueError(f"{key} must be a non-empty list of fault kinds")
     for kind in value:

@@ -20,25 +20,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from collectors.sim.kinds import GPU_KINDS as GPU_KINDS
+from collectors.sim.kinds import KINDS as KINDS
+from collectors.sim.kinds import NODE_KINDS as NODE_KINDS
+from collectors.sim.kinds import PORT_KINDS as PORT_KINDS
 from collectors.sim.params import normalize_params, seconds_of
-
-GPU_KINDS = frozenset(
-    {
-        "xid79",
-        "ecc_dbe",
-        "row_remap_pending",
-        "row_remap_failure",
-        "nvlink_crc_storm",
-        "nvlink_down",
-        "thermal_slowdown",
-        "slow_gpu",
-        "sdc",
-        "gpu_missing",
-    }
-)
-PORT_KINDS = frozenset({"ib_link_down", "ib_symbol_errors", "ib_degraded_rate"})
-NODE_KINDS = frozenset({"agent_crash", "node_unreachable", "recover"})
-KINDS = GPU_KINDS | PORT_KINDS | NODE_KINDS
 
 _NODE_NAME = re.compile(r"^node-(\d{3,})$")
 _COMMON_KEYS = frozenset({"kind", "node", "gpu", "port", "at", "until"})

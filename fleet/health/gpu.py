@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from fleet.config.health_section import HealthSection
 from fleet.health.facts import GpuFacts, Judgement, XidMark
 from fleet.model import VERDICT_RANK, Verdict
+from fleet.settings.health_section import HealthSection
 from fleet.xid import SOLO_WINDOW_S, SOLO_XID, describe
 
 Finding = tuple[Verdict, str, float]  # verdict, reason, until

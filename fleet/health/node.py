@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from collectors.updates import NodeStatus
-from fleet.config.health_section import HealthSection
 from fleet.health.facts import Judgement
 from fleet.health.gpu import NEVER
 from fleet.model import NodeState, Verdict
+from fleet.settings.health_section import HealthSection
 
 UNREACHABLE_STATUSES: frozenset[NodeStatus] = frozenset(
     ("unreachable", "auth-failed", "host-key-mismatch", "agent-error", "protocol-error")

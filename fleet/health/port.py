@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fleet.config.health_section import HealthSection
 from fleet.health.facts import Judgement, PortFacts
 from fleet.health.gpu import NEVER, Finding, summarize
+from fleet.settings.health_section import HealthSection
 
 
 def judge_port(

@@ -10,7 +10,6 @@ import math
 from operator import is_
 from typing import Any
 
-from fleet.config.health_section import HealthSection
 from fleet.health import (
     GpuVerdictView,
     Judgement,
@@ -21,6 +20,7 @@ from fleet.health import (
     node_status_view,
 )
 from fleet.model import PENDING, VERDICT_RANK, NodeSnapshot, NodeTransition
+from fleet.settings.health_section import HealthSection
 from fleet.state.build import Steady, port_static, steady_of
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from collectors.protocol import Bye, Error, Event, Hello, Sample
 from collectors.updates import CONNECTED_STATUSES, NodeMessage, NodeUpdate
-from fleet.config.health_section import HealthSection
 from fleet.model import (
     EventRecord,
     FleetSnapshot,
@@ -14,6 +13,7 @@ from fleet.model import (
     NodeTransition,
     UtilizationSummary,
 )
+from fleet.settings.health_section import HealthSection
 from fleet.state.assemble import refresh
 from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
@@ -51,7 +51,7 @@ class FleetState:
         self.judged = 0
         self.restamped = 0
         # Connections that were up and ended (a node went from streaming or stale to
-        # anything else), since the start: see fleet.runtime.HeapFreezer.
+        # anything else), since the start: see gpufleet.runtime.HeapFreezer.
         self.connections_ended = 0
 
     @property

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from collectors.protocol import GpuInfo, Value
-from fleet.config.health_section import HealthSection
 from fleet.counters import Counter
 from fleet.health import GpuFacts, XidMark, judge_gpu
 from fleet.model import GpuBrief, Verdict
+from fleet.settings.health_section import HealthSection
 from fleet.state.layout import FieldIndex, Row, pick, pick_flag, pick_int
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ import numpy as np
 
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample, Value
 from collectors.updates import NodeStatus, NodeStatusChange
-from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView, NodeJudgement
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
+from fleet.settings.health_section import HealthSection
 from fleet.state.build import Steady
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from collectors.agent.fields import counter_bits
-from fleet.config.health_section import HealthSection
 from fleet.counters import ceiling
+from fleet.settings.health_section import HealthSection
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port_batch import RowBatch, RowPlan
 from fleet.state.port_tick import PortFrozen

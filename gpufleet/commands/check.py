@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cluster.shards import format_assignment, parse_shard
 from collectors.bundle import agent_zipapp_bytes
 from collectors.ssh.check import NodeCheck, check_node
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
-from fleet.cluster.shards import format_assignment, parse_shard
-from fleet.config import ConfigError
+from gpufleet.config import ConfigError
 from gpufleet.session import fail, load_fleet
 
 

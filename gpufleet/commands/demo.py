@@ -13,11 +13,11 @@ from typing import Any
 
 from collectors.demo import start_demo_fleet
 from collectors.sim.scenario import ScenarioError, load_scenario
-from fleet.config import Config, parse_config
 from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
+from gpufleet.config import Config, parse_config
 from gpufleet.demo_load import load_warning
 from gpufleet.invocation import command_line
+from gpufleet.runtime import FleetRuntime
 from gpufleet.session import fail, run_dashboard, running, wait_for_signal
 
 

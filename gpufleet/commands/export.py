@@ -37,12 +37,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fleet.cluster.history import history_root
-    from fleet.config import ConfigError
-    from fleet.config.history_section import HistorySection, parse_duration
-    from fleet.export import export_history
+    from cluster.history import history_root
     from fleet.facade import ExportRequest
+    from gpufleet.config import ConfigError
     from gpufleet.config_file import read_config
+    from history.section import HistorySection, parse_duration
+    from ledger.export import export_history
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet export: %(message)s")
     try:

@@ -1,7 +1,7 @@
 """``gpufleet init HOST...``: write a commented starter configuration for these hosts.
 
 Every table and key of the configuration is written with its documentation (the
-field docstrings of ``fleet.config``, the same text as ``gpufleet help config``)
+field docstrings of ``gpufleet.config``, the same text as ``gpufleet help config``)
 and its default, commented out; only ``[fleet] hosts`` is set. The result is
 checked by the same loader every command uses before it is written.
 """
@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from fleet.config import Config, ConfigError, default_config_path, parse_config
+from gpufleet.config import Config, ConfigError, default_config_path, parse_config
 from gpufleet.invocation import command_line
 from gpufleet.session import fail
 

@@ -18,9 +18,9 @@ import sys
 from typing import Any, TextIO
 
 from collectors.ssh import NodeTarget, SshOptions, connect_node
-from fleet.config import ConfigError
-from fleet.probe_history import record_probe_report
+from gpufleet.config import ConfigError
 from gpufleet.session import add_fleet_arguments, default_data_dir, fail, load_fleet
+from history.probes import record_probe_report
 from probes.command import validate_gpu_selection
 from probes.render import progress_line, report_dict, report_text
 from probes.report import ProbeEvent, ProbeFailure, ProbeProgress, ProbeReport, Suite

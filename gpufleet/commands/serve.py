@@ -17,13 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleet.cluster.shard import read_targets_file, shard_config, shard_data_dir, shard_targets
-from fleet.cluster.shards import ShardSpec, parse_shard
-from fleet.config import ConfigError, default_config_path
-from fleet.metrics.addr import parse_addr
-from fleet.metrics.web_config import WebConfig, WebConfigError, load_web_config
+from cluster.shards import ShardSpec, parse_shard
+from exporter.addr import parse_addr
+from exporter.web_config import WebConfig, WebConfigError, load_web_config
 from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
+from gpufleet.config import ConfigError, default_config_path
+from gpufleet.runtime import FleetRuntime
 from gpufleet.session import (
     add_fleet_arguments,
     default_data_dir,
@@ -31,9 +30,10 @@ from gpufleet.session import (
     load_fleet,
     wait_for_signal,
 )
+from gpufleet.shard import read_targets_file, shard_config, shard_data_dir, shard_targets
 
 if TYPE_CHECKING:
-    from fleet.cluster.publisher import ShardPublisher
+    from cluster.publisher import ShardPublisher
 
 log = logging.getLogger("gpufleet.serve")
 
@@ -98,8 +98,8 @@ def run(args: argparse.Namespace) -> int:
     publisher = None
     nats_url = args.nats_url or config.cluster.nats_url
     if nats_url:
-        from fleet.cluster.publisher import ShardPublisher
-        from fleet.cluster.remote_export import ShardHistoryFiles
+        from cluster.publisher import ShardPublisher
+        from cluster.remote_export import ShardHistoryFiles
 
         publisher = ShardPublisher(
             runtime,
@@ -131,8 +131,8 @@ async def serve(
 ) -> int:
     """Serve ``runtime`` on ``addr`` until a signal; 0 after a clean stop, 1 if ``addr`` or
     NATS fails. ``publisher`` puts the fleet on NATS (a shard of a larger fleet)."""
-    from fleet.cluster.bus import BusError
-    from fleet.metrics.endpoint import start_metrics_endpoint
+    from cluster.bus import BusError
+    from exporter.endpoint import start_metrics_endpoint
 
     started = time.monotonic()
     try:

@@ -44,11 +44,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fleet.cluster.history import history_root
-    from fleet.config import ConfigError, default_config_path
-    from fleet.sla.render import render_html, render_markdown
-    from fleet.sla.report import build_report, to_json
+    from cluster.history import history_root
+    from gpufleet.config import ConfigError, default_config_path
     from gpufleet.config_file import read_config
+    from ledger.sla.render import render_html, render_markdown
+    from ledger.sla.report import build_report, to_json
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet sla: %(message)s")
     config_path = args.config or default_config_path()
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         names = None
         if args.bundle is not None:  # evidence from every shard's folder too
-            from fleet.sla.bundle import write_bundle
+            from ledger.sla.bundle import write_bundle
 
             names = write_bundle(report, root, args.bundle)
     if args.format == "json":

@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from fleet.config import ConfigError
-from fleet.runtime import FleetRuntime
+from gpufleet.config import ConfigError
 from gpufleet.config_file import read_config
+from gpufleet.runtime import FleetRuntime
 from gpufleet.session import (
     add_fleet_arguments,
     default_data_dir,
@@ -69,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_attached(args: argparse.Namespace) -> int:
-    from fleet.cluster.attach import AttachedFleet
-    from fleet.cluster.shards import STALE_INTERVALS
+    from cluster.attach import AttachedFleet
+    from cluster.shards import STALE_INTERVALS
     from gpufleet.attach import watch_attached
 
     if not args.attach.startswith(("nats://", "tls://")):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from collectors.protocol import Hello, Message, Sample, decode_line
 from collectors.updates import NodeMessage
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state.fleet import FleetState
 from fleet.state.node import NodeSpec
 

@@ -23,7 +23,7 @@ import msgspec
 from collectors.agent.fields import NIC_FIELDS, PORT_FIELDS
 from collectors.agent.sysfs import IbPort, discover_nics, discover_ports
 from collectors.protocol import Hello
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from tests.fleet.feed import NodeFeed, start
 

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from fleet.alerts import Acknowledgements, AlertDispatcher
-from fleet.config.alerts_section import AlertsSection
-from fleet.config.history_section import HistorySection
 from fleet.desk import OperatorDesk
-from fleet.event_log import LogEntry, SessionLog, merge_log, read_history_log
-from fleet.history import HistoryRecorder
+from fleet.event_log import LogEntry, SessionLog, merge_log
 from fleet.model import EventRecord, FleetSnapshot, NodeTransition
+from fleet.settings.alerts_section import AlertsSection
+from history import HistoryRecorder
+from history.desk_log import DeskHistory, read_history_log
+from history.section import HistorySection
 from testkit.snapshots import T0, demo_snapshot, lose_gpu, probe_flag
 
 
@@ -60,7 +61,7 @@ def test_history_log_survives_a_restart(tmp_path: Path) -> None:
     recorder.record(broken)
     recorder.close()
     # A new process: nothing in its session, everything from history.
-    desk = OperatorDesk(data_dir=tmp_path, clock=lambda: T0 + 300)
+    desk = OperatorDesk(data_dir=tmp_path, clock=lambda: T0 + 300, history=DeskHistory(tmp_path))
     entries = desk.event_log(3_600)
     texts = [e.text for e in entries]
     assert any(e.kind == "broken" and "GPU 5 lost" in e.text for e in entries), texts

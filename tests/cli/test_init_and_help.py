@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fleet.config import Config, load_config, parse_config
 from gpufleet.cli import main
 from gpufleet.commands.init import starter_config
+from gpufleet.config import Config, load_config, parse_config
 
 
 def test_init_writes_a_config_for_the_hosts(

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.config import parse_config
 from gpufleet.cli import COMMANDS, build_parser, main
+from gpufleet.config import parse_config
 from gpufleet.docs import shipped_files, topics
 from tui.panels import sla_markup
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from cluster.natsd import LocalNats, start_nats_server
+from cluster.publisher import ShardPublisher
+from cluster.remote_export import ShardHistoryFiles
+from cluster.shards import ShardSpec
 from collectors.ssh.target import NodeTarget
-from fleet.cluster.natsd import LocalNats, start_nats_server
-from fleet.cluster.publisher import ShardPublisher
-from fleet.cluster.remote_export import ShardHistoryFiles
-from fleet.cluster.shard import shard_config, shard_data_dir, shard_targets
-from fleet.cluster.shards import ShardSpec
-from fleet.config import Config, parse_config
-from fleet.runtime import FleetRuntime
+from gpufleet.config import Config, parse_config
+from gpufleet.runtime import FleetRuntime
+from gpufleet.shard import shard_config, shard_data_dir, shard_targets
 from testkit.loopback.fleet import LoopbackFleet
 
 INTERVAL = 0.5

@@ -9,10 +9,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from fleet.cluster.shards import ShardSpec
-from fleet.config.history_section import HistorySection
-from fleet.history import HistoryRecorder
+from cluster.shards import ShardSpec
 from fleet.model import FleetSnapshot, NodeState, NodeTransition
+from history import HistoryRecorder
+from history.section import HistorySection
 from testkit.synthetic_history import node_name
 from testkit.synthetic_history import snapshot as synthetic
 
@@ -72,9 +72,9 @@ def record_then_die(data_dir: Path, ticks: int, spec: ShardSpec) -> None:
     code = (
         "import os, signal, sys; from pathlib import Path\n"
         "from tests.cluster.recorded import T0, fleet_ticks, only\n"
-        "from fleet.cluster.shards import ShardSpec\n"
-        "from fleet.config.history_section import HistorySection\n"
-        "from fleet.history import HistoryRecorder\n"
+        "from cluster.shards import ShardSpec\n"
+        "from history.section import HistorySection\n"
+        "from history import HistoryRecorder\n"
         "spec = ShardSpec(int(sys.argv[2]), int(sys.argv[3]))\n"
         "now = [T0]\n"
         "recorder = HistoryRecorder(Path(sys.argv[1]), HistorySection(), clock=lambda: now[0])\n"

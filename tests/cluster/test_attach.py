@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from fleet.cluster.attach import AttachedFleet
+from cluster.attach import AttachedFleet
 from fleet.model import FleetSnapshot
 from tests.cluster.conftest import EXPECTED_STATE, INTERVAL, ShardedFleet
 from tests.tui.pilot_helpers import SIZE, wait_for

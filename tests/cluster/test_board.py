@@ -7,8 +7,8 @@ from dataclasses import replace
 import msgspec
 import pytest
 
-from fleet.cluster.board import ShardBoard, fleet_utilization
-from fleet.cluster.wire import (
+from cluster.board import ShardBoard, fleet_utilization
+from cluster.wire import (
     ShardEvents,
     decode_events,
     decode_node,

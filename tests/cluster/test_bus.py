@@ -7,10 +7,10 @@ import time
 import nats
 import pytest
 
-from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.natsd import LocalNats
-from fleet.cluster.publisher import ShardPublisher
-from fleet.cluster.shards import ShardSpec
+from cluster.attach import AttachedFleet
+from cluster.natsd import LocalNats
+from cluster.publisher import ShardPublisher
+from cluster.shards import ShardSpec
 from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, NodeTransition
 from testkit.static_fleet import StaticFleet
 from tests.runtime.waits import wait_until

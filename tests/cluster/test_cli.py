@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from collectors.ssh.target import NodeTarget
-from fleet.cluster.shard import read_targets_file, write_targets_file
-from fleet.config.reference import key_table
 from gpufleet.cli import main
+from gpufleet.config.reference import key_table
+from gpufleet.shard import read_targets_file, write_targets_file
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scale-out.md"
 

@@ -9,24 +9,24 @@ import msgspec
 import nats.errors
 import pytest
 
-from fleet.cluster.chunked import ChunkError, ChunkStore, fetch_chunked
-from fleet.cluster.fleet_sla import (
+from cluster.chunked import ChunkError, ChunkStore, fetch_chunked
+from cluster.fleet_sla import (
     FleetSla,
     LedgerRequest,
     decode_ledger,
     ledger_request,
     shard_ledger,
 )
-from fleet.cluster.history import history_root, shard_dirs
-from fleet.cluster.shard import shard_data_dir
-from fleet.cluster.shards import ShardSpec
-from fleet.cluster.wire import encode
-from fleet.config import parse_config
-from fleet.config.sla_section import SlaSection
-from fleet.history.ledger import LedgerInputs, load_ledger
-from fleet.history.states import StateInterval
-from fleet.sla.period import month_period
-from fleet.sla.summary import sla_summary
+from cluster.history import history_root, shard_dirs
+from cluster.shards import ShardSpec
+from cluster.wire import encode
+from gpufleet.config import parse_config
+from gpufleet.shard import shard_data_dir
+from history.ledger import LedgerInputs, load_ledger
+from history.states import StateInterval
+from ledger.sla.period import month_period
+from ledger.sla.section import SlaSection
+from ledger.sla.summary import sla_summary
 from tests.cluster.recorded import T0, fleet_ticks, record
 
 

@@ -8,17 +8,17 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.history import history_root, shard_dirs
-from fleet.cluster.natsd import LocalNats
-from fleet.cluster.shard import shard_data_dir
-from fleet.cluster.shards import ShardSpec
-from fleet.config import parse_config
-from fleet.export import export_history
+from cluster.attach import AttachedFleet
+from cluster.history import history_root, shard_dirs
+from cluster.natsd import LocalNats
+from cluster.shards import ShardSpec
 from fleet.facade import ExportRequest
-from fleet.runtime import FleetRuntime
-from fleet.sla.report import build_report, to_json
 from gpufleet.cli import main
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
+from gpufleet.shard import shard_data_dir
+from ledger.export import export_history
+from ledger.sla.report import build_report, to_json
 from testkit.loopback.fleet import LoopbackFleet
 from testkit.synthetic_history import node_name
 from tests.cluster.conftest import (

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from fleet.cluster.history import history_root
-from fleet.cluster.node_coverage import ShardHistory, intervals_across_shards, node_gaps
-from fleet.cluster.shard import shard_data_dir
-from fleet.cluster.shards import ShardSpec
-from fleet.config import parse_config
-from fleet.history.states import StateInterval
-from fleet.sla.report import build_report, to_json
+from cluster.history import history_root
+from cluster.node_coverage import ShardHistory, intervals_across_shards, node_gaps
+from cluster.shards import ShardSpec
 from gpufleet.cli import main
+from gpufleet.config import parse_config
+from gpufleet.shard import shard_data_dir
+from history.states import StateInterval
+from ledger.sla.report import build_report, to_json
 from testkit.synthetic_history import node_name
 from tests.cluster.recorded import T0, fleet_ticks, record, record_then_die
 

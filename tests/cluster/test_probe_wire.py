@@ -7,14 +7,14 @@ import asyncio
 import msgspec
 import pytest
 
-from fleet.cluster.fleet_sla import LedgerRequest
-from fleet.cluster.probe_wire import (
+from cluster.fleet_sla import LedgerRequest
+from cluster.probe_wire import (
     ProbeRequest,
     ProgressForwarder,
     decode_probe_event,
     encode_probe_event,
 )
-from fleet.cluster.remote_export import ExportAsk
+from cluster.remote_export import ExportAsk
 from probes.report import ProbeEvent, ProbeFailure, ProbeMeasurement, ProbeProgress
 
 EVENTS: list[ProbeEvent] = [

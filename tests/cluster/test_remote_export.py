@@ -9,23 +9,23 @@ from typing import Any
 import polars as pl
 import pytest
 
-from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.chunked import ChunkStore
-from fleet.cluster.history import history_root
-from fleet.cluster.natsd import LocalNats
-from fleet.cluster.publisher import ShardPublisher
-from fleet.cluster.remote_export import (
+from cluster.attach import AttachedFleet
+from cluster.chunked import ChunkStore
+from cluster.history import history_root
+from cluster.natsd import LocalNats
+from cluster.publisher import ShardPublisher
+from cluster.remote_export import (
     ExportAsk,
     ExportPart,
     ShardHistoryFiles,
     fetch_export_parts,
     shard_export_part,
 )
-from fleet.cluster.shard import shard_data_dir
-from fleet.cluster.shards import ShardSpec
-from fleet.cluster.wire import encode
-from fleet.export import export_history
+from cluster.shards import ShardSpec
+from cluster.wire import encode
 from fleet.facade import ExportRequest
+from gpufleet.shard import shard_data_dir
+from ledger.export import export_history
 from testkit.static_fleet import StaticFleet
 from tests.cluster.recorded import fleet_ticks, only, record
 from tests.runtime.waits import wait_until

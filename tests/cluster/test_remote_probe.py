@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from fleet.cluster.attach import AttachedFleet
-from fleet.cluster.natsd import LocalNats
-from fleet.cluster.shard import write_targets_file
+from cluster.attach import AttachedFleet
+from cluster.natsd import LocalNats
 from gpufleet.demo_shards import shard_processes
+from gpufleet.shard import write_targets_file
 from testkit.loopback.fleet import LoopbackFleet
 from tests.tui.pilot_helpers import SIZE, wait_for
 from tui.app import build_app

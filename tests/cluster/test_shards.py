@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cluster.shards import ShardSpec, assign, format_assignment, owner, parse_shard
 from collectors.ssh.target import NodeTarget
-from fleet.cluster.shard import shard_data_dir, shard_targets
-from fleet.cluster.shards import ShardSpec, assign, format_assignment, owner, parse_shard
-from fleet.config import ConfigError, parse_config
+from gpufleet.config import ConfigError, parse_config
+from gpufleet.shard import shard_data_dir, shard_targets
 
 HOSTS = [f"gpu-{i:05d}" for i in range(1, 5001)]
 
@@ -45,9 +45,7 @@ def test_shares_are_balanced() -> None:
 
 def test_the_owner_is_the_same_in_every_process() -> None:
     # Shards and viewers are separate processes: str hash() salting must not matter.
-    code = (
-        "from fleet.cluster.shards import owner; print([owner(f'gpu-{i}', 7) for i in range(50)])"
-    )
+    code = "from cluster.shards import owner; print([owner(f'gpu-{i}', 7) for i in range(50)])"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == str([owner(f"gpu-{i}", 7) for i in range(50)]), out.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from bench.fleet_states import state_ticks
-from fleet.cluster.wire import decode_summary, summarize, summarize_node
+from cluster.wire import decode_summary, summarize, summarize_node
 from fleet.facade import FleetSnapshot
 from testkit.snapshots import T0
 from tests.tui.object_reads import ReadCounter

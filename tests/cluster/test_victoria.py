@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from fleet.metrics.endpoint import start_metrics_endpoint
+from exporter.endpoint import start_metrics_endpoint
 from tests.cluster.conftest import EXPECTED_STATE, ShardedFleet
 from tests.metrics.prom import listening, prometheus_command
 from tests.runtime.waits import wait_until, wait_until_async

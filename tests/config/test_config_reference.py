@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from fleet.config.reference import GENERATED, key_table, render
+from gpufleet.config.reference import GENERATED, key_table, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 
 
 def test_config_doc_matches_the_field_docstrings() -> None:
     text = DOC.read_text(encoding="utf-8")
-    assert render(text) == text, "run: python -m fleet.config.reference docs/config.md"
+    assert render(text) == text, "run: python -m gpufleet.config.reference docs/config.md"
 
 
 @pytest.mark.parametrize("section", GENERATED)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fleet.config.fleet_section import FleetSection, HostOverride
+from fleet.settings.fleet_section import FleetSection, HostOverride
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 

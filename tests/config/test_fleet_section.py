@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from collectors.ssh import KnownHostsDefault
-from fleet.config import ConfigError, load_config, parse_config
-from fleet.targets import options_from_config, targets_from_config
+from gpufleet.config import ConfigError, load_config, parse_config
+from gpufleet.targets import options_from_config, targets_from_config
 
 
 def _write(path: Path, text: str) -> Path:

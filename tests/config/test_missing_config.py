@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fleet.config import ConfigError, MissingConfigError, load_config
+from gpufleet.config import ConfigError, MissingConfigError, load_config
 
 
 def test_a_missing_file_is_a_missing_config_error_naming_it(tmp_path: Path) -> None:

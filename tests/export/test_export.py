@@ -12,11 +12,11 @@ from statistics import fmean
 import polars as pl
 import pytest
 
-from fleet.config.history_section import HistorySection
-from fleet.export import export_history, parse_time
 from fleet.facade import ExportRequest
-from fleet.history import HistoryRecorder
 from fleet.model import FleetSnapshot
+from history import HistoryRecorder
+from history.section import HistorySection
+from ledger.export import export_history, parse_time
 from testkit.synthetic_history import sample_util, snapshot
 
 T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()

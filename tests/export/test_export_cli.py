@@ -8,9 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fleet.config.history_section import HistorySection
-from fleet.history import HistoryRecorder
 from gpufleet.cli import main
+from history import HistoryRecorder
+from history.section import HistorySection
 from testkit.synthetic_history import snapshot
 
 T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()

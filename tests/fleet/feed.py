@@ -32,7 +32,7 @@ from collectors.protocol import (
     decode_line,
 )
 from collectors.updates import NodeMessage, NodeStatus, NodeStatusChange
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 
 V = PROTOCOL_VERSION

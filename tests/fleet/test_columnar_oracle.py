@@ -29,8 +29,8 @@ from collectors.agent.fields import (
 )
 from collectors.protocol import Event, GpuInfo, Hello, PortInfo, Sample, Value, decode_line
 from collectors.updates import NodeMessage, NodeStatusChange, NodeUpdate
-from fleet.config.health_section import HealthSection
 from fleet.model import FleetSnapshot, GpuBrief, PortBrief
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from tests.fleet.reference.fleet import FleetState as ReferenceState
 from tests.fleet.reference.node import NodeSpec as ReferenceSpec

@@ -89,7 +89,7 @@ def test_a_counter_beyond_float_range_reads_as_missing_for_its_port_only() -> No
 
 
 def test_a_detached_node_carries_its_objects_and_encodes_for_the_bus() -> None:
-    from fleet.cluster.wire import decode_node, encode
+    from cluster.wire import decode_node, encode
 
     feed = NodeFeed()
     state = started_fleet(feed)

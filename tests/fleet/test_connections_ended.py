@@ -1,9 +1,9 @@
 """FleetState counts connections that were up and ended: the heap freezer's cue to thaw
-(fleet.runtime.HeapFreezer), so what counts must be exactly the ends of live links."""
+(gpufleet.runtime.HeapFreezer), so what counts must be exactly the ends of live links."""
 
 from __future__ import annotations
 
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from tests.fleet.feed import NodeFeed, start
 

@@ -22,8 +22,8 @@ from collectors.agent.main import run
 from collectors.agent.wire import Writer
 from collectors.protocol import decode_line
 from collectors.updates import NodeMessage, NodeStatusChange
-from fleet.config.health_section import HealthSection
 from fleet.model import FleetSnapshot, NodeTransition
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from tests.agent.sim_clock import WALL_START, SimClock
 

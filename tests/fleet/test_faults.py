@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fleet.config.health_section import HealthSection
 from fleet.model import GpuSnapshot, NodeSnapshot, PortSnapshot
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from tests.fleet.feed import NodeFeed, start
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from fleet.config.health_section import HealthSection
 from fleet.health import GpuFacts, XidMark, judge_gpu
+from fleet.settings.health_section import HealthSection
 
 CFG = HealthSection()
 

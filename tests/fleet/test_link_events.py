@@ -8,10 +8,10 @@ from pathlib import Path
 
 import polars as pl
 
-from fleet.config.history_section import HistorySection
-from fleet.history import HistoryRecorder
 from fleet.link_events import LinkEventDiffer
 from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
+from history import HistoryRecorder
+from history.section import HistorySection
 
 T0 = datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp()
 UP = PortSnapshot(

@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from collectors.updates import NodeStatus
-from fleet.config.health_section import HealthSection
 from fleet.health import GpuVerdictView, Judgement, NodeStatusView, judge_node, node_status_view
 from fleet.model import VERDICTS, Verdict
+from fleet.settings.health_section import HealthSection
 
 CFG = HealthSection()
 OK_PORT = Judgement("ok", (), math.inf)

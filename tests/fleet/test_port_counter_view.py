@@ -5,7 +5,7 @@ from __future__ import annotations
 from collectors.agent.fields import PORT_FIELDS, PROTOCOL_VERSION
 from collectors.protocol import Sample, Value, decode_line
 from collectors.updates import NodeMessage
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from testkit.loopback.canned import hello_line
 

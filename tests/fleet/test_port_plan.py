@@ -7,7 +7,7 @@ import pytest
 
 from collectors.agent.fields import NIC_FIELDS, PORT_FIELDS
 from collectors.protocol import Value
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state.layout import FieldIndex
 from fleet.state.port_batch import matrix_of
 from fleet.state.port_columns import PortColumns

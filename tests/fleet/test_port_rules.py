@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fleet.config.health_section import HealthSection
 from fleet.health import PortFacts, judge_port
+from fleet.settings.health_section import HealthSection
 
 CFG = HealthSection()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collectors.protocol import decode_line
 from collectors.updates import NodeMessage
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from testkit.loopback.canned import SampleMaker, hello_line
 

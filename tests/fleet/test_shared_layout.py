@@ -11,7 +11,7 @@ import msgspec
 
 from collectors.agent.fields import PORT_FIELDS
 from collectors.protocol import Hello, Sample, Value
-from fleet.config.health_section import HealthSection
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
 from fleet.state import layout as layout_module
 from fleet.state.layout import session_layout

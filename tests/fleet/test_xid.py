@@ -14,14 +14,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fleet.config.health_section import HealthSection
-from fleet.config.history_section import HistorySection
 from fleet.health import GpuFacts, XidMark, judge_gpu, xid_verdict
-from fleet.history import HistoryRecorder
 from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot
+from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState
 from fleet.xid import CATALOG, XID_RECENT_MAX, XidRepeatFilter, describe, xid_text
 from fleet.xid_catalog import ROWS, SOURCE_DATE, SOURCE_URL
+from history import HistoryRecorder
+from history.section import HistorySection
 from tests.fleet.feed import NodeFeed
 
 CFG = HealthSection()

@@ -14,11 +14,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fleet.config.history_section import HistorySection
-from fleet.history import HistoryRecorder
-from fleet.history.layout import COVERAGE, GPU_MINUTES, NODE_STATES, read_table, write_atomic
-from fleet.history.states import StateInterval, to_frame
 from fleet.model import EventRecord
+from history import HistoryRecorder
+from history.layout import COVERAGE, GPU_MINUTES, NODE_STATES, read_table, write_atomic
+from history.section import HistorySection
+from history.states import StateInterval, to_frame
 from testkit.synthetic_history import snapshot
 from tests.runtime.waits import wait_until_blocking
 
@@ -29,8 +29,8 @@ CHILD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from fleet.config.history_section import HistorySection
-    from fleet.history import HistoryRecorder
+    from history.section import HistorySection
+    from history import HistoryRecorder
     from testkit.synthetic_history import snapshot
     from fleet.model import EventRecord
 

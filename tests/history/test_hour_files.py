@@ -7,8 +7,8 @@ from pathlib import Path
 
 import polars as pl
 
-from fleet.history.layout import EVENTS, GPU_MINUTES, partition_files
-from fleet.history.store import HistoryStore
+from history.layout import EVENTS, GPU_MINUTES, partition_files
+from history.store import HistoryStore
 
 T0_MS = round(datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp() * 1000)
 GPUS = 30

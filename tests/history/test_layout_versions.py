@@ -9,13 +9,13 @@ from pathlib import Path
 
 import polars as pl
 
-from fleet.config.history_section import HistorySection
-from fleet.config.sla_section import SlaSection
-from fleet.history import HistoryRecorder
-from fleet.history.layout import COVERAGE, NODE_STATES, SCHEMAS, layout_version, write_atomic
-from fleet.history.ledger import load_ledger
-from fleet.history.states import StateInterval, to_frame
-from fleet.sla import sla_for_month
+from history import HistoryRecorder
+from history.layout import COVERAGE, NODE_STATES, SCHEMAS, layout_version, write_atomic
+from history.ledger import load_ledger
+from history.section import HistorySection
+from history.states import StateInterval, to_frame
+from ledger.sla import sla_for_month
+from ledger.sla.section import SlaSection
 from testkit.synthetic_history import snapshot
 
 T0 = datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp()

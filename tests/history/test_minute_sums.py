@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from fleet.history.series import FleetMinuteSeries, minute_sums
+from history.series import FleetMinuteSeries, minute_sums
 
 T0_MS = round(datetime(2026, 9, 10, 12, 0, tzinfo=UTC).timestamp() * 1000)
 

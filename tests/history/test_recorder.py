@@ -10,9 +10,9 @@ from statistics import fmean
 import numpy as np
 import polars as pl
 
-from fleet.config.history_section import HistorySection
-from fleet.history import HistoryRecorder
-from fleet.history.layout import GPU_MINUTES, read_table
+from history import HistoryRecorder
+from history.layout import GPU_MINUTES, read_table
+from history.section import HistorySection
 from testkit.synthetic_history import (
     node_name,
     sample_mem,

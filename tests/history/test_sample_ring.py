@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleet.history.ring import U8_NULL, Layout
-from fleet.history.sample_ring import RING_COLUMNS, SampleRing, ring_bytes
+from history.ring import U8_NULL, Layout
+from history.sample_ring import RING_COLUMNS, SampleRing, ring_bytes
 
 Values = dict[int, tuple[int, float, int]]  # key -> (util, power, temp) as stored
 

@@ -9,8 +9,9 @@ import duckdb
 
 from fleet.desk import OperatorDesk
 from fleet.event_log import LogEntry
-from fleet.history.transitions import TRANSITIONS, TransitionJournal, read_transitions
 from fleet.model import FleetSnapshot
+from history.desk_log import DeskHistory
+from history.transitions import TRANSITIONS, TransitionJournal, read_transitions
 from testkit.snapshots import T0, demo_snapshot, lose_gpu, port_down, unreachable
 from tests.runtime.waits import wait_until_blocking
 
@@ -34,7 +35,9 @@ def persisted(entries: list[LogEntry]) -> set[tuple[int, str, str, str]]:
 
 
 def test_a_new_process_reads_the_transitions_the_last_one_saw(tmp_path: Path) -> None:
-    desk = OperatorDesk(data_dir=tmp_path, clock=lambda: T0 + 120, record=True)
+    desk = OperatorDesk(
+        data_dir=tmp_path, clock=lambda: T0 + 120, history=DeskHistory(tmp_path, record=True)
+    )
     for snapshot in ticks():
         desk.observe(snapshot)
     seen = list(desk.session.entries)
@@ -42,7 +45,9 @@ def test_a_new_process_reads_the_transitions_the_last_one_saw(tmp_path: Path) ->
     kinds = {(e.kind, e.node) for e in seen}
     assert {("gpu", "node-0003"), ("port", "node-0001"), ("connection", "node-0002")} <= kinds
 
-    restarted = OperatorDesk(data_dir=tmp_path, clock=lambda: T0 + 300)
+    restarted = OperatorDesk(
+        data_dir=tmp_path, clock=lambda: T0 + 300, history=DeskHistory(tmp_path)
+    )
     log = restarted.event_log(3600)
     assert persisted(list(log)) == persisted(seen)
     gpu = next(e for e in log if e.kind == "gpu")
@@ -51,7 +56,9 @@ def test_a_new_process_reads_the_transitions_the_last_one_saw(tmp_path: Path) ->
 
 
 def test_duckdb_reads_the_table(tmp_path: Path) -> None:
-    desk = OperatorDesk(data_dir=tmp_path, clock=lambda: T0 + 120, record=True)
+    desk = OperatorDesk(
+        data_dir=tmp_path, clock=lambda: T0 + 120, history=DeskHistory(tmp_path, record=True)
+    )
     for snapshot in ticks():
         desk.observe(snapshot)
     desk.close()
@@ -81,7 +88,7 @@ def test_rows_are_on_disk_before_the_process_ends(tmp_path: Path) -> None:
 
 
 def test_a_process_that_does_not_record_writes_nothing(tmp_path: Path) -> None:
-    desk = OperatorDesk(data_dir=tmp_path, clock=lambda: T0 + 120)
+    desk = OperatorDesk(data_dir=tmp_path, clock=lambda: T0 + 120, history=DeskHistory(tmp_path))
     for snapshot in ticks():
         desk.observe(snapshot)
     desk.close()

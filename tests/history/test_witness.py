@@ -6,11 +6,11 @@ import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fleet.config.history_section import HistorySection
-from fleet.config.sla_section import SlaSection
-from fleet.history import HistoryRecorder
-from fleet.history.blindness import NETWORK_DOWN
-from fleet.sla import sla_for_month
+from history import HistoryRecorder
+from history.blindness import NETWORK_DOWN
+from history.section import HistorySection
+from ledger.sla import sla_for_month
+from ledger.sla.section import SlaSection
 from testkit.synthetic_history import snapshot
 from tests.runtime.waits import wait_until_blocking
 

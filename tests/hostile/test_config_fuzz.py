@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fleet.config import Config, ConfigError, load_config, parse_config
-from fleet.targets import options_from_config, targets_from_config
+from gpufleet.config import Config, ConfigError, load_config, parse_config
+from gpufleet.targets import options_from_config, targets_from_config
 
 VALID = b"""\
 [fleet]

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from collectors.inventory import InventoryError, expand_hosts, host_count_bound
-from fleet.config import ConfigError, load_config
 from gpufleet.cli import main
+from gpufleet.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

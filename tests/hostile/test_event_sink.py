@@ -13,10 +13,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fleet.config import parse_config
-from fleet.history import events as event_rows
-from fleet.history.recorder import HistoryRecorder
 from fleet.model import EventRecord, FleetSnapshot
+from gpufleet.config import parse_config
+from history import events as event_rows
+from history.recorder import HistoryRecorder
 
 NOW = time.time()
 GOOD = EventRecord(NOW, "gpu-001", "xid", 2, "GPU-1-2", 48, "XID 48: double-bit ECC error")

@@ -14,9 +14,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fleet.config import parse_config
 from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 from tests.hostile.agents import hostile_agent
 from tests.hostile.shellnode import options_with_agent, shell_fleet
 from tests.runtime.waits import wait_for_snapshot

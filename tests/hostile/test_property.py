@@ -21,10 +21,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.protocol import ProtocolError, decode_line
 from collectors.updates import NodeMessage, NodeStatusChange
-from fleet.config import parse_config
-from fleet.history.recorder import HistoryRecorder
-from fleet.metrics.text import render_exposition
+from exporter.text import render_exposition
 from fleet.state import FleetState, NodeSpec
+from gpufleet.config import parse_config
+from history.recorder import HistoryRecorder
 from tests.fleet.feed import NodeFeed, start
 
 CONFIG = parse_config({"fleet": {"hosts": ["good", "fuzz"]}})

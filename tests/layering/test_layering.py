@@ -5,7 +5,18 @@ import sys
 
 import pytest
 
-HEADLESS = ["collectors", "collectors.protocol", "fleet", "fleet.model", "fleet.facade", "probes"]
+HEADLESS = [
+    "collectors",
+    "collectors.protocol",
+    "fleet",
+    "fleet.model",
+    "fleet.facade",
+    "probes",
+    "history",
+    "ledger",
+    "exporter",
+    "cluster",
+]
 
 
 @pytest.mark.parametrize("package", HEADLESS)

@@ -7,6 +7,7 @@ smuggle test support in.
 
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -14,7 +15,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKER = ROOT / "scripts" / "check_wheel_contents.py"
-PRODUCT = ("collectors", "fleet", "probes", "tui", "themes", "gpufleet")
+PRODUCT = tuple(
+    tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"][
+        "wheel"
+    ]["packages"]
+)
 METADATA = "gpufleet-0.1.0.dist-info/METADATA"
 
 
@@ -54,7 +59,7 @@ def test_the_product_packed_as_the_wheel_packs_it_carries_no_test_support(
         ("collectors/loopback/behaviour.py", "X = 1\n"),
         ("tui/demo_fleet.py", "X = 1\n"),
         ("collectors/demo/fleet.py", "from testkit.loopback import LoopbackFleet\n"),
-        ("fleet/runtime.py", "def f():\n    import tests.runtime.waits\n"),
+        ("gpufleet/runtime.py", "def f():\n    import tests.runtime.waits\n"),
     ],
 )
 def test_the_checker_refuses_a_wheel_with_test_support(

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
-from fleet.config import parse_config
-from fleet.runtime import FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 
 
 async def run(spec: dict[str, object]) -> None:

@@ -17,12 +17,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fleet.config.sla_section import SlaSection
-from fleet.history.gaps import load_gaps
-from fleet.history.layout import day_of_ms
-from fleet.history.lock import read_heartbeat
-from fleet.history.reader import load_coverage
-from fleet.sla import sla_for_month
+from history.gaps import load_gaps
+from history.layout import day_of_ms
+from history.lock import read_heartbeat
+from history.reader import load_coverage
+from ledger.sla import sla_for_month
+from ledger.sla.section import SlaSection
 from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_until
 

@@ -14,14 +14,14 @@ from pathlib import Path
 import polars as pl
 
 from collectors.ssh.options import SshOptions
-from fleet.config import parse_config
-from fleet.config.sla_section import SlaSection
-from fleet.history.reader import load_events, load_intervals
-from fleet.runtime import FleetRuntime
-from fleet.sla import sla_for_month
-from fleet.sla.bundle import bundle_files
-from fleet.sla.render import render_html, render_markdown
-from fleet.sla.report import build_report, to_json
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
+from history.reader import load_events, load_intervals
+from ledger.sla import sla_for_month
+from ledger.sla.bundle import bundle_files
+from ledger.sla.render import render_html, render_markdown
+from ledger.sla.report import build_report, to_json
+from ledger.sla.section import SlaSection
 from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 

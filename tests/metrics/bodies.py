@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fleet.metrics.catalog import SCRAPE_DURATION
+from exporter.catalog import SCRAPE_DURATION
 
 
 def without_scrape_duration(body: bytes) -> bytes:

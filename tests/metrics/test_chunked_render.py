@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
+from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot, NodeSnapshot, PortSnapshot
 from tests.metrics.fleets import fleet
 from tests.metrics.test_parity import collector_text, parse

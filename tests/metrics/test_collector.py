@@ -11,9 +11,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import DuplicateTimeseries
 
-from fleet.metrics.collector import FleetCollector
-from fleet.metrics.text import ExpositionRenderer, render_exposition
-from fleet.metrics.xids import XidTally
+from exporter.collector import FleetCollector
+from exporter.text import ExpositionRenderer, render_exposition
+from exporter.xids import XidTally
 from fleet.model import EventRecord, FleetSnapshot
 from tests.metrics.fleets import troubled_fleet
 
@@ -37,8 +37,8 @@ def values(text: bytes, family: str, **match: str) -> list[float]:
 def test_importing_the_package_registers_nothing() -> None:
     code = (
         "import prometheus_client\n"
-        "import fleet.metrics.collector, fleet.metrics.text, fleet.metrics.server\n"
-        "import fleet.metrics.endpoint\n"
+        "import exporter.collector, exporter.text, exporter.server\n"
+        "import exporter.endpoint\n"
         "names = prometheus_client.REGISTRY._names_to_collectors\n"
         "print(sorted(n for n in names if n.startswith('gpufleet')))\n"
     )

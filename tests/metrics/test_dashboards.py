@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from fleet.config import parse_config
-from fleet.metrics.endpoint import start_metrics_endpoint
-from fleet.runtime import FleetRuntime
+from exporter.endpoint import start_metrics_endpoint
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 from tests.metrics.prom import Prometheus, running_prometheus
 from tests.metrics.test_promtool import DCGM_NAMING, promtool_findings

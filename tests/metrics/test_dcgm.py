@@ -10,11 +10,11 @@ from dataclasses import replace
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from fleet.metrics.dcgm import DcgmExposition
-from fleet.metrics.dcgm_fields import LABELS
-from fleet.metrics.dcgm_sd import node_from_path, node_path
-from fleet.metrics.endpoint import start_metrics_endpoint
-from fleet.metrics.xids import XidTally
+from exporter.dcgm import DcgmExposition
+from exporter.dcgm_fields import LABELS
+from exporter.dcgm_sd import node_from_path, node_path
+from exporter.endpoint import start_metrics_endpoint
+from exporter.xids import XidTally
 from fleet.model import FleetSnapshot
 from tests.metrics.fleets import troubled_fleet
 from tests.metrics.test_endpoint import PublishingFleet

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from fleet.metrics.endpoint import start_metrics_endpoint
+from exporter.endpoint import start_metrics_endpoint
 from fleet.model import EventRecord, FleetSnapshot
 from tests.metrics.fleets import troubled_fleet
 

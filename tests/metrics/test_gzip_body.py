@@ -9,7 +9,7 @@ import subprocess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleet.metrics.gzip_body import gzip_stream, gzipped
+from exporter.gzip_body import gzip_stream, gzipped
 
 EXPOSITION = b"".join(
     b'gpufleet_gpu_utilization_ratio{node="node-%05d",gpu="%d"} 0.%02d\n' % (n, g, (n * g) % 100)

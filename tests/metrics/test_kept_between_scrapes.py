@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from fleet.metrics.text import ExpositionRenderer
+from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
 from tests.metrics.fleets import fleet
 

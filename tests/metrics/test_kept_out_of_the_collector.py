@@ -1,6 +1,6 @@
 """What the renderer keeps between scrapes stays out of the garbage collector's walks.
 
-The runtime's scheduled full collection (fleet.runtime.HeapFreezer) walks every
+The runtime's scheduled full collection (gpufleet.runtime.HeapFreezer) walks every
 reference held by a tracked container that is not frozen. The renderer keeps label
 heads, counter layouts and one-hot texts for the life of the process; kept as lists,
 what it kept was once ~600,000 references at 1,000 nodes walked every 30 s (the largest
@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from dataclasses import replace
 
-from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
+from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
 from tests.metrics.fleets import fleet
 

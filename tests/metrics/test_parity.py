@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from fleet.metrics.catalog import FAMILIES, SCRAPE_DURATION
-from fleet.metrics.collector import FleetCollector
-from fleet.metrics.text import ExpositionRenderer, render_exposition
+from exporter.catalog import FAMILIES, SCRAPE_DURATION
+from exporter.collector import FleetCollector
+from exporter.text import ExpositionRenderer, render_exposition
 from fleet.model import FleetSnapshot
 from tests.metrics.fleets import fleet, troubled_fleet
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from fleet.metrics.server import MetricsServer
-from fleet.metrics.text import ExpositionRenderer
+from exporter.server import MetricsServer
+from exporter.text import ExpositionRenderer
 from tests.metrics.fleets import troubled_fleet
 from tests.metrics.prom import running_prometheus
 

@@ -6,7 +6,7 @@ import asyncio
 import subprocess
 import urllib.request
 
-from fleet.metrics.endpoint import start_metrics_endpoint
+from exporter.endpoint import start_metrics_endpoint
 from tests.metrics.fleets import troubled_fleet
 from tests.metrics.test_endpoint import PublishingFleet
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 
 from bench.fleet_states import state_ticks
-from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
+from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot, evolve
 from tests.metrics.bodies import without_scrape_duration
 from tests.metrics.test_promtool import promtool_findings

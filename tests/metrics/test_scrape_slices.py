@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from fleet.metrics.streaming import (
+from exporter.streaming import (
     SLICE_GRACE_S,
     SLICE_MAX_S,
     SLICE_S,

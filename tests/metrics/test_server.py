@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from fleet.config.loader import parse_config
-from fleet.metrics.addr import parse_addr
-from fleet.metrics.server import MetricsServer
-from fleet.metrics.text import ExpositionRenderer
+from exporter.addr import parse_addr
+from exporter.server import MetricsServer
+from exporter.text import ExpositionRenderer
+from gpufleet.config.loader import parse_config
 from tests.metrics.fleets import troubled_fleet
 from tests.metrics.http_get import get_metrics
 

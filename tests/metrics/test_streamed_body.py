@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.fleet_states import state_ticks
-from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
+from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 
 
 def test_the_parts_are_the_body_in_order() -> None:

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from bench.fleet_states import state_ticks
-from fleet.metrics.server import MetricsServer
-from fleet.metrics.streaming import SLICE_S
-from fleet.metrics.text import NODES_PER_CHUNK, ExpositionRenderer
+from exporter.server import MetricsServer
+from exporter.streaming import SLICE_S
+from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot
 from tests.metrics.bodies import without_scrape_duration
 from tests.metrics.http_get import get_metrics

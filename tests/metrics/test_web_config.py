@@ -19,10 +19,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from fleet.metrics.addr import is_loopback
-from fleet.metrics.endpoint import start_metrics_endpoint
-from fleet.metrics.server import MetricsServer
-from fleet.metrics.web_config import WebConfigError, load_web_config
+from exporter.addr import is_loopback
+from exporter.endpoint import start_metrics_endpoint
+from exporter.server import MetricsServer
+from exporter.web_config import WebConfigError, load_web_config
 from tests.metrics.fleets import troubled_fleet
 from tests.metrics.prom import running_prometheus
 from tests.metrics.test_endpoint import PublishingFleet
@@ -182,7 +182,7 @@ async def test_listening_beyond_loopback_warns(
     caplog: pytest.LogCaptureFixture, addr: str, warned: bool
 ) -> None:
     server = MetricsServer(addr, stream=lambda: iter(()))
-    with caplog.at_level(logging.WARNING, logger="fleet.metrics.server"):
+    with caplog.at_level(logging.WARNING, logger="exporter.server"):
         await server.start()
     await server.stop()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]

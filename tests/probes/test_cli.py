@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.probe_history import read_probe_history
 from gpufleet.cli import main
+from history.probes import read_probe_history
 
 from .conftest import sim_fleet
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fleet.config import ConfigError, parse_config
+from gpufleet.config import ConfigError, parse_config
 
 
 def test_defaults_are_a_quick_suite_with_python3() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fleet.probe_history import (
+from history.probes import (
     PROBE_SCHEMA,
     latest_gpu_verdicts,
     read_probe_history,

@@ -14,7 +14,7 @@ import asyncssh
 import pytest
 
 from collectors.ssh import NodeTarget, connect_node
-from fleet.config import ConfigError, parse_config
+from gpufleet.config import ConfigError, parse_config
 from probes.bundle import ProbeBundle
 from probes.report import ProbeEvent, ProbeMeasurement, ProbeProgress, ProbeReport
 from probes.runner import ProbeRunner, ProbeTarget

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.config import parse_config
-from fleet.runtime import FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 
 # The fault comes once every agent streams: NVML (and so the simulator) does not report

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from fleet.runtime import FleetRuntime
+from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 from tests.tui.pilot_helpers import SIZE, wait_for
 from tui.app import build_app

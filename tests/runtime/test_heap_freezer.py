@@ -1,4 +1,4 @@
-"""The runtime freezes the heap once the fleet has settled (fleet.runtime.HeapFreezer)."""
+"""The runtime freezes the heap once the fleet has settled (gpufleet.runtime.HeapFreezer)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from fleet.model import FleetSnapshot, NodeSnapshot
-from fleet.runtime import (
+from gpufleet.runtime import (
     FULL_COLLECT_S,
     REFREEZE_MIN_S,
     SETTLED_TICKS,

@@ -12,8 +12,8 @@ import gc
 import time
 import weakref
 
-from fleet.config import parse_config
-from fleet.runtime import REFREEZE_MIN_S, FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import REFREEZE_MIN_S, FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_until
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import polars as pl
 
-from fleet.config import parse_config
-from fleet.runtime import FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 

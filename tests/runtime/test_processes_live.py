@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from fleet.runtime import FleetRuntime
+from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 from tests.tui.pilot_helpers import SIZE, wait_for

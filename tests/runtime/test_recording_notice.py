@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.ssh.target import NodeTarget
-from fleet.config import parse_config
-from fleet.runtime import FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 from tests.tui.pilot_helpers import SIZE, toasts, wait_for
 from tui.app import build_app
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fleet.runtime import FleetRuntime
+from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 from tests.runtime.waits import wait_for_snapshot
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fleet.config import parse_config
-from fleet.probe_history import read_probe_history
-from fleet.runtime import FleetRuntime
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
+from history.probes import read_probe_history
 from testkit.loopback.fleet import LoopbackFleet
 
 SLOW_GPU = """

@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from fleet.model import FleetSnapshot
-from fleet.runtime import FleetRuntime
+from gpufleet.runtime import FleetRuntime
 
 
 async def wait_for_snapshot(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from fractions import Fraction
 
-from fleet.config.sla_section import SlaSection
-from fleet.history.ledger import LedgerInputs
-from fleet.history.states import StateInterval
-from fleet.sla import compute_sla, month_period
+from history.ledger import LedgerInputs
+from history.states import StateInterval
+from ledger.sla import compute_sla, month_period
+from ledger.sla.section import SlaSection
 
 
 def ms(hour: int, minute: int = 0, second: int = 0) -> int:

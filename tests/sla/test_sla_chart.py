@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from fleet.sla.chart import WIDTH, availability_floor, chart_svg
+from ledger.sla.chart import WIDTH, availability_floor, chart_svg
 
 START = int(datetime(2026, 9, 1, tzinfo=UTC).timestamp()) * 1000
 END = int(datetime(2026, 10, 1, tzinfo=UTC).timestamp()) * 1000

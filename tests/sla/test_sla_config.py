@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from fleet.config import ConfigError, parse_config
-from fleet.config.history_section import parse_duration
+from gpufleet.config import ConfigError, parse_config
+from history.section import parse_duration
 
 
 def test_a_contract_reads_prices_and_tiers_as_exact_decimals() -> None:

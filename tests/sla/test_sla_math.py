@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
 
-from fleet.config.sla_section import SlaSection, SlaTier
-from fleet.history.states import StateInterval
-from fleet.sla import compute_sla, month_period
+from history.states import StateInterval
+from ledger.sla import compute_sla, month_period
+from ledger.sla.section import SlaSection, SlaTier
 
 TIERS = (
     SlaTier(below=Decimal("99.9"), credit_percent=Decimal(10)),

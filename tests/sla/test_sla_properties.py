@@ -7,9 +7,9 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleet.config.sla_section import SlaSection, SlaTier
-from fleet.history.states import StateInterval
-from fleet.sla import compute_sla, month_period
+from history.states import StateInterval
+from ledger.sla import compute_sla, month_period
+from ledger.sla.section import SlaSection, SlaTier
 
 MIN_MS = 60_000
 PERIOD = month_period("2026-02", now_ms=None)  # 28 days

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from fleet.config import load_config
-from fleet.config.history_section import HistorySection
-from fleet.history import HistoryRecorder
 from fleet.model import EventRecord, SlaSummary
-from fleet.sla import sla_summary
-from fleet.sla.summary import provisional_words
 from gpufleet.cli import main
+from gpufleet.config import load_config
+from history import HistoryRecorder
+from history.section import HistorySection
+from ledger.sla import sla_summary
+from ledger.sla.summary import provisional_words
 from testkit.synthetic_history import snapshot
 
 T0 = datetime(2026, 9, 10, 10, 0, tzinfo=UTC).timestamp()

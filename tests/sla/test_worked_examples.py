@@ -13,10 +13,10 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-from fleet.config import parse_config
-from fleet.config.sla_section import SlaSection
-from fleet.history.states import StateInterval
-from fleet.sla import compute_sla, month_period
+from gpufleet.config import parse_config
+from history.states import StateInterval
+from ledger.sla import compute_sla, month_period
+from ledger.sla.section import SlaSection
 
 SEPTEMBER = month_period("2026-09", now_ms=None)  # 30 days, 720 h
 MONTH_MS = SEPTEMBER.end_ms - SEPTEMBER.start_ms

@@ -10,9 +10,9 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
-from fleet.config.alerts_section import AlertsSection
 from fleet.desk import OperatorDesk
 from fleet.model import NodeTransition
+from fleet.settings.alerts_section import AlertsSection
 from testkit.snapshots import T0, demo_snapshot, lose_gpu
 from testkit.static_fleet import StaticFleet
 from tui.app import build_app

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from fleet.config.health_section import HealthSection
 from fleet.health import (
     GpuVerdictView,
     Judgement,
@@ -14,6 +13,7 @@ from fleet.health import (
     node_status_view,
 )
 from fleet.model import GpuSnapshot, NodeSnapshot, NodeTransition, PortSnapshot
+from fleet.settings.health_section import HealthSection
 from tests.fleet.reference.build import gpu_snapshot, port_snapshot
 from tests.fleet.reference.node import NodeTrack
 from tests.fleet.reference.port import PortTrack

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from collectors.protocol import Bye, Error, Event, Hello, Sample
 from collectors.updates import NodeMessage, NodeUpdate
-from fleet.config.health_section import HealthSection
 from fleet.model import (
     EventRecord,
     FleetSnapshot,
@@ -20,6 +19,7 @@ from fleet.model import (
     NodeTransition,
     UtilizationSummary,
 )
+from fleet.settings.health_section import HealthSection
 from tests.fleet.reference.assemble import refresh
 from tests.fleet.reference.node import NodeSpec, NodeTrack
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from collectors.agent.fields import NVLINK_FIELDS
 from collectors.protocol import GpuInfo, Value
-from fleet.config.health_section import HealthSection
 from fleet.counters import Counter
 from fleet.health import GpuFacts, XidMark, judge_gpu
 from fleet.model import GpuSnapshot, Verdict
+from fleet.settings.health_section import HealthSection
 from fleet.state.layout import FieldIndex, Row, pick, pick_flag, pick_int
 from fleet.xid import describe
 

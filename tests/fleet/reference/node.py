@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample
 from collectors.updates import NodeStatus, NodeStatusChange
-from fleet.config.health_section import HealthSection
 from fleet.model import EventRecord, NodeSnapshot, NodeState
+from fleet.settings.health_section import HealthSection
 from fleet.state.layout import Layout, Row
 from fleet.xid import xid_text
 from tests.fleet.reference.gpu import GpuTrack

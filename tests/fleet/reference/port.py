@@ -8,10 +8,10 @@ from operator import itemgetter
 
 from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES, counter_bits
 from collectors.protocol import PortInfo, Value
-from fleet.config.health_section import HealthSection
 from fleet.counters import Counter, ceiling
 from fleet.health import Judgement, PortFacts
 from fleet.model import PortSnapshot, Verdict
+from fleet.settings.health_section import HealthSection
 from fleet.state.layout import FieldIndex, Row, pick, pick_int
 
 # PMA data counters count octets divided by 4 (kernel sysfs ABI): bytes = value x 4.

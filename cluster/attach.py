@@ -1,0 +1,310 @@
+"""``AttachedFleet``: the whole sharded fleet as a FleetFacade, from NATS alone (no SSH).
+
+``gpufleet watch --attach nats://...`` hands it to the same dashboard that a local
+fleet drives. It follows every shard's summaries and replays the JetStream event log,
+ticks at its own interval, and asks the owning shard (request/reply) for what the
+summaries leave out: a node's full detail and GPU series while the node screen shows
+it, and probe runs. Any number of viewers can attach; none changes what the others see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import msgspec
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js.api import DeliverPolicy
+
+from cluster.board import ShardBoard
+from cluster.bus import connect
+from cluster.fleet_sla import FleetSla
+from cluster.publisher import SeriesRequest
+from cluster.remote_export import export_from_folders, export_through_shards
+from cluster.remote_probes import RemoteProbes
+from cluster.shards import STALE_INTERVALS
+from cluster.wire import (
+    EVENTS_WILDCARD,
+    SUMMARY_WILDCARD,
+    decode_events,
+    decode_node,
+    decode_summary,
+    encode,
+    request_subject,
+)
+from fleet.facade import (
+    ExportRequest,
+    GpuSeries,
+    ProbeListener,
+    ProbeReport,
+    SnapshotListener,
+    Suite,
+    UtilizationPoint,
+)
+from fleet.model import FleetSnapshot
+
+log = logging.getLogger(__name__)
+
+FOCUS_S = 5.0  # a node the node screen asked about recently gets its detail fetched
+REQUEST_TIMEOUT_S = 2.0
+EXPORT_TIMEOUT_S = 300.0  # a shard reads a month of parquet before its first chunk
+SLA_REFRESH_S = 30.0  # as often as a local fleet's header (gpufleet.runtime)
+_SERIES = msgspec.msgpack.Decoder(GpuSeries)
+
+
+class AttachedFleet:
+    """Every shard's nodes, as one fleet, for dashboards and ``--headless`` viewers.
+
+    Args:
+        url: the NATS server the shards publish to.
+        read_only: refuse probes (as ``--read-only``).
+        tick_s: seconds between snapshots handed to listeners.
+        stale_intervals: a shard silent this many of its intervals is ``unmonitored``.
+        clock: unix time.
+        history_dir: the shards' history root (``DATA`` holding ``shard=K``), when this
+            viewer can read it (same host or shared filesystem): the export dialog
+            exports from it; without it, every shard exports its part over NATS.
+        sla_refresh_s: seconds between asking the shards for their SLA ledgers.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        read_only: bool = False,
+        tick_s: float = 1.0,
+        stale_intervals: float = STALE_INTERVALS,
+        clock: Callable[[], float] = time.time,
+        history_dir: Path | None = None,
+        sla_refresh_s: float = SLA_REFRESH_S,
+    ) -> None:
+        self.url = url
+        self.history_dir = history_dir
+        self.read_only = read_only
+        self.board = ShardBoard(stale_intervals)
+        self.sla = FleetSla()
+        self._sla_refresh_s = sla_refresh_s
+        self._sla_due = float("-inf")
+        self._sla_task: asyncio.Task[object] | None = None
+        self._tick_s = tick_s
+        self._clock = clock
+        self._nc: Client | None = None
+        self._subs: list[Subscription] = []
+        self._listeners: list[SnapshotListener] = []
+        self._latest: FleetSnapshot | None = None
+        self._focus: dict[str, float] = {}
+        self._series: dict[tuple[str, int], GpuSeries] = {}
+        self.probes = RemoteProbes(lambda: self._nc, self.board.owner_of, read_only)
+        self._util: list[UtilizationPoint] = []
+        self._ticker: asyncio.Task[None] | None = None
+        self._replayed = False
+        self.malformed = 0  # messages dropped because they did not decode
+        self.received_bytes = 0  # summary bytes taken from NATS (the fan-in's load)
+
+    @property
+    def notices(self) -> Sequence[str]:
+        return (f"attached to {self.url}: nodes come from the shards, no SSH from here",)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect, follow summaries and the event log, start ticking.
+
+        Raises:
+            BusError: NATS is not reachable.
+        """
+        self._nc = nc = await connect(self.url, "gpufleet-viewer")
+        self._subs.append(await nc.subscribe(SUMMARY_WILDCARD, cb=self._on_summary))
+        await self._follow_events()
+        self._ticker = asyncio.create_task(self._tick_forever(), name="attach-tick")
+
+    async def stop(self) -> None:
+        """Stop ticking and close the connection."""
+        for task in (self._ticker, self._sla_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._ticker = self._sla_task = None
+        if self._nc is not None:
+            with contextlib.suppress(Exception):  # closing a broken connection
+                await self._nc.close()
+            self._nc = None
+
+    async def _follow_events(self) -> bool:
+        """Replay the event log, then follow it; False while no shard created it yet."""
+        if self._replayed or self._nc is None:
+            return self._replayed
+        try:
+            sub = await self._nc.jetstream().subscribe(
+                EVENTS_WILDCARD,
+                cb=self._on_events,
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.ALL,
+            )
+        except Exception as exc:  # nats-py: NotFoundError until a shard made the stream
+            log.debug("event log not available yet: %s", exc)
+            return False
+        self._subs.append(sub)
+        self._replayed = True
+        return True
+
+    async def _on_summary(self, msg: Msg) -> None:
+        self.received_bytes += len(msg.data)
+        try:
+            summary = decode_summary(msg.data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self.malformed += 1
+            return
+        self.board.apply_summary(summary, self._clock())
+
+    async def _on_events(self, msg: Msg) -> None:
+        try:
+            batch = decode_events(msg.data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self.malformed += 1
+            return
+        # Replayed history fills the node screens; only what happens now is "new".
+        live = batch.taken_at >= self._clock() - 2 * self._tick_s
+        self.board.apply_events(batch, live=live)
+
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._tick_s)
+            try:
+                await self._follow_events()
+                await self._fetch_focused()
+                self._refresh_sla()
+                self.tick()
+            except Exception:  # one failed tick must not freeze every viewer
+                log.exception("attached tick failed")
+
+    def tick(self, now: float | None = None) -> FleetSnapshot:
+        """Assemble the fleet from what the shards said and hand it to every listener."""
+        now = self._clock() if now is None else now
+        snapshot = replace(self.board.snapshot(now), sla=self.sla.latest)
+        self._record_utilization(snapshot)
+        self._latest = snapshot
+        for listener in tuple(self._listeners):
+            try:
+                listener(snapshot)
+            except Exception:
+                log.exception("snapshot listener %r failed", listener)
+        return snapshot
+
+    def _refresh_sla(self) -> None:
+        """Ask the shards for their ledgers now and then, beside the ticks."""
+        now = self._clock()
+        busy = self._sla_task is not None and not self._sla_task.done()
+        if busy or now < self._sla_due or not self.board.shards:
+            return
+        self._sla_due = now + self._sla_refresh_s
+        shards = {k for k, _ in self.board.shards}
+        self._sla_task = asyncio.create_task(self.sla.refresh(self._ask, shards, now))
+
+    def _record_utilization(self, snapshot: FleetSnapshot) -> None:
+        util = snapshot.utilization.now
+        if util is None:
+            return
+        minute = snapshot.taken_at // 60 * 60
+        if self._util and self._util[-1].ts == minute:
+            self._util[-1] = UtilizationPoint(minute, util, util)
+        else:
+            self._util.append(UtilizationPoint(minute, util, util))
+            del self._util[:-1440]  # a day of minutes since attaching
+
+    # -- requests to the owning shard ------------------------------------------------------
+
+    async def _request(self, node: str, what: str, payload: bytes, wait_s: float) -> bytes:
+        shard = self.board.owner_of(node)
+        if shard is None or self._nc is None:
+            raise KeyError(f"{node} is not part of the fleet")
+        reply = await self._nc.request(request_subject(shard, what), payload, timeout=wait_s)
+        return bytes(reply.data)
+
+    async def _ask(self, subject: str, payload: bytes) -> bytes:
+        if self._nc is None:
+            raise ConnectionError("not attached")
+        reply = await self._nc.request(subject, payload, timeout=REQUEST_TIMEOUT_S)
+        return bytes(reply.data)
+
+    async def node_detail(self, node: str) -> None:
+        """Fetch ``node``'s full snapshot and GPU series from its shard."""
+        data = await self._request(node, "detail", node.encode(), REQUEST_TIMEOUT_S)
+        if not data:
+            return
+        detail = decode_node(data)
+        self.board.apply_detail(detail, self._clock())
+        for gpu in detail.gpus:
+            asked = encode(SeriesRequest(node, gpu.index))
+            raw = await self._request(node, "series", asked, REQUEST_TIMEOUT_S)
+            self._series[(node, gpu.index)] = _SERIES.decode(raw)
+
+    async def _fetch_focused(self) -> None:
+        now = self._clock()
+        for node, until in tuple(self._focus.items()):
+            if until < now:
+                del self._focus[node]
+                continue
+            try:
+                await self.node_detail(node)
+            except (TimeoutError, KeyError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+                log.info("detail of %s unavailable: %s", node, exc)
+            except Exception as exc:  # nats-py NoRespondersError when the shard is gone
+                log.info("detail of %s unavailable: %s", node, exc)
+
+    # -- FleetFacade ---------------------------------------------------------------------
+
+    def latest(self) -> FleetSnapshot | None:
+        return self._latest
+
+    def subscribe(self, listener: SnapshotListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def utilization_series(self, window_s: float) -> Sequence[UtilizationPoint]:
+        since = self._clock() - window_s
+        return [p for p in self._util if p.ts >= since]
+
+    def gpu_series(self, node: str, gpu: int, points: int = 120) -> GpuSeries:
+        # The node screen asks this for the node it shows: fetch that node's detail.
+        self._focus[node] = self._clock() + FOCUS_S
+        series = self._series.get((node, gpu), GpuSeries((), (), ()))
+        return GpuSeries(series.util[-points:], series.power_w[-points:], series.temp_c[-points:])
+
+    async def export(self, request: ExportRequest) -> Path:
+        """From the shards' data directory when this viewer can read it, else over NATS."""
+        if self.history_dir is not None:
+            return await asyncio.to_thread(export_from_folders, self.history_dir, request)
+        return await export_through_shards(
+            self._ask_slowly, {k for k, _ in self.board.shards}, request, self._clock()
+        )
+
+    async def _ask_slowly(self, subject: str, payload: bytes) -> bytes:
+        if self._nc is None:
+            raise ConnectionError("not attached")
+        reply = await self._nc.request(subject, payload, timeout=EXPORT_TIMEOUT_S)
+        return bytes(reply.data)
+
+    async def probe(
+        self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
+    ) -> ProbeReport:
+        return await self.probes.run(node, suite, on_progress)
+
+    def cancel_probe(self, node: str) -> bool:
+        return self.probes.cancel(node)
+
+    def probe_report(self, node: str) -> ProbeReport | None:
+        return self.probes.report(node)

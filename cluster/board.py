@@ -1,0 +1,193 @@
+"""The attached view of all shards: summaries and event batches in, FleetSnapshots out.
+
+Pure bookkeeping with no NATS in it (``cluster.attach`` feeds it), so the rules
+are tested on their own: a shard silent for ``stale_intervals`` of its own tick
+intervals has its nodes shown ``unmonitored``; a node moved to another shard (the
+shard count changed) is shown from whichever shard reported it last; node detail
+fetched from the owning shard replaces the summary's fields while it is fresh.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, replace
+
+import msgspec
+
+from cluster.shards import STALE_INTERVALS
+from cluster.wire import NodeSummary, ShardEvents, ShardSummary, node_from_summary
+from fleet.model import (
+    EventRecord,
+    FleetSnapshot,
+    NodeSnapshot,
+    NodeTransition,
+    UtilizationSummary,
+)
+
+EVENTS_PER_NODE = 50  # as many as a shard's own snapshot keeps for the node screen
+DETAIL_FRESH_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ShardSeen:
+    """The newest summary of one shard and when it arrived (the viewer's clock)."""
+
+    summary: ShardSummary
+    received_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A node as converted from a summary (``same``: the summary less ``last_seen``)."""
+
+    same: NodeSummary
+    events: int  # the node's event-list version it was converted with
+    node: NodeSnapshot
+    util_sum: float
+    util_gpus: int
+
+
+class ShardBoard:
+    """What every shard said last, assembled into one fleet.
+
+    Args:
+        stale_intervals: silence, in the shard's tick intervals, after which its nodes
+            are ``unmonitored``.
+    """
+
+    def __init__(self, stale_intervals: float = STALE_INTERVALS) -> None:
+        self.stale_intervals = stale_intervals
+        self.shards: dict[tuple[int, int], ShardSeen] = {}  # by (shard, part)
+        self._events: defaultdict[str, deque[EventRecord]] = defaultdict(
+            lambda: deque(maxlen=EVENTS_PER_NODE)
+        )
+        self._new_events: list[EventRecord] = []
+        self._transitions: list[NodeTransition] = []
+        self._details: dict[str, tuple[NodeSnapshot, float]] = {}
+        self._owner: dict[str, int] = {}
+        self._event_versions: defaultdict[str, int] = defaultdict(int)
+        self._converted: dict[str, Converted] = {}
+        self.conversions = 0  # nodes converted since the start (the viewer's main cost)
+
+    def apply_summary(self, summary: ShardSummary, now: float) -> None:
+        """Take a shard's newest summary part (NATS keeps one publisher's messages in order)."""
+        self.shards[(summary.shard, summary.part)] = ShardSeen(summary, now)
+        for key in [k for k in self.shards if k[0] == summary.shard and k[1] >= summary.parts]:
+            del self.shards[key]  # the shard has fewer nodes now: its last parts are gone
+        for node in summary.nodes:
+            self._owner[node.name] = summary.shard
+
+    def apply_events(self, batch: ShardEvents, live: bool = True) -> None:
+        """Take a batch from the event log; ``live`` ones also go to the next snapshot."""
+        for event in batch.events:
+            self._events[event.node].append(event)
+            self._event_versions[event.node] += 1
+        if live:
+            self._new_events.extend(batch.events)
+            self._transitions.extend(batch.transitions)
+
+    def apply_detail(self, node: NodeSnapshot, now: float) -> None:
+        """Full detail of one node, fetched from its shard."""
+        self._details[node.name] = (node, now)
+
+    def silent_shards(self, now: float) -> list[int]:
+        """Shards whose summaries stopped coming."""
+        return sorted({k for (k, _), seen in self.shards.items() if self._silent(seen, now)})
+
+    def owner_of(self, node: str) -> int | None:
+        """The shard that reported ``node`` most recently, None if none did."""
+        return self._owner.get(node)
+
+    def _silent(self, seen: ShardSeen, now: float) -> bool:
+        return now - seen.received_at > self.stale_intervals * seen.summary.interval
+
+    def snapshot(self, now: float) -> FleetSnapshot:
+        """Every node every shard reported, silent shards' nodes ``unmonitored``."""
+        chosen: dict[str, tuple[float, NodeSnapshot]] = {}
+        for (k, _), seen in sorted(self.shards.items()):
+            silent = self._silent(seen, now)
+            for summary in seen.summary.nodes:
+                taken = seen.summary.taken_at
+                if summary.name in chosen and chosen[summary.name][0] >= taken:
+                    continue
+                node = self._node(summary, now)
+                if silent:
+                    node = _unmonitored(node, k, seen, now)
+                chosen[summary.name] = (taken, node)
+        nodes = tuple(chosen[name][1] for name in sorted(chosen))
+        if len(self._converted) > len(chosen):  # nodes left the fleet
+            self._converted = {n: c for n, c in self._converted.items() if n in chosen}
+        snapshot = FleetSnapshot(
+            taken_at=now,
+            nodes=nodes,
+            utilization=UtilizationSummary(now=self._utilization(nodes)),
+            transitions=tuple(self._transitions),
+            new_events=tuple(self._new_events),
+        )
+        self._transitions.clear()
+        self._new_events.clear()
+        return snapshot
+
+    def _node(self, summary: NodeSummary, now: float) -> NodeSnapshot:
+        detail = self._details.get(summary.name)
+        if detail is not None and now - detail[1] <= DETAIL_FRESH_S:
+            # The summary is newer for status and verdicts; detail adds the telemetry.
+            node = replace(
+                detail[0],
+                status=summary.status,
+                status_reason=summary.status_reason,
+                state=summary.state,
+                broken_reasons=summary.broken_reasons,
+                state_since=summary.state_since,
+            )
+            return self._with_events(node)
+        version = self._event_versions.get(summary.name, 0)
+        converted = self._converted.get(summary.name)
+        # last_seen moves with every sample of a streaming node: it alone is replaced.
+        same = _seen_aside(summary)
+        if converted is None or converted.events != version or converted.same != same:
+            node = self._with_events(node_from_summary(summary))
+            utils = [g.util for g in summary.gpus if g.util is not None]
+            converted = Converted(same, version, node, sum(utils), len(utils))
+            self.conversions += 1
+        elif converted.node.last_seen != summary.last_seen:
+            node = replace(converted.node, last_seen=summary.last_seen)
+            converted = Converted(same, version, node, converted.util_sum, converted.util_gpus)
+        else:
+            return converted.node
+        self._converted[summary.name] = converted
+        return converted.node
+
+    def _with_events(self, node: NodeSnapshot) -> NodeSnapshot:
+        events = self._events.get(node.name)
+        return replace(node, events=tuple(events)) if events and not node.events else node
+
+    def _utilization(self, nodes: tuple[NodeSnapshot, ...]) -> float | None:
+        """``fleet_utilization(nodes)``, from the sums kept with unchanged nodes."""
+        total, gpus = 0.0, 0
+        for node in nodes:
+            converted = self._converted.get(node.name)
+            if converted is not None and converted.node is node:
+                total, gpus = total + converted.util_sum, gpus + converted.util_gpus
+            else:  # detail, or unmonitored: its own GPUs
+                values = [g.util_gpu for g in node.gpus if g.util_gpu is not None]
+                total, gpus = total + sum(values), gpus + len(values)
+        return total / gpus if gpus else None
+
+
+def _seen_aside(summary: NodeSummary) -> NodeSummary:
+    return msgspec.structs.replace(summary, last_seen=None)
+
+
+def _unmonitored(node: NodeSnapshot, shard: int, seen: ShardSeen, now: float) -> NodeSnapshot:
+    count = seen.summary.count
+    reason = f"shard {shard}/{count} silent for {now - seen.received_at:.0f} s"
+    # GPU verdicts of a node nobody watches are unknown, not the last ones heard.
+    gpus = tuple(replace(g, verdict="unknown", reasons=(), util_gpu=None) for g in node.gpus)
+    return replace(node, status="unmonitored", status_reason=reason, gpus=gpus)
+
+
+def fleet_utilization(nodes: tuple[NodeSnapshot, ...]) -> float | None:
+    """Mean GPU utilization over the GPUs that reported one, percent."""
+    values = [g.util_gpu for n in nodes for g in n.gpus if g.util_gpu is not None]
+    return sum(values) / len(values) if values else None

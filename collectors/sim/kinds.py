@@ -1,0 +1,19 @@
+"""The fault kinds a scenario may declare, by what they act on (docs/simulator.md)."""
+
+GPU_KINDS = frozenset(
+    {
+        "xid79",
+        "ecc_dbe",
+        "row_remap_pending",
+        "row_remap_failure",
+        "nvlink_crc_storm",
+        "nvlink_down",
+        "thermal_slowdown",
+        "slow_gpu",
+        "sdc",
+        "gpu_missing",
+    }
+)
+PORT_KINDS = frozenset({"ib_link_down", "ib_symbol_errors", "ib_degraded_rate"})
+NODE_KINDS = frozenset({"agent_crash", "node_unreachable", "recover"})
+KINDS = GPU_KINDS | PORT_KINDS | NODE_KINDS

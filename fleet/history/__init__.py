@@ -1,5 +1,0 @@
-"""History: in-memory ring, minute rollups, parquet partitions (docs/history.md)."""
-
-from fleet.history.recorder import HistoryRecorder
-
-__all__ = ["HistoryRecorder"]

@@ -1,0 +1,355 @@
+"""The running fleet: SSH streams in, FleetState judges, history records, listeners read.
+
+``FleetRuntime`` is what ``gpufleet watch``, ``demo`` and ``serve`` run. It owns the
+tick: once per interval it takes a snapshot from :class:`FleetState`, hands it to
+the history recorder, decorates it with utilization and SLA figures, and passes
+it to every listener (the dashboard, the Prometheus endpoint). It implements
+:class:`fleet.facade.FleetFacade`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from collectors.process_list import ProcessListing
+from collectors.ssh import SshFleet
+from collectors.ssh.options import SshOptions
+from collectors.ssh.processes import request_processes
+from collectors.ssh.target import NodeTarget
+from fleet.desk import OperatorDesk
+from fleet.drift import STORE_NAME, DriftTracker
+from fleet.facade import (
+    ExportRequest,
+    GpuSeries,
+    ProbeListener,
+    ProbeReport,
+    SnapshotListener,
+    Suite,
+    UtilizationPoint,
+)
+from fleet.link_events import LinkEventDiffer
+from fleet.model import FleetSnapshot, SlaSummary
+from fleet.native_heap import configure_malloc, release_free_heap
+from fleet.ssh_login import ssh_login_argv
+from fleet.state import FleetState, NodeSpec
+from fleet.xid import XidRepeatFilter
+from gpufleet.config import Config
+from gpufleet.probing import FleetProber
+from history import HistoryRecorder
+from history.desk_log import DeskHistory
+
+log = logging.getLogger(__name__)
+
+# The SLA summary reads month-to-date history from disk: refreshing it every tick is waste.
+SLA_REFRESH_S = 30.0
+# A tick no longer allocates tens of thousands of snapshot objects, so the young
+# generation stays at CPython's 700: collections scan a few hundred objects (a few ms),
+# where a 20,000 threshold let each one scan what a whole message burst left alive
+# (30-100 ms). The generation-2 trigger is pushed out of reach: a full collection scans
+# every live sample of the tick (hundreds of ms) and the HeapFreezer runs it on a
+# schedule instead (gc.freeze skips the long-lived heap in it).
+GC_FULL_TRIGGER_OFF = 1_000_000
+
+
+def gc_thresholds(current: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The collector thresholds the runtime runs under (from CPython's ``current``)."""
+    young, middle, _ = current
+    return young, middle, GC_FULL_TRIGGER_OFF
+
+
+# Ticks with an unchanged number of streaming nodes before the fleet counts as settled.
+SETTLED_TICKS = 5
+# The runtime turns CPython's own trigger for a full collection off (GC_FULL_TRIGGER_OFF),
+# so cyclic garbage would pile up: a full collection runs on this schedule instead, before
+# the fleet settles too (a fleet that keeps connecting may never settle, and its handshakes
+# and retries are what leave cycles). Once frozen it scans only what is not frozen (the
+# live samples and snapshot of one tick); at 1,000 nodes that is still the largest pause
+# (bench/fleet_tick.py prints it). Before the freeze it scans the connections too.
+FULL_COLLECT_S = 30.0
+# A thawed full collection scans the whole heap, as the settle freeze does (218-277 ms
+# at 1,000 nodes in bench/bench_fleet.py's gc_max_ms_cpu_whole_run): while connections
+# keep ending (a reboot wave) it runs at most this often.
+REFREEZE_MIN_S = 300.0
+
+
+class HeapFreezer:
+    """Freezes the heap once the fleet has settled, so full collections skip it.
+
+    Connections, node tracks and caches built while the fleet connects live for the
+    whole run; left in the oldest generation, every full collection scans them again
+    (hundreds of ms at 1,000 nodes). ``gc.freeze`` moves them out of the collector's
+    view; they are still freed by reference counting if they go. What goes as a
+    reference cycle is not: an SSH connection that was up at the freeze and ended
+    later (a node rebooted, a link dropped) stayed resident for good, up to ~18 KiB
+    per node (bench/bench_heap_thaw.py). So once connections up at the freeze have
+    ended, a scheduled collection thaws the heap, collects it whole and freezes it
+    again, at most once per :data:`REFREEZE_MIN_S`.
+    """
+
+    def __init__(self) -> None:
+        self.frozen_at: float | None = None  # the latest freeze
+        self.collected_at: float | None = None  # the latest scheduled full collection
+        self.refreezes = 0
+        self._period_from: float | None = None
+        self._streaming = -1
+        self._steady = 0
+        self._ended_at_freeze = 0
+
+    def observe(
+        self, snapshot: FleetSnapshot, every_node_tried: bool, connections_ended: int = 0
+    ) -> None:
+        """Count steady ticks; freeze on the first one after the fleet settled; collect
+        what is not frozen every :data:`FULL_COLLECT_S`, settled or not, and the frozen
+        heap too once connections have ended since the freeze
+        (``connections_ended``: a running count, see ``FleetState.connections_ended``)."""
+        t = snapshot.taken_at
+        if self.frozen_at is None and self._settled(snapshot, every_node_tried):
+            self._freeze(t, connections_ended)
+            return
+        if self._period_from is None:
+            self._period_from = t
+        elif t - self._period_from >= FULL_COLLECT_S:
+            if self._thaw_due(t, connections_ended):
+                gc.unfreeze()
+                self._freeze(t, connections_ended)
+                self.refreezes += 1
+            else:
+                gc.collect()
+                release_free_heap()  # what the collection freed leaves the resident set
+            self.collected_at = self._period_from = t
+
+    def _freeze(self, t: float, connections_ended: int) -> None:
+        freeze_live_heap()
+        self.frozen_at = self._period_from = t
+        self._ended_at_freeze = connections_ended
+
+    def _thaw_due(self, t: float, connections_ended: int) -> bool:
+        return (
+            self.frozen_at is not None
+            and connections_ended != self._ended_at_freeze
+            and t - self.frozen_at >= REFREEZE_MIN_S
+        )
+
+    def _settled(self, snapshot: FleetSnapshot, every_node_tried: bool) -> bool:
+        streaming = snapshot.nodes_streaming
+        if streaming != self._streaming:
+            self._streaming, self._steady = streaming, 0
+            return False
+        self._steady += 1
+        return every_node_tried and self._steady >= SETTLED_TICKS
+
+
+def freeze_live_heap() -> None:
+    """Collect, then freeze what is left, then hand the freed pages back.
+
+    The automatic full collection is off (:data:`GC_FULL_TRIGGER_OFF`), so the cyclic
+    garbage of start-up and of a fleet's connecting (handshakes, timeouts, retries) sits
+    in the collector's generations until now; frozen with the live heap it would stay
+    resident for the life of the process. One full collection here, before anything is
+    measured or scraped, frees it once.
+    """
+    gc.collect()
+    gc.freeze()
+    release_free_heap()
+
+
+class FleetRuntime:
+    """A fleet being watched: connections, state, history and the tick that joins them."""
+
+    def __init__(
+        self,
+        config: Config,
+        targets: Sequence[NodeTarget],
+        *,
+        data_dir: Path | None,
+        read_only: bool = False,
+        clock: Callable[[], float] = time.time,
+        ssh_options: SshOptions | None = None,
+    ) -> None:
+        self.config = config
+        self.read_only = read_only
+        self.targets = tuple(targets)
+        self.data_dir = data_dir
+        self._clock = clock
+        self._tick_s = config.fleet.interval
+        # gpufleet's entry point did this already; a runtime embedded elsewhere (a bench)
+        # needs it before its threads (the history resume below is one) take arenas.
+        configure_malloc()
+        specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
+        self._state = FleetState(specs, config.health)
+        witnesses = config.sla.witness if config.sla is not None else ()
+        self.history = HistoryRecorder(
+            data_dir,
+            config.history,
+            clock=clock,
+            tick_s=self._tick_s,
+            witnesses=witnesses,
+            expected_gpus=sum(spec.expected_gpus for spec in specs),
+        )
+        self.link_events = LinkEventDiffer()  # link changes between ticks -> events table
+        self.xid_repeats = XidRepeatFilter()  # a burst of identical XIDs -> two history rows
+        recording = data_dir is not None and self.history.recording
+        self.drift = DriftTracker(data_dir / STORE_NAME if data_dir and recording else None)
+        self.notices: tuple[str, ...] = ()
+        if data_dir is not None and not self.history.recording:
+            self.notices = (self.history.lock_holder_message,)
+        ssh_options = ssh_options or SshOptions()
+        self._ssh_options = ssh_options
+        self._ssh = SshFleet(self.targets, self._state.ingest, ssh_options, clock)
+        self.prober = FleetProber(self.targets, ssh_options, config.probes.settings(), data_dir)
+        # The event log, acknowledgements and alerts; transitions recorded with the history.
+        history = DeskHistory(data_dir, record=recording) if data_dir is not None else None
+        self.desk = OperatorDesk(config.alerts, data_dir, clock, history=history)
+        self._listeners: list[SnapshotListener] = []
+        self._latest: FleetSnapshot | None = None
+        self._sla: SlaSummary | None = None
+        self._sla_at = float("-inf")
+        self._ticker: asyncio.Task[None] | None = None
+        self._stopped = False
+        self.heap = HeapFreezer()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect to every node and start ticking."""
+        # Start-up objects (config, modules, targets) live for the whole run: keeping them
+        # out of the collector's generations removes the full-GC pauses seen in tick times.
+        freeze_live_heap()
+        gc.set_threshold(*gc_thresholds(gc.get_threshold()))
+        await self._ssh.start()
+        self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
+
+    async def stop(self) -> None:
+        """Stop ticking, close every connection, flush and close the history (once)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+            self._ticker = None
+        await self._ssh.stop()
+        self.tick()  # the last state of the fleet reaches history and listeners
+        self.history.close()
+        self.desk.close()
+
+    @property
+    def ready(self) -> bool:
+        """True once every node has been tried at least once."""
+        return bool(self._ssh.tried_all)
+
+    async def _tick_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
+        while True:
+            next_at += self._tick_s
+            await asyncio.sleep(max(0.0, next_at - loop.time()))
+            try:
+                self.tick()
+            except Exception:  # a bug in one tick must not freeze the dashboard forever
+                log.exception("fleet tick failed")
+
+    def tick(self, now: float | None = None) -> FleetSnapshot:
+        """Take one snapshot, record it and hand it to every listener."""
+        now = self._clock() if now is None else now
+        snapshot = self.link_events.apply(self.drift.apply(self._state.snapshot(now)))
+        snapshot = self.prober.decorate(snapshot)
+        self.history.record(self.xid_repeats.for_history(snapshot, final=self._stopped))
+        snapshot = replace(
+            snapshot,
+            utilization=self.history.utilization_summary(now),
+            sla=self._sla_summary(now),
+        )
+        self._latest = snapshot
+        self.desk.observe(snapshot)
+
+        self.heap.observe(snapshot, self.ready, self._state.connections_ended)
+        for listener in tuple(self._listeners):
+            try:
+                listener(snapshot)
+            except Exception:
+                log.exception("snapshot listener %r failed", listener)
+        return snapshot
+
+    def _sla_summary(self, now: float) -> SlaSummary | None:
+        contract = self.config.sla
+        if contract is None:
+            return None
+        if now - self._sla_at >= SLA_REFRESH_S:
+            from ledger.sla import sla_summary
+
+            self.history.flush()
+            try:
+                self._sla = sla_summary(self.history, contract, now)
+            except Exception:
+                log.exception("SLA summary failed")
+            self._sla_at = now
+        return self._sla
+
+    # -- FleetFacade -------------------------------------------------------------------
+
+    def latest(self) -> FleetSnapshot | None:
+        return self._latest
+
+    def subscribe(self, listener: SnapshotListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def utilization_series(self, window_s: float) -> Sequence[UtilizationPoint]:
+        return self.history.utilization_series(window_s, self._clock())
+
+    def gpu_series(self, node: str, gpu: int, points: int = 120) -> GpuSeries:
+        return self.history.gpu_series(node, gpu, points)
+
+    async def export(self, request: ExportRequest) -> Path:
+        from ledger.export import export_history
+
+        if self.data_dir is None:
+            raise RuntimeError("this fleet records no history (no data directory)")
+        self.history.flush()
+        return await asyncio.to_thread(
+            export_history,
+            self.data_dir,
+            request,
+            rolling_window_s=self.config.history.export_rolling_window_s,
+        )
+
+    async def probe(
+        self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
+    ) -> ProbeReport:
+        if self.read_only:
+            raise PermissionError("gpufleet runs read-only: probes are disabled")
+        if node not in {t.name for t in self.targets}:
+            raise KeyError(f"{node} is not part of the fleet")
+        return await self.prober.probe(node, suite, on_progress)
+
+    def cancel_probe(self, node: str) -> bool:
+        return self.prober.cancel(node)
+
+    def ssh_argv(self, node: str) -> list[str] | None:
+        """The ``ssh`` command that logs into ``node`` as gpufleet reaches it."""
+        target = next((t for t in self.targets if t.name == node), None)
+        return None if target is None else ssh_login_argv(target, self._ssh_options)
+
+    def probe_report(self, node: str) -> ProbeReport | None:
+        return self.prober.report(node)
+
+    async def processes(self, node: str) -> ProcessListing:
+        """The compute processes on ``node``'s GPUs, read now over its own connection."""
+        session = self._ssh.session(node)
+        if session is None:
+            raise KeyError(f"{node} is not part of the fleet")
+        return await request_processes(session)

@@ -1,0 +1,1 @@
+"""Everything computed from history for people and contracts: SLA, reports, bundles, export."""
