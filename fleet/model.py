@@ -4,6 +4,32 @@
 Prometheus collector, the history recorder and the exporters only ever read
 these. Nothing here holds a connection, a lock or a mutable container.
 A value that could not be read is ``None`` (shown as "N/A").
+
+The identity contract: **an unchanged node is the same object as last tick.**
+
+- A node with nothing new since the last tick (no message, no deadline passed, no
+  stage changed it) is the very ``NodeSnapshot`` object of the last published
+  snapshot; when no node changed, ``FleetSnapshot.nodes`` is the same tuple.
+- A node that changed in any field is a new object; readers never see an object
+  change under them (everything here is frozen).
+- A node object builds its ``gpus``, ``ports`` and ``nics`` once, so an unchanged
+  node hands out the same GPU and port objects tick after tick. Its
+  ``gpu_briefs``, ``port_briefs`` and ``nic_briefs`` stay the same tuple while no
+  GPU's identity, verdict or NVLink state (no port's link state) changed, even on a
+  new node object whose telemetry moved.
+- Every stage of the tick (``fleet.pipeline``) keeps it: a stage hands on what it
+  does not change, and keys what it does change on the object it was given, so
+  its output is as stable as its input.
+
+Readers skip work by ``is`` and rely on this: the history recorder reuses its tick
+frame when ``nodes`` is last tick's tuple (``history.recorder``), the exporter reuses
+a node's exposition text (``exporter.dcgm``) and entity heads (``exporter.blocks``),
+the dashboard reuses a node's figures and drawn line (``tui.node_view``,
+``tui.widgets.fleet_grid``), and the cluster board its converted sums
+(``cluster.board``); drift, link events, probe verdicts and the event log skip a
+node by its briefs or by the node itself. A stage that copied an unchanged node
+would leave every one of them recomputing every node every tick (tests/runtime/
+test_pipeline.py holds the contract).
 """
 
 from __future__ import annotations

@@ -1,10 +1,14 @@
 """The running fleet: SSH streams in, FleetState judges, history records, listeners read.
 
 ``FleetRuntime`` is what ``gpufleet watch``, ``demo`` and ``serve`` run. It owns the
-tick: once per interval it takes a snapshot from :class:`FleetState`, hands it to
-the history recorder, decorates it with utilization and SLA figures, and passes
-it to every listener (the dashboard, the Prometheus endpoint). It implements
-:class:`fleet.facade.FleetFacade`.
+tick: once per interval it runs the stages of :class:`fleet.pipeline.TickPipeline`
+(judge, drift, link events, probe verdicts, record into history, utilization and
+SLA figures) and passes the result to the operator desk and every listener (the
+dashboard, the Prometheus endpoint). It implements :class:`fleet.facade.FleetFacade`.
+
+The tick runs on the event loop, and the watchdog calls a late tick a stall of the
+monitor: slow work never runs in it. The SLA summary is computed on a thread from a
+copy of the recorder's books, and history's writes wait on the recorder's own thread.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from fleet.facade import (
 from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.native_heap import configure_malloc, release_free_heap
+from fleet.pipeline import TickPipeline
 from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
 from fleet.xid import XidRepeatFilter
@@ -44,11 +49,25 @@ from gpufleet.config import Config
 from gpufleet.probing import FleetProber
 from history import HistoryRecorder
 from history.desk_log import DeskHistory
+from history.ledger import LedgerInputs
+from ledger.sla.section import SlaSection
 
 log = logging.getLogger(__name__)
 
 # The SLA summary reads month-to-date history from disk: refreshing it every tick is waste.
 SLA_REFRESH_S = 30.0
+# Month-to-date SLA figures from what the ledger reads (see ledger.sla.sla_summary).
+SlaSummarizer = Callable[[LedgerInputs | Path, SlaSection, float], SlaSummary]
+
+
+def _ledger_sla_summary(
+    source: LedgerInputs | Path, contract: SlaSection, now: float
+) -> SlaSummary:
+    from ledger.sla import sla_summary  # the ledger's import cost only where a contract is
+
+    return sla_summary(source, contract, now)
+
+
 # A tick no longer allocates tens of thousands of snapshot objects, so the young
 # generation stays at CPython's 700: collections scan a few hundred objects (a few ms),
 # where a 20,000 threshold let each one scan what a whole message burst left alive
@@ -172,7 +191,10 @@ class FleetRuntime:
         read_only: bool = False,
         clock: Callable[[], float] = time.time,
         ssh_options: SshOptions | None = None,
+        sla_summary: SlaSummarizer | None = None,
     ) -> None:
+        """``sla_summary``: how the month's SLA figures are computed from what the ledger
+        reads (``ledger.sla.sla_summary`` unless given; it runs on a thread)."""
         self.config = config
         self.read_only = read_only
         self.targets = tuple(targets)
@@ -211,9 +233,19 @@ class FleetRuntime:
         self._latest: FleetSnapshot | None = None
         self._sla: SlaSummary | None = None
         self._sla_at = float("-inf")
+        self._sla_refresh: asyncio.Future[SlaSummary | None] | None = None
+        self._summarize = sla_summary or _ledger_sla_summary
         self._ticker: asyncio.Task[None] | None = None
         self._stopped = False
         self.heap = HeapFreezer()
+        self.pipeline = TickPipeline(
+            self._state,
+            self.drift,
+            self.link_events,
+            probe_verdicts=self.prober.decorate,
+            record=self._record,
+            figures=self._with_figures,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -237,6 +269,7 @@ class FleetRuntime:
                 await self._ticker
             self._ticker = None
         await self._ssh.stop()
+        await self.sla_refreshed()  # its thread reads the books that closing writes
         self.tick()  # the last state of the fleet reaches history and listeners
         self.history.close()
         self.desk.close()
@@ -258,16 +291,9 @@ class FleetRuntime:
                 log.exception("fleet tick failed")
 
     def tick(self, now: float | None = None) -> FleetSnapshot:
-        """Take one snapshot, record it and hand it to every listener."""
+        """Run the tick's pipeline and hand the snapshot to the desk and every listener."""
         now = self._clock() if now is None else now
-        snapshot = self.link_events.apply(self.drift.apply(self._state.snapshot(now)))
-        snapshot = self.prober.decorate(snapshot)
-        self.history.record(self.xid_repeats.for_history(snapshot, final=self._stopped))
-        snapshot = replace(
-            snapshot,
-            utilization=self.history.utilization_summary(now),
-            sla=self._sla_summary(now),
-        )
+        snapshot = self.pipeline.run(now)
         self._latest = snapshot
         self.desk.observe(snapshot)
 
@@ -279,19 +305,61 @@ class FleetRuntime:
                 log.exception("snapshot listener %r failed", listener)
         return snapshot
 
+    def _record(self, snapshot: FleetSnapshot) -> None:
+        # History keeps a burst of identical XIDs as two rows; listeners see every one.
+        self.history.record(self.xid_repeats.for_history(snapshot, final=self._stopped))
+
+    def _with_figures(self, snapshot: FleetSnapshot) -> FleetSnapshot:
+        now = snapshot.taken_at
+        return replace(
+            snapshot,
+            utilization=self.history.utilization_summary(now),
+            sla=self._sla_summary(now),
+        )
+
     def _sla_summary(self, now: float) -> SlaSummary | None:
+        """The latest month-to-date SLA figures; a refresh is started when one is due.
+
+        The refresh reads a month of intervals (from disk, when another process
+        records), which takes longer than a tick: it runs on a thread and its result
+        shows from the next tick after it ends.
+        """
         contract = self.config.sla
         if contract is None:
             return None
-        if now - self._sla_at >= SLA_REFRESH_S:
-            from ledger.sla import sla_summary
-
-            self.history.flush()
-            try:
-                self._sla = sla_summary(self.history, contract, now)
-            except Exception:
-                log.exception("SLA summary failed")
+        due = now - self._sla_at >= SLA_REFRESH_S and self._sla_refresh is None
+        if due and not self._stopped:
             self._sla_at = now
+            source = self.history.ledger_source()  # the books copied here, on their loop
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # ticked from plain code (a bench, a script): no loop
+                self._sla = self._summarize_safely(source, contract, now)
+            else:
+                work = asyncio.to_thread(self._summarize_safely, source, contract, now)
+                self._sla_refresh = refresh = loop.create_task(work, name="sla-refresh")
+                refresh.add_done_callback(self._sla_refreshed)
+        return self._sla
+
+    def _summarize_safely(
+        self, source: LedgerInputs | Path, contract: SlaSection, now: float
+    ) -> SlaSummary | None:
+        try:
+            return self._summarize(source, contract, now)
+        except Exception:
+            log.exception("SLA summary failed")
+            return self._sla  # the figures shown until now stay
+
+    def _sla_refreshed(self, refresh: asyncio.Future[SlaSummary | None]) -> None:
+        self._sla_refresh = None
+        if not refresh.cancelled():
+            self._sla = refresh.result()
+
+    async def sla_refreshed(self) -> SlaSummary | None:
+        """Wait for the SLA refresh in progress, if any; the figures the next tick shows."""
+        refresh = self._sla_refresh
+        if refresh is not None:
+            await asyncio.wait((refresh,))
         return self._sla
 
     # -- FleetFacade -------------------------------------------------------------------
@@ -319,7 +387,8 @@ class FleetRuntime:
 
         if self.data_dir is None:
             raise RuntimeError("this fleet records no history (no data directory)")
-        self.history.flush()
+        self.history.queue_flush()  # the books belong to the loop; the wait does not
+        await asyncio.to_thread(self.history.wait_written)
         return await asyncio.to_thread(
             export_history,
             self.data_dir,

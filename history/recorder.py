@@ -13,6 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -256,11 +257,20 @@ class HistoryRecorder:
 
     def flush(self) -> None:
         """Write everything recorded so far (except the minute in progress) and wait for it."""
-        if self._closed:
-            return
-        if self._last_t is not None:
+        self.queue_flush()
+        self.wait_written()
+
+    def queue_flush(self) -> None:
+        """Hand everything recorded so far (except the minute in progress) to the writer
+        thread without waiting: cheap enough for the event loop, which owns the books."""
+        if not self._closed and self._last_t is not None:
             self._persist(self._last_t)
-        if self._store is not None:
+
+    def wait_written(self) -> None:
+        """Block until what was queued so far is on disk: the slow half of :meth:`flush`,
+        safe off the event loop (the writer thread orders the writes; writes queued
+        meanwhile may or may not be waited for)."""
+        if not self._closed and self._store is not None:
             self._store.wait()
 
     def close(self) -> None:
@@ -313,16 +323,30 @@ class HistoryRecorder:
         From memory while this recorder records (or has no directory): it observes
         live. From disk when another process records, since its books are complete.
         """
+        source = self.ledger_source()
+        if isinstance(source, LedgerInputs):
+            return source
+        return load_ledger(source, first, last, now)
+
+    def ledger_source(self) -> LedgerInputs | Path:
+        """What the SLA ledger reads, safe to hand to another thread (call on the loop).
+
+        This recorder's books as they are now, while it records (or has no directory):
+        open intervals are copies, since recording closes them in place, and the other
+        rows are never changed once written. The data directory when another process
+        records: its files are complete, and reading them is slow work for a thread.
+        """
         if self.data_dir is None or self.recording:
             spans = self.coverage.all_spans()
+            intervals = [i if i.end_ms is not None else replace(i) for i in self.states.intervals()]
             return LedgerInputs(
                 spans,
-                self.states.intervals(),
+                intervals,
                 self.gaps.all(),
                 live=not self._closed,
                 observed_until_ms=last_observation_ms(spans),
             )
-        return load_ledger(self.data_dir, first, last, now)
+        return self.data_dir
 
     def wait_resumed(self, timeout: float | None = None) -> bool:
         """Wait until the utilization history of earlier sessions is loaded (True when it is)."""
