@@ -15,6 +15,7 @@ from typing import Literal
 
 import polars as pl
 
+from fleet.health.liveness import liveness_of
 from fleet.model import FleetSnapshot, NodeSnapshot
 from history.layout import NODE_STATES, SCHEMAS, day_of_ms
 
@@ -26,25 +27,20 @@ KEEP_CLOSED_DAYS = 62
 # controller could not observe the node for a reason of its own side (credentials,
 # host key, agent or protocol trouble).
 RecordedState = Literal["up", "broken", "unreachable", "unmonitored"]
-BLIND_STATUSES = frozenset(
-    ("connecting", "auth-failed", "host-key-mismatch", "agent-error", "protocol-error")
-)
 
 
 def recorded_state(node: NodeSnapshot) -> RecordedState:
     """The state history records for ``node``: its own, except the monitor's blind spots.
 
-    ``unreachable`` stays down only with positive evidence: a connection attempt of this
-    run failed (timeout, refused, no route) or samples stopped on an open connection.
+    ``unreachable`` stays down only with positive evidence, as the liveness rule
+    (:mod:`fleet.health.liveness`) judged it: a connection attempt of this run failed
+    (timeout, refused, no route) or samples stopped on an open connection. A node the
+    rule calls ``connecting`` (no sample yet) or ``unmonitored`` is the monitor's blindness.
     """
     if node.state != "unreachable":
         return node.state
-    if node.status in BLIND_STATUSES:
-        return "unmonitored"
-    no_sample_yet = any(r.endswith("no sample yet") for r in node.broken_reasons)
-    if node.status != "unreachable" and no_sample_yet:
-        return "unmonitored"  # connected, no sample yet: the first attempt has not concluded
-    return "unreachable"
+    liveness = liveness_of(node.status, node.state, node.sampled_at is not None)
+    return "unreachable" if liveness == "unreachable" else "unmonitored"
 
 
 def _same_node_state(recorded: str, node: NodeSnapshot) -> bool:

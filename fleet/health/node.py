@@ -1,9 +1,9 @@
 """Node rules: is a node up, broken or unreachable? See docs/health.md.
 
 A node is **unreachable** while its transport status says so, before its first
-sample, or when its last sample is older than ``stale_unreachable_s``. Otherwise it
-is **broken** when fewer than its expected GPUs are healthy (ok or warn) or when a
-port holds a fail verdict, and **up** otherwise.
+sample, or when the liveness rule (:mod:`fleet.health.liveness`) finds it silent for
+``stale_unreachable_s``. Otherwise it is **broken** when fewer than its expected GPUs
+are healthy (ok or warn) or when a port holds a fail verdict, and **up** otherwise.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import NamedTuple
 from collectors.updates import NodeStatus
 from fleet.health.facts import Judgement
 from fleet.health.gpu import NEVER
+from fleet.health.liveness import LinkFacts, NodeStatusView, judge_liveness
 from fleet.model import NodeState, Verdict
 from fleet.settings.health_section import HealthSection
 
@@ -21,15 +22,6 @@ UNREACHABLE_STATUSES: frozenset[NodeStatus] = frozenset(
     ("unreachable", "auth-failed", "host-key-mismatch", "agent-error", "protocol-error")
 )
 HEALTHY: frozenset[Verdict] = frozenset(("ok", "warn"))
-
-
-class NodeStatusView(NamedTuple):
-    """The status shown for a node: the transport's, or ``stale`` when samples stopped."""
-
-    status: NodeStatus
-    reason: str
-    silent_s: float | None  # seconds since the last sample (None: never sampled)
-    until: float  # when this view may change without new data
 
 
 class NodeJudgement(NamedTuple):
@@ -55,16 +47,11 @@ def node_status_view(
     interval: float,
     cfg: HealthSection,
     now: float,
+    watched_since: float = -NEVER,
 ) -> NodeStatusView:
-    """Show a streaming node as stale once its last sample is older than a few intervals."""
-    if last_sample_at is None:
-        return NodeStatusView(status, reason, None, NEVER)
-    silent = now - last_sample_at
-    stale_after = last_sample_at + cfg.stale_intervals * interval
-    if status == "streaming" and now >= stale_after:
-        return NodeStatusView("stale", f"no sample for {silent:.0f} s", silent, NEVER)
-    until = stale_after if status == "streaming" else NEVER
-    return NodeStatusView(status, reason, silent, until)
+    """The liveness rule on the state's facts of one node (see :func:`judge_liveness`)."""
+    facts = LinkFacts(status, reason, last_sample_at, interval)
+    return judge_liveness(facts, cfg, now, watched_since)
 
 
 def judge_node(
@@ -76,7 +63,7 @@ def judge_node(
     now: float,
 ) -> NodeJudgement:
     """The node's state from its status, its GPUs' verdicts and its ports' verdicts."""
-    unreachable = _unreachable_reason(view, cfg, now)
+    unreachable = _unreachable_reason(view)
     if unreachable is not None:
         return NodeJudgement("unreachable", (unreachable,), NEVER)
     until = NEVER if view.silent_s is None else now - view.silent_s + cfg.stale_unreachable_s
@@ -89,12 +76,12 @@ def judge_node(
     return NodeJudgement("up", (), until)
 
 
-def _unreachable_reason(view: NodeStatusView, cfg: HealthSection, now: float) -> str | None:
+def _unreachable_reason(view: NodeStatusView) -> str | None:
     if view.status in UNREACHABLE_STATUSES:
         return f"{view.status}: {view.reason}" if view.reason else view.status
     if view.silent_s is None:
         return f"{view.status}: no sample yet" if view.status != "streaming" else "no sample yet"
-    if view.silent_s >= cfg.stale_unreachable_s:
+    if view.liveness == "unreachable":
         return f"no sample for {view.silent_s:.0f} s"
     return None
 

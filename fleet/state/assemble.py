@@ -36,7 +36,13 @@ def refresh(node: NodeTrack, now: float, tick: PortFrozen) -> NodeTransition | N
     """
     cfg = node.cfg
     view = node_status_view(
-        node.status, node.status_reason, node.last_sample_at, node.interval, cfg, now
+        node.status,
+        node.status_reason,
+        node.last_sample_at,
+        node.interval,
+        cfg,
+        now,
+        node.watched_since,
     )
     judged = _judge_gpus(node, cfg, now)
     # Ports whose facts did not move since the last refresh and whose holds still run

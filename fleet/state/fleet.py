@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from collectors.protocol import Bye, Error, Event, Hello, Sample
 from collectors.updates import CONNECTED_STATUSES, NodeMessage, NodeUpdate
@@ -19,6 +20,7 @@ from fleet.state.columns import GpuArena
 from fleet.state.node import NodeSpec, NodeTrack
 from fleet.state.port_columns import PortColumns
 from fleet.state.restamp import restamped
+from fleet.watchdog import TickWatchdog
 
 
 class FleetState:
@@ -29,12 +31,25 @@ class FleetState:
     re-freezes only nodes that received data or whose holds or staleness deadlines
     passed, and reuses every other NodeSnapshot object; GPU and port objects are built
     only when a reader asks for them. Not thread-safe: call both from the event loop.
+
+    Given the tick interval ``tick_s``, the state watches its own ticks: after a tick
+    that came late (the controller stalled, see :class:`fleet.watchdog.TickWatchdog`),
+    every node's silence is counted from the stall's end, so the controller's blindness
+    never makes a node stale or unreachable. Without it (replayed or synthetic ticks),
+    every tick counts as observed.
     """
 
     def __init__(
-        self, nodes: Sequence[NodeSpec], health: HealthSection, *, event_history: int = 200
+        self,
+        nodes: Sequence[NodeSpec],
+        health: HealthSection,
+        *,
+        event_history: int = 200,
+        tick_s: float | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._health = health
+        self._watchdog = None if tick_s is None else TickWatchdog(tick_s, monotonic=monotonic)
         self._event_history = event_history
         self._arena = GpuArena(8 * max(len(nodes), 8))
         self._ports = PortColumns(health, 10 * max(len(nodes), 8))
@@ -94,8 +109,19 @@ class FleetState:
     def _track(self, spec: NodeSpec) -> NodeTrack:
         return NodeTrack(spec, self._health, self._event_history, self._arena, self._ports)
 
+    def controller_stalled(self, ended: float) -> None:
+        """The controller observed nothing until ``ended``: silence before it does not count.
+
+        Called by the state's own tick watchdog; a caller that learns of a stall another
+        way (a test, a replay) may call it too.
+        """
+        for node in self._order:
+            node.controller_stalled(ended)
+
     def snapshot(self, now: float) -> FleetSnapshot:
         """The fleet at ``now`` (controller clock), with what happened since the last call."""
+        if self._watchdog is not None and self._watchdog.beat(now) is not None:
+            self.controller_stalled(now)
         transitions: list[NodeTransition] = []
         changed = self._view is None
         self._ports.flush()

@@ -82,8 +82,11 @@ class NodeTrack:
         # The latest sample's port (NIC) rows while they cover every port (NIC), as the
         # decoder made them; None: each PortTrack.row holds its own.
         self.latest_rows: list[Sequence[Row] | None] = [None, None]
-        self.status: NodeStatus = "connecting"
+        self.status: NodeStatus = "connecting"  # the transport's last word (a fact)
         self.status_reason = ""
+        # When the controller's last stall ended: silence before it was not observed, so
+        # the liveness rule does not count it (fleet.health.liveness).
+        self.watched_since = -math.inf
         self.last_seen: float | None = None
         self.last_sample_at: float | None = None
         self.sampled_at: float | None = None  # the node's time on its latest sample
@@ -138,6 +141,11 @@ class NodeTrack:
         # PortColumns.flushes when this node last staged rows (they wait for the next).
         self.staged_before = -1
 
+    def controller_stalled(self, ended: float) -> None:
+        """The controller did not observe anything until ``ended``: judge the node afresh."""
+        self.watched_since = ended
+        self.dirty = self.facts_moved = True
+
     def on_status(self, change: NodeStatusChange) -> EventRecord | None:
         """The transport says how the connection is; a failed attempt is also an event.
 
@@ -161,7 +169,7 @@ class NodeTrack:
         self.pending = (hello, received)
         self.last_seen = received
         self.facts_moved = True  # the session takes effect with the next message
-        if self.status in ("connecting", "stale"):
+        if self.status == "connecting":
             self.status = "streaming"
             self.dirty = True
 
@@ -244,7 +252,7 @@ class NodeTrack:
             return
         self.last_seen = self.last_sample_at = received
         self.sampled_at = sample.t
-        if self.status in ("connecting", "stale"):
+        if self.status == "connecting":
             self.status = "streaming"
             self.facts_moved = True
         if not take_gpus(self, sample, layout, received):

@@ -15,6 +15,7 @@ streaming. Anything else takes ``refresh``, which is always right.
 
 from __future__ import annotations
 
+from fleet.health.liveness import silence_deadlines
 from fleet.model import NodeSnapshot, restamped_node
 from fleet.state.assemble import steady_readings
 from fleet.state.build import QuietSteady, Steady
@@ -26,9 +27,9 @@ from fleet.state.rows import StateRows
 def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | None:
     """``node``'s snapshot at ``now`` when its last judgement holds, else None.
 
-    The judgement's deadlines move with the new sample: the node turns stale
-    ``stale_intervals`` intervals after it, unreachable ``stale_unreachable_s`` after it,
-    and no earlier than its GPUs' and ports' holds allow.
+    The judgement's deadlines move with the new sample, as the liveness rule sets them
+    (:func:`fleet.health.liveness.silence_deadlines`), and no earlier than its GPUs' and
+    ports' holds allow.
     """
     last = node.snap
     at = node.last_sample_at
@@ -42,9 +43,8 @@ def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | N
         or last.state == "unreachable"
     ):
         return None
-    cfg = node.cfg
-    stale_at = at + cfg.stale_intervals * node.interval
-    unreachable_at = at + cfg.stale_unreachable_s
+    observed_from = max(at, node.watched_since)
+    stale_at, unreachable_at = silence_deadlines(observed_from, node.interval, node.cfg)
     earliest = node.earliest
     if earliest is None or now >= min(stale_at, unreachable_at, earliest, node.ports_until):
         return None
