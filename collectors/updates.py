@@ -16,7 +16,9 @@ from collectors.protocol import Message
 NodeStatus = Literal[
     "connecting",
     "streaming",
-    "stale",  # connected, but no sample for 3 intervals
+    # Connected, but samples stopped for [health] stale_intervals: said by the liveness
+    # rule (fleet.health.liveness), never by the transport, which reports facts only.
+    "stale",
     "unreachable",
     "auth-failed",
     "host-key-mismatch",

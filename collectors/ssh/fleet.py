@@ -46,7 +46,7 @@ class SshFleet:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Start one task per node (and the stale-sample watchdog); returns at once."""
+        """Start one task per node; returns at once."""
         if self._tasks:
             raise RuntimeError("SshFleet already started")
         bundle = self._options.agent_bundle
@@ -62,9 +62,6 @@ class SshFleet:
             task = asyncio.create_task(session.run(), name=f"ssh-node:{target.name}")
             task.add_done_callback(self._task_ended)
             self._tasks.append(task)
-        watchdog = asyncio.create_task(self._watch_stale(), name="ssh-stale-watchdog")
-        watchdog.add_done_callback(self._task_ended)
-        self._tasks.append(watchdog)
 
     async def stop(self) -> None:
         """Close every channel and connection; no task is left running afterwards."""
@@ -96,17 +93,6 @@ class SshFleet:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
-
-    async def _watch_stale(self) -> None:
-        # One timer for the fleet instead of a read timeout per node and line.
-        shortest = min((t.interval for t in self._targets), default=1.0)
-        period = max(0.05, shortest / 2)
-        stale_after = self._options.stale_after_intervals
-        while True:
-            await asyncio.sleep(period)
-            now = self._clock()
-            for session in self._sessions.values():
-                session.check_stale(now, stale_after)
 
     def _task_ended(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():

@@ -58,6 +58,16 @@ class NodeSession:
 
     ``run`` never returns on its own: every failure becomes a status with a
     reason and a retry after a backoff; only cancellation ends it.
+
+    The session reports facts and judges nothing: ``connecting`` until the agent's
+    first line, ``streaming`` once lines flow on an open channel, or the error that
+    ended an attempt, each with its time. Whether a silent node is stale or
+    unreachable is :mod:`fleet.health.liveness`'s to say, from ``[health]``.
+
+    Attributes:
+        streaming_since: when the agent's channel opened (None: no channel open).
+        last_line: when the last line arrived on this connection (None: none yet).
+        last_sample: when the last sample or hello arrived (None: none this connection).
     """
 
     def __init__(
@@ -86,6 +96,7 @@ class NodeSession:
         self.tried = False
         self.streaming_since: float | None = None
         self.last_sample: float | None = None
+        self.last_line: float | None = None
         self._channel: AgentChannel | None = None
         self.conn: asyncssh.SSHClientConnection | None = None  # on-demand requests share it
         self._sink_failed = False
@@ -183,7 +194,7 @@ class NodeSession:
             if self._channel is not None:
                 self._channel.fail(exc)
             return
-        now = self._clock()
+        self.last_line = now = self._clock()
         if isinstance(message, Sample):
             self.last_sample = now
             status = self.status
@@ -205,17 +216,6 @@ class NodeSession:
             return
         self._logged_errors.add(reason)
         log.warning("node %s: protocol error: %s", self.target.name, reason)
-
-    def check_stale(self, now: float, stale_after: float) -> None:
-        """Mark the node ``stale`` when its channel is open but samples stopped."""
-        if self.streaming_since is None or self.status is None:
-            return
-        # Once stale, stay quiet: a reason that counts seconds would post a change per check.
-        if self.status.status not in ("streaming", "connecting"):
-            return
-        last = max(self.last_sample or 0.0, self.streaming_since)
-        if now - last > stale_after * self.target.interval:
-            self._set("stale", f"no sample for {now - last:.1f} s")
 
     def _set(self, status: NodeStatus, reason: str, *, attempt_failed: bool = False) -> None:
         # Reasons quote exceptions, stderr and agent strings: one more pass costs nothing.

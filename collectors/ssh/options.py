@@ -50,8 +50,6 @@ class SshOptions:
             not be a handshake storm that trips sshd's MaxStartups).
         backoff_base: first retry delay in seconds; doubles per failure.
         backoff_cap: the longest retry delay in seconds.
-        stale_after_intervals: a connected node with no sample for this many
-            intervals is ``stale``.
         encryption_algs: cipher preference; ``None`` keeps the library default.
         compression_algs: compression preference; ``None`` keeps the library's and
             the ssh config's (``Compression yes`` makes asyncssh choose zlib).
@@ -68,7 +66,6 @@ class SshOptions:
     max_concurrent_connects: int = 64
     backoff_base: float = 1.0
     backoff_cap: float = 60.0
-    stale_after_intervals: float = 3.0
     encryption_algs: tuple[str, ...] | None = PREFERRED_CIPHERS
     compression_algs: tuple[str, ...] | None = NO_COMPRESSION
     ssh_config: tuple[str, ...] | None = ()
