@@ -24,6 +24,9 @@ ERROR_INSUFFICIENT_SIZE = 7
 ERROR_TIMEOUT = 10
 ERROR_GPU_IS_LOST = 15
 
+# How often a call held by ``agent_hang`` looks at the clock again (real seconds).
+HANG_POLL_S = 0.05
+
 HANDLE_BASE = 0x7E5A_0000_0000
 HANDLE_STRIDE = 0x100
 _VOID_PP = ctypes.POINTER(ctypes.c_void_p)
@@ -61,13 +64,18 @@ def put_string(buffer: Any, length: Any, text: str) -> int:
 class Symbol:
     """A callable C symbol; ``restype``/``argtypes`` may be set on it as on a CDLL function."""
 
-    def __init__(self, name: str, impl: Callable[..., int]) -> None:
+    def __init__(
+        self, name: str, impl: Callable[..., int], hold: Callable[[], None] | None = None
+    ) -> None:
         self.__name__ = name
         self._impl = impl
+        self._hold = hold
         self.restype: Any = ctypes.c_int
         self.argtypes: Any = None
 
     def __call__(self, *args: Any) -> Any:
+        if self._hold is not None:
+            self._hold()
         return self._impl(*args)
 
 
@@ -81,14 +89,29 @@ class LibraryBase:
         self._lock = threading.Lock()
         self._init_count = 0
         self._visible: list[int] = []
+        self._released = threading.Event()  # set by release(): no call hangs any more
 
     def __getattr__(self, name: str) -> Symbol:
         # Only NVML symbol names resolve; anything else is FunctionNotFound in pynvml.
         if name.startswith("nvml"):
             impl = getattr(type(self), "_c_" + name, None)
             if impl is not None:
-                return Symbol(name, impl.__get__(self))
+                return Symbol(name, impl.__get__(self), self.hold_while_hung)
         raise AttributeError(name)
+
+    def hold_while_hung(self) -> None:
+        """Block the calling thread while an ``agent_hang`` fault holds.
+
+        A hung driver blocks every NVML call, so the agent stops writing while its
+        process and SSH channel stay up. The clock is read again every
+        :data:`HANG_POLL_S`: a scenario clock that moves past the fault's end frees it.
+        """
+        while self._model.faults.hung(self.now()) and not self._released.is_set():
+            self._released.wait(HANG_POLL_S)
+
+    def release(self) -> None:
+        """Let every held call return and no new one hang (the node is closing)."""
+        self._released.set()
 
     def now(self) -> float:
         """Seconds since the node's start, from the injected clock."""

@@ -80,6 +80,10 @@ class NodeFaults:
         """(fault, end) pairs of one kind."""
         return [(f, end) for f, end in self._faults if f.kind == kind]
 
+    def hung(self, t: float) -> bool:
+        """True while an ``agent_hang`` fault holds at ``t``."""
+        return any(f.at <= t < end for f, end in self.of_kind("agent_hang"))
+
     def missing_gpus(self, t: float) -> frozenset[int]:
         """Physical indices hidden by ``gpu_missing`` at ``t``."""
         return frozenset(

@@ -15,5 +15,5 @@ GPU_KINDS = frozenset(
     }
 )
 PORT_KINDS = frozenset({"ib_link_down", "ib_symbol_errors", "ib_degraded_rate"})
-NODE_KINDS = frozenset({"agent_crash", "node_unreachable", "recover"})
+NODE_KINDS = frozenset({"agent_crash", "agent_hang", "node_unreachable", "recover"})
 KINDS = GPU_KINDS | PORT_KINDS | NODE_KINDS

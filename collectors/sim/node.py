@@ -118,6 +118,7 @@ class SimNode:
         ``pynvml.nvmlLib`` is left as it is.
         """
         self._stop.set()
+        self.library.release()
         self.library.notify_events()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)

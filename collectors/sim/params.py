@@ -137,6 +137,7 @@ PARAMS: dict[str, dict[str, tuple[Check, Any]]] = {
     "ib_symbol_errors": {"rate": (_positive_number, 20.0)},
     "ib_degraded_rate": {"rate": (_ib_rate, "200 Gb/sec (2X NDR)")},
     "agent_crash": {"exit_code": (_int_in(1, 255), 137)},
+    "agent_hang": {},
     "node_unreachable": {},
     "recover": {"kinds": (_kinds, None), "new_uuid": (_boolean, False)},
 }
