@@ -24,11 +24,11 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from bench.lib.metrics_fleets import fleet
 from exporter.dcgm import DcgmExposition
 from exporter.dcgm_fields import FIELDS, LABELS, XID_ERRORS
 from exporter.xids import XidTally
 from fleet.model import FleetSnapshot
-from tests.metrics.fleets import fleet
 
 
 def variants(base: FleetSnapshot, count: int) -> list[FleetSnapshot]:

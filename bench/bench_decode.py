@@ -3,15 +3,15 @@
 Decodes the same lines with today's ``collectors.protocol.decode_line`` and, in the
 same run, with two named baselines read from git and loaded as their own modules:
 the decoder before validation (``collectors/protocol.py`` at commit 09179f1) and the
-validating decoder before the one-scan fast path (commit e80ac40, wave 3's), and wave
-4's decoder (f7b051d, main before wave 5). Lines: a
+validating decoder that scanned each line twice (commit e80ac40, "two-scan"), and the
+one-scan fast path before its per-field typing was inlined (f7b051d, "one-scan"). Lines: a
 canned 1 Hz sample of 8 GPUs and 8 IB ports (the hot path, ~840 B), a slow sample
 with NVLink and hw counters, the same with one counter at 2^64 - 1 (a twenty-digit
 number: every integer is then range-checked in Python), and a hello whose GPU names
 carry escape sequences (the path that walks and cleans every string).
 
     PYTHONPATH=. .venv/bin/python bench/bench_decode.py --repeat 20000
-    PYTHONPATH=. .venv/bin/python bench/bench_decode.py --fine   # ours vs wave 4 only
+    PYTHONPATH=. .venv/bin/python bench/bench_decode.py --fine   # ours vs one-scan only
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from collectors.protocol import decode_line
 from testkit.loopback.canned import SampleMaker, hello_line
 
 BASELINE_COMMIT = "09179f1"  # no validation: msgspec's decode alone
-WAVE3_COMMIT = "e80ac40"  # validation with two scans of the line, before the fast path
-WAVE4_COMMIT = "f7b051d"  # the one-scan fast path, before _typed was inlined (wave 5)
+TWO_SCAN_COMMIT = "e80ac40"  # validation with two scans of the line, before the fast path
+ONE_SCAN_COMMIT = "f7b051d"  # the one-scan fast path, before _typed was inlined
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -78,23 +78,23 @@ def per_call_us(decode: Callable[[bytes], object], line: bytes, repeat: int) -> 
 
 
 def fine_comparison(rounds: int = 60, calls: int = 2000) -> None:
-    """Ours vs wave 4 on the fast sample: short runs, alternated, best of each.
+    """Ours vs one-scan on the fast sample: short runs, alternated, best of each.
 
     On a loaded shared machine the differences left are a few percent; alternating
     short runs gives both sides the same quiet moments.
     """
-    wave4 = baseline_decoder(WAVE4_COMMIT)
+    one_scan = baseline_decoder(ONE_SCAN_COMMIT)
     line = lines()["fast sample"]
-    best = {"ours": float("inf"), "wave 4": float("inf")}
+    best = {"ours": float("inf"), "one-scan": float("inf")}
     for _ in range(rounds):
-        for side, decode in (("ours", decode_line), ("wave 4", wave4)):
+        for side, decode in (("ours", decode_line), ("one-scan", one_scan)):
             start = time.process_time()
             for _ in range(calls):
                 decode(line)
             best[side] = min(best[side], (time.process_time() - start) / calls * 1e6)
     print(f"# fast sample, best of {rounds} alternated runs of {calls} decodes")
-    print(f"ours {best['ours']:.2f} µs, wave 4 ({WAVE4_COMMIT}) {best['wave 4']:.2f} µs, "
-          f"ratio {best['ours'] / best['wave 4']:.3f}x")  # fmt: skip
+    print(f"ours {best['ours']:.2f} µs, one-scan ({ONE_SCAN_COMMIT}) {best['one-scan']:.2f} µs, "
+          f"ratio {best['ours'] / best['one-scan']:.3f}x")  # fmt: skip
 
 
 def main() -> None:
@@ -103,26 +103,26 @@ def main() -> None:
     parser.add_argument(
         "--fine",
         action="store_true",
-        help="only ours vs wave 4 on the fast sample, 60 interleaved rounds of 2,000",
+        help="only ours vs one-scan on the fast sample, 60 interleaved rounds of 2,000",
     )
     args = parser.parse_args()
     if args.fine:
         fine_comparison()
         return
     before = baseline_decoder(BASELINE_COMMIT)
-    wave3 = baseline_decoder(WAVE3_COMMIT)
-    wave4 = baseline_decoder(WAVE4_COMMIT)
+    two_scan = baseline_decoder(TWO_SCAN_COMMIT)
+    one_scan = baseline_decoder(ONE_SCAN_COMMIT)
     print(f"# python {sys.version.split()[0]}, CPU time, best of 15 x {args.repeat} decodes")
-    print(f"# before = no validation ({BASELINE_COMMIT}); wave 3 = validating, {WAVE3_COMMIT}; "
-          f"wave 4 = {WAVE4_COMMIT}")  # fmt: skip
-    print("line            bytes   ours µs   wave 4 µs   wave 3 µs   before µs   ours/w4   ours/w3"
+    print(f"# before = no validation ({BASELINE_COMMIT}); 2-scan = {TWO_SCAN_COMMIT}; "
+          f"1-scan = {ONE_SCAN_COMMIT}")  # fmt: skip
+    print("line            bytes   ours µs   1-scan µs   2-scan µs   before µs   ours/1s   ours/2s"
           "   ours/before")  # fmt: skip
     for name, line in lines().items():
         ours = w4 = w3 = theirs = float("inf")
         for _ in range(3):  # interleaved, so all four see the same machine
             ours = min(ours, per_call_us(decode_line, line, args.repeat))
-            w4 = min(w4, per_call_us(wave4, line, args.repeat))
-            w3 = min(w3, per_call_us(wave3, line, args.repeat))
+            w4 = min(w4, per_call_us(one_scan, line, args.repeat))
+            w3 = min(w3, per_call_us(two_scan, line, args.repeat))
             theirs = min(theirs, per_call_us(before, line, args.repeat))
         print(
             f"{name:14s} {len(line):6d}   {ours:7.2f}   {w4:9.2f}   {w3:9.2f}   {theirs:9.2f}"

@@ -2,16 +2,16 @@
 
 Three processes, so each one's CPU is its own:
 
-1. the simulated nodes (bench/fleet_nodes.py): one asyncssh listener on 127.0.0.1,
+1. the simulated nodes (bench/lib/fleet_nodes.py): one asyncssh listener on 127.0.0.1,
    canned protocol v1 lines in the real agent's shape (8 GPUs, 8 IB ports, 1 NIC;
    every value moves every tick; ``slow``/``links`` every 10th tick), ``t`` = send time,
    one SSH packet per line as OpenSSH's sshd sends them (``--node-framing asyncssh``:
    asyncssh's ignore message before each, as runs before 2026-11-23 had it);
 2. the controller, started through the real CLI (``gpufleet serve -c fleet.toml``)
-   wrapped by bench/fleet_probe.py (GC pause timer, sample -> snapshot latency);
+   wrapped by bench/lib/fleet_probe.py (GC pause timer, sample -> snapshot latency);
    hosts ``node-00001...`` reach the listener through an ``~/.ssh/config`` in a
    private HOME (``HostName 127.0.0.1``), host keys checked against a known_hosts;
-3. the naive stack (bench/fleet_naive.py) on the same nodes, measured after ours.
+3. the naive stack (bench/lib/fleet_naive.py) on the same nodes, measured after ours.
 
 Measured over a steady window after the fleet streams and a warm-up (one scrape at
 its start, as Prometheus would have made): CPU of the controller from /proc/PID/stat,
@@ -21,14 +21,14 @@ sent in the window that never reached a snapshot, tick gaps, and /metrics scrape
 every 15 s with the request Prometheus sends, gzip included (scrape time, bytes).
 Then the naive stack's CPU, RSS and samples ingested, and the ratio.
 
-``--ui watch`` runs ``gpufleet watch`` on a 200x50 pseudo-terminal (bench/fleet_watch.py)
+``--ui watch`` runs ``gpufleet watch`` on a 200x50 pseudo-terminal (bench/lib/fleet_watch.py)
 with ``--metrics-addr``, scraped the same way, and adds sample -> screen latency.
 ``--minutes M`` keeps the controller running (scraped) until M minutes after it was
 started and reports RSS at minutes 1, 5, 15 and 30 (those within M). ``--memory-debug S``
 takes a tracemalloc snapshot every S seconds in the controller and prints where the
 heap grew and which object types multiplied (slow: for finding leaks, not figures);
 with ``GPUFLEET_BENCH_TRACEMALLOC_FRAMES=0`` it only reads the mappings and walks the
-runtime's parts (bench/memory_account.py), which a 1,000-node start survives.
+runtime's parts (bench/lib/memory_account.py), which a 1,000-node start survives.
 ``--pin`` keeps the controller (and the naive stack) to the first CPU and the simulated
 nodes to the others, so at 5,000 nodes on a 2-core VM the two do not take turns on
 both cores.
@@ -57,7 +57,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.append(str(HERE))  # fleet_watch
+sys.path.append(str(HERE / "lib"))  # fleet_watch
 
 from fleet_watch import Terminal  # noqa: E402  (after the path above)
 from memory_account import mappings  # noqa: E402
@@ -159,7 +159,7 @@ def measure(pid: int, seconds: float, scraper: Scraper | None) -> Window:
 
 
 def streaming_count(progress: Path) -> int:
-    """Nodes streaming at the controller's last progress note (bench/fleet_probe.py)."""
+    """Nodes streaming at the controller's last progress note (bench/lib/fleet_probe.py)."""
     try:
         return int(json.loads(progress.read_text())["streaming"])
     except (OSError, ValueError, KeyError):
@@ -224,7 +224,10 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(src)}
     if args.memory_debug:
         env["GPUFLEET_BENCH_TRACEMALLOC"] = str(args.memory_debug)
-    argv = [*pinned(args.pin, 0), sys.executable, str(src / "bench" / "fleet_probe.py"),
+    probe = src / "bench" / "lib" / "fleet_probe.py"
+    if not probe.exists():  # a tree from before bench/lib
+        probe = src / "bench" / "fleet_probe.py"
+    argv = [*pinned(args.pin, 0), sys.executable, str(probe),
             str(stats), "--", args.ui, "-c", str(config), "--data-dir", str(work / "data"),
             "--metrics-addr", f"127.0.0.1:{port}"]  # fmt: skip
     terminal = None
@@ -313,7 +316,7 @@ def soak(pid: int, launched: float, minutes: float, scraper: Scraper) -> dict[in
 
 def run_naive(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> Window:
     progress = work / "naive.progress"
-    argv = [*pinned(args.pin, 0), sys.executable, str(HERE / "fleet_naive.py"),
+    argv = [*pinned(args.pin, 0), sys.executable, str(HERE / "lib" / "fleet_naive.py"),
             "--port", str(announce["port"]),
             "--key", announce["client_key"], "--nodes", str(args.nodes),
             "--progress", str(progress)]  # fmt: skip
@@ -445,7 +448,7 @@ def _memory(ours: dict[str, Any]) -> dict[str, Any]:
 
 
 def print_account(account: dict[str, Any]) -> None:
-    """One memory account of the controller (bench/memory_account.py), as a table."""
+    """One memory account of the controller (bench/lib/memory_account.py), as a table."""
     print(f"\n== memory at minute {account['minute']}: "
           f"tracemalloc {account['traced_mib']} MiB live")  # fmt: skip
     print("  resident by mapping (MiB):")
@@ -501,7 +504,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as scratch:
         work = Path(scratch)
-        nodes_argv = [*pinned(args.pin, 1), sys.executable, str(HERE / "fleet_nodes.py")]
+        nodes_argv = [*pinned(args.pin, 1), sys.executable, str(HERE / "lib" / "fleet_nodes.py")]
         nodes_argv += ["--workdir", str(work)]
         nodes_argv += ["--framing", args.node_framing]
         sim = subprocess.Popen(nodes_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -22,10 +22,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, after PYTHONPATH
+sys.path.append(str(Path(__file__).resolve().parent / "lib"))  # fleet_nodes, after PYTHONPATH
 
 from fleet_nodes import NVLINKS, CannedNode
 
+from bench.lib.reference_gpu import GpuTrack as ReferenceGpu
 from collectors.protocol import Sample, decode_line
 from fleet.settings.health_section import HealthSection
 from fleet.state.columns import FastPlan, GpuArena
@@ -33,7 +34,6 @@ from fleet.state.gpu_ingest import take_gpus
 from fleet.state.layout import Layout
 from fleet.state.node import NodeSpec, NodeTrack
 from fleet.state.port_columns import PortColumns
-from tests.fleet.reference.gpu import GpuTrack as ReferenceGpu
 
 T0 = 1.8e9
 

@@ -1,7 +1,7 @@
 """Gzipping one /metrics body as a streamed scrape does: ours (ISA-L) against zlib.
 
 Prometheus asks for gzip on every scrape. The body comes from the real runtime and
-renderer (bench/metrics_probe.py's canned nodes: 8 GPUs, 8 IB ports, 1 NIC each), cut
+renderer (bench/lib/metrics_probe.py's canned nodes: 8 GPUs, 8 IB ports, 1 NIC each), cut
 into the 128 KiB pieces the endpoint compresses one at a time
 (:data:`exporter.streaming.FLUSH_BYTES`), and compressed into one gzip stream by
 
@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-sys.path.append(str(Path(__file__).resolve().parent))  # metrics_probe, after the tree
+sys.path.append(str(Path(__file__).resolve().parent / "lib"))  # metrics_probe, after the tree
 
 from metrics_probe import scraper, snapshots
 

@@ -1,6 +1,6 @@
 """Resident memory of the controller's per-tick work: glibc's default heap vs ours.
 
-The work of bench/fleet_tick.py (N canned nodes decoded and ingested, ``FleetRuntime``
+The work of bench/lib/fleet_tick.py (N canned nodes decoded and ingested, ``FleetRuntime``
 ticks with the history ring, /metrics rendered every 15th tick) run for ``--ticks`` in
 two processes, one after the other, each with the runtime's GC policy and a full
 collection every 30 ticks as ``HeapFreezer`` schedules it:
@@ -25,7 +25,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, fleet_tick, memory_account
+sys.path.append(
+    str(Path(__file__).resolve().parent / "lib")
+)  # fleet_nodes, fleet_tick, memory_account
 
 from fleet_nodes import CannedNode
 from fleet_tick import BenchRuntime

@@ -1,7 +1,7 @@
 """What makes the controller's resident peak: RSS per tick and per event, in one process.
 
 The work of ``gpufleet serve`` without SSH, in simulated time (one tick per loop, no
-waiting): N canned nodes (bench/fleet_nodes.py's shape) decoded and ingested into a
+waiting): N canned nodes (bench/lib/fleet_nodes.py's shape) decoded and ingested into a
 ``FleetRuntime`` that **records history into a data directory** (the ring, the minute
 rollups and their parquet hour files, transitions and coverage every
 ``flush_interval_s``), with the runtime's GC policy and its ``HeapFreezer`` (the heap
@@ -74,7 +74,7 @@ def peak_mib() -> float:
 
 
 def child(nodes: int, minutes: float, trace: bool, account: bool) -> dict[str, object]:
-    sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, fleet_tick
+    sys.path.append(str(Path(__file__).resolve().parent / "lib"))  # fleet_nodes, fleet_tick
     from fleet_nodes import CannedNode
     from fleet_tick import BenchRuntime
     from memory_account import components, mappings, runtime_roots

@@ -2,7 +2,7 @@
 
 1. One tick of 8,000 GPUs into the history, against a polars append per node message
    (``pl.concat`` and ``vstack`` of an 8-row frame per message) in the same run. The
-   ticks come from the real ``FleetRuntime`` fed canned agent lines (bench/fleet_states.py),
+   ticks come from the real ``FleetRuntime`` fed canned agent lines (bench/lib/fleet_states.py),
    so the recorder reads the tick's columns as in ``serve``; ``--source objects`` hands it
    snapshots built from GpuSnapshot objects instead (no columns: the fallback path).
 2. Bytes per full-resolution GPU-sample held in the ring.
@@ -37,7 +37,7 @@ from ledger.sla import sla_summary
 from ledger.sla.section import SlaSection
 from testkit.synthetic_history import snapshot
 
-sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent / "lib"))
 from fleet_states import state_ticks  # bench/ is not a package: found on the path above
 
 T0 = datetime(2026, 9, 1, tzinfo=UTC).timestamp()

@@ -14,7 +14,7 @@ Measured in the same run on the same snapshots:
 Memory is measured with tracemalloc in separate passes (it slows the timed code).
 
 ``--before REV`` instead compares this tree's renderer with the one at git revision
-``REV`` on realistic snapshots (bench/metrics_probe.py: 8 GPUs, 8 IB ports, 1 NIC per
+``REV`` on realistic snapshots (bench/lib/metrics_probe.py: 8 GPUs, 8 IB ports, 1 NIC per
 node through the real runtime, ~550 series per node), each in its own process,
 interleaved ``--rounds`` times; it prints CPU per render (fastest and median of the
 steady renders, and the first, cold one) and the ratio, the memory a scrape peaks at
@@ -46,10 +46,10 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
+from bench.lib.metrics_fleets import fleet
 from exporter.collector import FleetCollector
 from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot
-from tests.metrics.fleets import fleet
 
 MiB = 1024 * 1024
 
@@ -197,7 +197,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _probe(tree: Path, nodes: int, renders: int) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    probe = ROOT / "bench" / "metrics_probe.py"
+    probe = ROOT / "bench" / "lib" / "metrics_probe.py"
     cmd = [sys.executable, str(probe), "--nodes", str(nodes), "--renders", str(renders)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])

@@ -12,7 +12,7 @@ Runs, in one go on this machine:
     first reaches a viewer snapshot (a node's verdict reaching the dashboard).
 Also, in-process: bytes and encode/decode time of one 1,000-node summary against the
 obvious baseline, every NodeSnapshot as a JSON object; and the viewer's tick against
-the previous board that converted every node every tick (``bench/scale_viewer.py``).
+the previous board that converted every node every tick (``bench/lib/scale_viewer.py``).
 
 Per shard CPU per 1,000 node-messages counts messages as nodes x window / interval
 (canned nodes send exactly one sample per interval).
@@ -39,7 +39,9 @@ from pathlib import Path
 
 import msgspec
 
-sys.path.append(str(Path(__file__).resolve().parent))  # scale_viewer, after PYTHONPATH's tree
+sys.path.append(
+    str(Path(__file__).resolve().parent / "lib")
+)  # scale_viewer, after PYTHONPATH's tree
 
 import scale_viewer
 

@@ -45,11 +45,11 @@ from collectors.bundle import agent_zipapp_bytes
 from collectors.protocol import decode_line
 from collectors.ssh import PREFERRED_CIPHERS, NodeTarget, SshFleet, SshOptions, connect_node
 
-try:  # absent from trees older than wave 5 (measured through PYTHONPATH)
+try:  # absent from older trees (measured through PYTHONPATH)
     from collectors.ssh import asyncssh_costs
 except ImportError:
     asyncssh_costs = None  # type: ignore[assignment]
-try:  # absent from trees older than wave 6
+try:  # absent from older trees
     from collectors.ssh import channel_data
 except ImportError:
     channel_data = None  # type: ignore[assignment]

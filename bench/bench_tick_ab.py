@@ -1,6 +1,6 @@
 """Benchmark: FleetState ingest, port flush and snapshot at 1,000 nodes, tree against tree.
 
-``bench/fleet_tick.py`` times the whole runtime tick; on a shared 2-core machine its
+``bench/bench_fleet_tick.py`` times the whole runtime tick; on a shared 2-core machine its
 medians move by a third between runs. This times only the state's three phases per
 tick (ingest of every node's sample, ``PortColumns.flush``, the rest of ``snapshot``),
 CPU time of this process, and reports the minimum and median over the ticks without
@@ -35,7 +35,7 @@ SLOW_EVERY = 10  # fleet_nodes.CannedNode sends slow and NVLink rows on every 10
 
 def measure(nodes: int, ticks: int, warmup: int) -> dict[str, list[float]]:
     """CPU seconds per phase of each measured tick, in the tree on sys.path."""
-    sys.path.append(str(HERE))  # fleet_nodes, after PYTHONPATH's tree
+    sys.path.append(str(HERE / "lib"))  # fleet_nodes, after PYTHONPATH's tree
     from fleet_nodes import CannedNode
 
     from collectors.protocol import decode_line

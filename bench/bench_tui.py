@@ -9,7 +9,7 @@ until the screen has been repainted is measured. Baseline, in the same run: a Da
 holding the same cells, updated with update_cell for every cell inside batch_update.
 
 ``--source state`` builds the ticks with the real fleet state (``FleetRuntime.tick`` over
-canned samples of bench/fleet_nodes.py, every value changing) instead of ``retick``: the
+canned samples of bench/lib/fleet_nodes.py, every value changing) instead of ``retick``: the
 snapshots the dashboard gets in production, lazy where the state's nodes are lazy.
 
 ``--reads`` also counts, per tick and per view (grid by name, sorted by utilization,
@@ -51,6 +51,7 @@ from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.widgets import DataTable
 
+from bench.lib.object_reads import ReadCounter
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
@@ -59,7 +60,6 @@ from gpufleet.config import Config
 from gpufleet.runtime import FleetRuntime
 from testkit.snapshots import T0, demo_snapshot, retick
 from testkit.static_fleet import StaticFleet
-from tests.tui.object_reads import ReadCounter
 from tui import format as fmt
 from tui.app import build_app
 from tui.draw import gpu_cells, port_cell
@@ -73,7 +73,7 @@ SIZE = (160, 50)
 
 def state_ticks(count: int, ticks: int) -> list[FleetSnapshot]:
     """``ticks`` + 1 snapshots of ``count`` canned nodes from the real state and runtime."""
-    from fleet_nodes import CannedNode  # bench/ is the script's directory
+    from bench.lib.fleet_nodes import CannedNode
 
     names = [f"node-{i:04d}" for i in range(1, count + 1)]
     runtime = FleetRuntime(

@@ -1,4 +1,4 @@
-"""Our own cost per node line on the SSH side, without SSH, against wave 3's code.
+"""Our own cost per node line on the SSH side, without SSH, against an earlier tree.
 
 Everything between asyncssh and the fleet's sink: the agent channel splitting a read
 into lines, the fleet's line pacer, the node session (decode, status, envelope) and a
@@ -6,9 +6,9 @@ counting sink. N nodes each get one canned 1 Hz sample (8 GPUs, 8 IB ports, ~920
 round, as one read each, the way asyncssh hands a packet's data to the channel; the
 event loop then drains the pacer. CPU time of the process, best of several rounds.
 
-The baseline is the same measurement run on the tree at commit e80ac40 (wave 3's
-collectors and testkit; ``--baseline f7b051d`` measures wave 4's instead), exported
-with ``git archive`` to a temporary directory, each side in its own subprocess,
+The baseline is the same measurement run on the tree at commit e80ac40 (collectors
+and testkit before the one-scan decoder; ``--baseline f7b051d`` measures the tree after
+it), exported with ``git archive`` to a temporary directory, each side in its own subprocess,
 interleaved, so both see the same machine.
 
     PYTHONPATH=. .venv/bin/python bench/bench_wire_path.py --nodes 1000 --rounds 20

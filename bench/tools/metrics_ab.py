@@ -3,13 +3,13 @@
 On a shared machine a process's CPU time per render moves with what else runs (another
 process on a sibling hyperthread, a cache flushed), by up to 2x within a minute. Here
 both trees are loaded in their own process at once, each with its own snapshots of the
-same canned fleet (bench/metrics_probe.py: 8 GPUs, 8 IB ports, 1 NIC per node, every
+same canned fleet (bench/lib/metrics_probe.py: 8 GPUs, 8 IB ports, 1 NIC per node, every
 value moving every tick), and they render in turn, one steady render each, so both see
 the same conditions; the figure is the fastest and the median of each, and their ratio.
 Each render reads a snapshot no render has read yet (what a node's rows build lazily is
 built once per snapshot, as in ``serve``).
 
-    PYTHONPATH=. .venv/bin/python bench/metrics_ab.py --before a739b4d --nodes 1000
+    PYTHONPATH=. .venv/bin/python bench/tools/metrics_ab.py --before a739b4d --nodes 1000
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 _WORKER = """
 import gc, json, sys, time
@@ -52,9 +52,8 @@ for k, line in enumerate(sys.stdin, start=2):
 
 
 def _start(tree: Path, nodes: int, ticks: int) -> subprocess.Popen[str]:
-    command = [
-        sys.executable, "-c", _WORKER, str(nodes), str(ROOT / "bench"), str(ticks), str(tree)
-    ]  # fmt: skip
+    lib = str(ROOT / "bench" / "lib")
+    command = [sys.executable, "-c", _WORKER, str(nodes), lib, str(ticks), str(tree)]
     worker = subprocess.Popen(
         command,
         env={**os.environ, "PYTHONPATH": str(tree)},

@@ -1,6 +1,6 @@
 """A plain torch reference for the probe figures, on the same GPU in the same run.
 
-Run on a GPU node: ``python3 bench/on_gpu_reference.py`` (bench/on_gpu.sh calls it).
+Run on a GPU node: ``python3 bench/gpu/on_gpu_reference.py`` (bench/gpu/on_gpu.sh calls it).
 Each figure is the median of 20 timed calls after 5 warm-ups, timed with CUDA events,
 on random data (zeros run faster on Hopper), rotating four input sets so that L2 does
 not serve a repeated operand. A copy counts bytes read plus bytes written, as the hbm

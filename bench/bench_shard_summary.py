@@ -6,7 +6,7 @@ columns and verdicts from the briefs; the baseline is the same ``summarize`` rea
 every node's objects (built on that read, as a shard did before the columns were read).
 Snapshots come from the real ``FleetRuntime`` fed canned agent lines (bench/fleet_nodes).
 
-    PYTHONPATH=. .venv/bin/python bench/shard_summary.py --nodes 1000 --rounds 5
+    PYTHONPATH=. .venv/bin/python bench/bench_shard_summary.py --nodes 1000 --rounds 5
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent.parent))  # bench.fleet_states from a checkout
+sys.path.append(
+    str(Path(__file__).resolve().parent.parent)
+)  # bench.lib.fleet_states from a checkout
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from cluster.wire import summarize
 
 

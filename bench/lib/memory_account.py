@@ -1,4 +1,4 @@
-"""Where a controller's memory is, for bench/fleet_probe.py's debug mode.
+"""Where a controller's memory is, for bench/lib/fleet_probe.py's debug mode.
 
 Three views, each answering a different question:
 

@@ -1,15 +1,15 @@
 """What the text the /metrics renderer keeps between scrapes costs in memory and saves in CPU.
 
 The renderer keeps one kind of text between scrapes: the one-hot / flag / info lines',
-while their states hold still. (It kept three more until the tenth wave: the slow
+while their states hold still. (It used to keep three more: the slow
 columns', the fast columns that held still, and each port group's counters that held
 still. Each saved 1.0-1.7 ms of CPU per scrape per MiB held, which the resident-set
 target could not afford; BENCHMARKS.md has the figures.) Here two renderers render the
-same fresh snapshots in turn (bench/metrics_probe.py's canned fleet): one keeps the
+same fresh snapshots in turn (bench/lib/metrics_probe.py's canned fleet): one keeps the
 text, the other forgets it after every scrape. It prints each one's CPU per steady
 render and the size of the text the first one holds (``sys.getsizeof``).
 
-    PYTHONPATH=. .venv/bin/python bench/metrics_kept_texts.py --nodes 1000
+    PYTHONPATH=. .venv/bin/python bench/bench_metrics_kept_texts.py --nodes 1000
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))  # metrics_probe, after the tree
+sys.path.append(str(Path(__file__).resolve().parent / "lib"))  # metrics_probe, after the tree
 
 from metrics_probe import snapshots
 

@@ -15,7 +15,7 @@ Each line goes out as one SSH packet, as OpenSSH's sshd sends an agent's line
 (testkit.loopback.as_openssh; ``--framing asyncssh`` puts asyncssh's ignore message
 back in front of every packet, as the benches before 2026-11-23 measured).
 
-    python bench/fleet_nodes.py --workdir DIR [--gpus 8] [--ports 8] [--interval 1]
+    python bench/lib/fleet_nodes.py --workdir DIR [--gpus 8] [--ports 8] [--interval 1]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 import asyncssh
 import msgspec
 
-sys.path.append(str(Path(__file__).resolve().parent.parent))  # PYTHONPATH first
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # PYTHONPATH first
 
 from collectors.agent.fields import (
     GPU_FIELDS,

@@ -1,6 +1,6 @@
 """Runs the real ``gpufleet`` CLI with measuring hooks, for bench/bench_fleet.py.
 
-    python bench/fleet_probe.py STATS.json -- serve -c fleet.toml ...
+    python bench/lib/fleet_probe.py STATS.json -- serve -c fleet.toml ...
 
 Before handing ``argv`` to :func:`gpufleet.cli.main` it adds, without changing any
 product code path:
@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import gpufleet  # noqa: F401  (first, as for the CLI: it configures malloc before polars)
 from fleet.model import FleetSnapshot
@@ -157,7 +157,7 @@ def record_new_samples(
 class MemoryWatch:
     """Debug mode: where the heap grows (tracemalloc) and which object types multiply.
 
-    Every ``every_s`` it also notes where memory is (bench/memory_account.py): resident
+    Every ``every_s`` it also notes where memory is (bench/lib/memory_account.py): resident
     memory by mapping, the live allocation sites by file and by line, and, on the next
     tick in the event loop's thread, what each part of the runtime keeps reachable.
     """
@@ -224,7 +224,7 @@ class MemoryWatch:
 
 
 def _top(snap: tracemalloc.Snapshot, key: str, n: int) -> list[tuple[str, float, int]]:
-    root = str(Path(__file__).resolve().parent.parent) + "/"
+    root = str(Path(__file__).resolve().parents[2]) + "/"
     out = []
     for stat in snap.statistics(key)[:n]:
         frame = stat.traceback[0]

@@ -1,21 +1,21 @@
 """What the fleet state and its latest snapshot hold, by type, and how full pymalloc is.
 
-N canned nodes (bench/fleet_nodes.py's shape: 8 GPUs x 18 NVLinks, 8 IB ports, 1 NIC)
+N canned nodes (bench/lib/fleet_nodes.py's shape: 8 GPUs x 18 NVLinks, 8 IB ports, 1 NIC)
 are decoded and ingested into a real ``FleetRuntime`` for ``--ticks`` ticks, half of
 them before each tick and half after, as staggered nodes arrive; /metrics is rendered
 every 15th tick. Then:
 
 - the objects reachable from the snapshot, and from the state but not the snapshot,
   summed by type (``sys.getsizeof``; numpy arrays by ``nbytes``). What is held once per
-  node though it is the same on every node shows here (the ninth wave found the layouts
-  and the NVLink rows this way);
+  node though it is the same on every node shows here (the layouts
+  and the NVLink rows were found this way);
 - with ``--by-holder``, the same bytes by (holder, type): the holder is the nearest
   object above that is not a tuple, list, dict or scalar (``PortTrack>tuple`` is a tuple
   a PortTrack holds through a tuple), so a copy kept per GPU or port shows its owner;
 - pymalloc's arenas: bytes in use against bytes held (``sys._debugmallocstats``), i.e.
   how much of the small-object heap is fragmentation.
 
-    PYTHONPATH=. .venv/bin/python bench/memory_by_type.py --nodes 1000
+    PYTHONPATH=. .venv/bin/python bench/bench_memory_by_type.py --nodes 1000
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parent))  # fleet_nodes, fleet_tick
+sys.path.append(str(Path(__file__).resolve().parent / "lib"))  # fleet_nodes, fleet_tick
 
 from fleet_nodes import CannedNode
 from fleet_tick import BenchRuntime

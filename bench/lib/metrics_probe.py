@@ -1,7 +1,7 @@
 """One tree's /metrics render cost on realistic snapshots, as JSON (run by bench_metrics.py).
 
 The snapshots come out of the real runtime: canned agent lines in the shape of
-bench/fleet_nodes.py (8 GPUs, 8 IB ports with 22 counters, 5 of them absent, 1 NIC,
+bench/lib/fleet_nodes.py (8 GPUs, 8 IB ports with 22 counters, 5 of them absent, 1 NIC,
 every value moving every tick) are decoded, ingested and ticked, so the render sees
 what ``gpufleet serve`` would. The tree under test is the one first on PYTHONPATH.
 CPU is ``time.process_time``; the heap is frozen and the young-generation threshold
@@ -20,7 +20,7 @@ other processes; the CPU this process spent between the ticker's asking and waki
 thread's turns with the interpreter). The RSS rise is /proc's peak (VmHWM, reset
 before the scrape) over the RSS before.
 
-Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/metrics_probe.py --nodes 1000``
+Run alone: ``PYTHONPATH=TREE .venv/bin/python bench/lib/metrics_probe.py --nodes 1000``
 """
 
 from __future__ import annotations

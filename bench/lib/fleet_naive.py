@@ -7,7 +7,7 @@ default cipher preference (chacha20-poly1305 first), ``json.loads`` per line, on
 ``generate_latest`` every 15 s as a scrape would (gzipped with ``--gzip``, as
 prometheus_client's handler does when the scraper accepts gzip).
 
-    python bench/fleet_naive.py --port P --key KEY --nodes N --progress FILE
+    python bench/lib/fleet_naive.py --port P --key KEY --nodes N --progress FILE
 
 Rows are read by the field order the node declared in its ``hello`` (zip: a row
 shorter than the declaration fills what it has), as any consumer of protocol v1 must.
@@ -42,7 +42,7 @@ import asyncssh
 import polars as pl
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from collectors.agent.fields import GPU_FIELDS, PORT_FIELDS
 

@@ -7,7 +7,7 @@ gone, hostile label strings, nodes read from objects beside nodes read from rows
 duration line left out: it is a time). With ``--against REV`` it runs the same series
 under the tree at git revision ``REV`` in a subprocess and says which bodies differ.
 
-    PYTHONPATH=. .venv/bin/python bench/metrics_same_bytes.py --against a739b4d
+    PYTHONPATH=. .venv/bin/python bench/tools/metrics_same_bytes.py --against a739b4d
 """
 
 from __future__ import annotations
@@ -25,14 +25,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
+from bench.lib.metrics_fleets import fleet, troubled_fleet, troubled_ticks, without_scrape_duration
 from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot, evolve
-from tests.metrics.bodies import without_scrape_duration
-from tests.metrics.fleets import fleet, troubled_fleet
-from tests.metrics.test_rows_render import _ticks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _moody_sample(line: bytes, node: int, tick: int) -> bytes:
@@ -64,7 +62,7 @@ def _one_on_a_copy(snapshot: FleetSnapshot) -> FleetSnapshot:
 
 def states() -> list[FleetSnapshot]:
     """The series of states, in the order they are scraped."""
-    hostile = _ticks(ticks=4)
+    hostile = troubled_ticks(ticks=4)
     moody = state_ticks(150, 7, _moody_sample)
     out = [*hostile, hostile[-1], *map(_objects_only, hostile[:2])]
     out += [*moody, moody[-1], _one_on_a_copy(moody[-1]), moody[-1]]

@@ -1,11 +1,11 @@
-"""The attached viewer's tick, in process: ShardBoard against the previous wave's board.
+"""The attached viewer's tick, in process: ShardBoard against the board before it.
 
 Each shard sends every node every tick; how many of them changed decides what the
 viewer must convert. The baseline is the previous board's ``snapshot`` (every node
 converted to a NodeSnapshot on every tick, utilization summed over every GPU),
 rebuilt here from the same public parts, fed the same decoded summaries.
 
-    PYTHONPATH=. .venv/bin/python bench/scale_viewer.py --nodes 12500 --shards 13
+    PYTHONPATH=. .venv/bin/python bench/bench_scale_viewer.py --nodes 12500 --shards 13
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def cpu_s() -> float:
 
 
 def naive_snapshot(board: ShardBoard, now: float) -> FleetSnapshot:
-    """The previous wave's ``ShardBoard.snapshot`` (no detail, no silence: not exercised)."""
+    """``ShardBoard.snapshot`` as it was before (no detail, no silence: not exercised)."""
     chosen: dict[str, tuple[float, NodeSnapshot]] = {}
     for _, seen in sorted(board.shards.items()):
         for summary in seen.summary.nodes:

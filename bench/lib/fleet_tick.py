@@ -3,7 +3,7 @@
 bench/bench_fleet.py measures the whole ``gpufleet serve`` process, which on a shared
 2-core machine mostly measures the neighbours when they are busy. This runs the same
 per-tick work without SSH and without waiting: N canned nodes' samples (the shape of
-bench/fleet_nodes.py) are decoded and ingested into a ``FleetRuntime``'s state, then
+bench/lib/fleet_nodes.py) are decoded and ingested into a ``FleetRuntime``'s state, then
 ``FleetRuntime.tick`` snapshots, records history and calls the listeners; the /metrics
 text is rendered every 15th tick. CPU is ``time.process_time`` (this process only), and
 every garbage collection is timed (``gc.callbacks``). The runtime's GC policy is applied
@@ -16,8 +16,8 @@ threshold after the tree's policy, to see what another one would cost.
 
 Run it against two trees, interleaved, for before/after on the same machine state:
 
-    PYTHONPATH=OLD .venv/bin/python bench/fleet_tick.py --nodes 1000 --ticks 30
-    PYTHONPATH=.   .venv/bin/python bench/fleet_tick.py --nodes 1000 --ticks 30
+    PYTHONPATH=OLD .venv/bin/python bench/bench_fleet_tick.py --nodes 1000 --ticks 30
+    PYTHONPATH=.   .venv/bin/python bench/bench_fleet_tick.py --nodes 1000 --ticks 30
 """
 
 from __future__ import annotations

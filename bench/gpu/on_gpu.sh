@@ -2,7 +2,7 @@
 # Everything gpufleet can only learn on a real GPU node, in one run (about 4 minutes).
 #
 # Run on a machine with an NVIDIA GPU, torch and nvidia-ml-py, from the repository root:
-#   OUT=/tmp/gpu-check bash bench/on_gpu.sh
+#   OUT=/tmp/gpu-check bash bench/gpu/on_gpu.sh
 # It writes under $OUT:
 #   nvidia-smi.xml    nvidia-smi -q -x before the run (the oracle for identity and limits)
 #   agent.jsonl       the real agent's protocol-v1 lines over real NVML, with the GPU busy
@@ -11,7 +11,7 @@
 #   torch_ref.txt     a plain torch reference for the probe figures (bf16/tf32 GEMM, d2d copy)
 #   cpu.txt           CPU seconds of the agent and of nvidia-smi over the same window
 #   sysfs.txt         what the node's sysfs shows of InfiniBand and network devices
-# bench/on_gpu_compare.py reads these files back on the development machine.
+# bench/gpu/on_gpu_compare.py reads these files back on the development machine.
 set -u
 OUT=${OUT:?set OUT to an empty folder}
 PY=${PY:-python3}
@@ -48,7 +48,7 @@ for run in 1 2; do
   $PY -m probes.kernels --suite full --timeout 150 >>"$OUT/probes.jsonl" 2>>"$OUT/probes.err"
   echo "{\"type\": \"exit\", \"run\": $run, \"status\": $?}" >>"$OUT/probes.jsonl"
 done
-$PY bench/on_gpu_reference.py --burn 40 >"$OUT/torch_ref.txt" 2>&1
+$PY bench/gpu/on_gpu_reference.py --burn 40 >"$OUT/torch_ref.txt" 2>&1
 
 while [ $(( $(date +%s) - START )) -lt "$SECONDS_AGENT" ]; do sleep 1; done
 {

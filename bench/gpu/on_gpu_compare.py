@@ -1,6 +1,6 @@
 """Our agent against nvidia-smi on the same GPU over the same seconds.
 
-Run: ``python bench/on_gpu_compare.py DIR`` where DIR holds what ``bench/on_gpu.sh``
+Run: ``python bench/gpu/on_gpu_compare.py DIR`` where DIR holds what ``bench/gpu/on_gpu.sh``
 wrote on a GPU node (agent.jsonl, smi.csv, cpu.txt). For each agent sample the
 nvidia-smi row nearest in time is the reference (nvidia-smi reads the same NVML, so
 the two disagree only by when each read happened); prints how often each field agrees

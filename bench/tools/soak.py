@@ -12,7 +12,7 @@ process (the controller alone: the nodes live in the other process). The baselin
 the process itself earlier in the run: the last line compares RSS growth over the
 second half of the run with the first half, and a plateau shows as growth near zero.
 
-    PYTHONPATH=. .venv/bin/python bench/soak.py --nodes 200 --minutes 20
+    PYTHONPATH=. .venv/bin/python bench/tools/soak.py --nodes 200 --minutes 20
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
 #   tar cf - -C /tmp/site312 . | xz -T2 -6 > .whl/site312.tar.xz
 # Older trees for before/after go along as .whl/tree-REV.tar (git archive REV) and are
 # unpacked to /tmp/tree-REV, for `--src /tmp/tree-REV`.
-# then run, there:  OUT=DIR bash bench/on_device_fleet.sh NAME ARGS... [-- NAME ARGS...]
+# then run, there:  OUT=DIR bash bench/gpu/on_device_fleet.sh NAME ARGS... [-- NAME ARGS...]
 # Each NAME ARGS... is one bench_fleet.py run whose figures go to $OUT/NAME.json.
 set -u
 OUT=${OUT:?set OUT to a folder}
