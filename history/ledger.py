@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from history.gaps import MonitorGap, load_gaps
+from history.gaps import MonitorGap
 from history.lock import live_recorder
-from history.reader import load_coverage, load_intervals
+from history.reader import HistoryReader
 from history.states import StateInterval
 
 # A heartbeat older than this means nobody is recording (the recorder flushes every 5 s).
@@ -48,11 +48,18 @@ def load_ledger(
     data_dir: Path, first: date, last: date, now: float, fresh_s: float = HEARTBEAT_FRESH_S
 ) -> LedgerInputs:
     """The ledger's inputs for the days ``first`` to ``last`` as a reader sees them at ``now``."""
-    coverage = load_coverage(data_dir, first, last)
+    return read_ledger(HistoryReader(data_dir), first, last, now, fresh_s)
+
+
+def read_ledger(
+    history: HistoryReader, first: date, last: date, now: float, fresh_s: float = HEARTBEAT_FRESH_S
+) -> LedgerInputs:
+    """:func:`load_ledger` through ``history``, whose reads a report shares."""
+    coverage = history.coverage(first, last)
     return LedgerInputs(
         coverage=coverage,
-        intervals=load_intervals(data_dir, last),
-        gaps=load_gaps(data_dir, first, last),
-        live=live_recorder(data_dir, now, fresh_s) is not None,
+        intervals=history.intervals(last),
+        gaps=history.gaps(first, last),
+        live=live_recorder(history.data_dir, now, fresh_s) is not None,
         observed_until_ms=last_observation_ms(coverage),
     )

@@ -22,9 +22,8 @@ from typing import Any
 
 import polars as pl
 
-from history.layout import GPU_MINUTES, read_table
-from history.probes import read_probe_history
-from history.reader import load_events, load_intervals
+from history.reader import HistoryReader
+from history.states import StateInterval
 from ledger.sla.render import render_html, render_markdown
 from ledger.sla.report import SlaReport, contract_json, iso, to_json
 
@@ -51,24 +50,36 @@ def _outages_csv(data: dict[str, Any]) -> bytes:
     return _csv(header, rows)
 
 
-def _transitions_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
+def _transitions_csv(report: SlaReport, history: HistoryReader, nodes: set[str]) -> bytes:
     """Every recorded state interval of the outage nodes: failed connection attempts (the
     transport's error as reason), verdict changes, the monitor's blind stretches."""
     period = report.result.period
     rows = [
         (i.node, i.state, iso(i.start_ms), "" if i.end_ms is None else iso(i.end_ms),
          ";".join(i.reasons))
-        for i in load_intervals(data_dir, period.last_day)
+        for i in _intervals(report, history)
         if i.node in nodes and i.start_ms < period.end_ms
         and (i.end_ms is None or i.end_ms > period.start_ms)
     ]  # fmt: skip
     return _csv(("node", "state", "start", "end", "reasons"), rows)
 
 
-def _samples_around(report: SlaReport, data_dir: Path, outages: list[dict[str, Any]]) -> bytes:
+def _intervals(report: SlaReport, history: HistoryReader) -> list[StateInterval]:
+    # The claim's own intervals when it read this history: the interval files are
+    # partitioned by the day an interval starts, so those of days after the period's
+    # last (read when the period was cut short at the last observation) all start
+    # after the period ends, and the filter above leaves them out.
+    if report.history is history:
+        return report.intervals
+    return history.intervals(report.result.period.last_day)
+
+
+def _samples_around(
+    report: SlaReport, history: HistoryReader, outages: list[dict[str, Any]]
+) -> bytes:
     """Per outage: the node's last minute of samples before it and the first after it."""
     period = report.result.period
-    minutes = read_table(data_dir, GPU_MINUTES, period.days())
+    minutes = history.rollups(period.days())
     per_node = minutes.group_by("ts", "node").agg(
         pl.col("util_mean").mean().alias("util_mean"), pl.col("verdict").max().alias("verdict"),
         pl.col("samples").max().alias("samples"),
@@ -99,9 +110,9 @@ def _minute(frame: pl.DataFrame) -> dict[str, Any] | None:
             "samples": row["samples"]}  # fmt: skip
 
 
-def _events_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
+def _events_csv(report: SlaReport, history: HistoryReader, nodes: set[str]) -> bytes:
     period = report.result.period
-    events = load_events(data_dir, period.first_day, period.last_day)
+    events = history.events(period.first_day, period.last_day)
     rows = [
         (iso(round(r["ts"].timestamp() * 1000)), r["node"], r["gpu"], r["kind"], r["code"],
          r["detail"])
@@ -110,10 +121,10 @@ def _events_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
     return _csv(("ts", "node", "gpu", "kind", "code", "detail"), rows)
 
 
-def _attempts_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
+def _attempts_csv(report: SlaReport, history: HistoryReader, nodes: set[str]) -> bytes:
     """Every failed connection attempt to a listed node: when, and what the error was."""
     period = report.result.period
-    events = load_events(data_dir, period.first_day, period.last_day)
+    events = history.events(period.first_day, period.last_day)
     rows = [
         (iso(round(r["ts"].timestamp() * 1000)), r["node"], r["detail"])
         for r in events.iter_rows(named=True)
@@ -122,9 +133,9 @@ def _attempts_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
     return _csv(("ts", "node", "error"), rows)
 
 
-def _probes_csv(report: SlaReport, data_dir: Path, nodes: set[str]) -> bytes:
+def _probes_csv(report: SlaReport, history: HistoryReader, nodes: set[str]) -> bytes:
     period = report.result.period
-    probes = read_probe_history(data_dir, since=period.start_ms / 1000)
+    probes = history.probes(since=period.start_ms / 1000)
     rows = [
         (iso(round(r["ts"].timestamp() * 1000)), r["node"], r["suite"], r["status"], r["gpu"],
          r["probe"], r["metric"], r["value"], r["unit"], r["verdict"], r["detail"])
@@ -143,6 +154,9 @@ def _coverage_csv(data: dict[str, Any]) -> bytes:
 
 def bundle_files(report: SlaReport, data_dir: Path) -> dict[str, bytes]:
     """Every file of the bundle except the manifest, by name inside the zip."""
+    history = report.history
+    if history is None or history.data_dir != data_dir:
+        history = HistoryReader(data_dir)
     data = to_json(report)
     listed = data["outages"] + data["forgiven_outages"] + data["disputed"]
     nodes = {o["node"] for o in listed}
@@ -152,11 +166,11 @@ def bundle_files(report: SlaReport, data_dir: Path) -> dict[str, bytes]:
         "claim.json": (json.dumps(data, indent=2) + "\n").encode(),
         "contract.json": (json.dumps(contract_json(report.contract), indent=2) + "\n").encode(),
         "evidence/outages.csv": _outages_csv(data),
-        "evidence/state_intervals.csv": _transitions_csv(report, data_dir, nodes),
-        "evidence/events.csv": _events_csv(report, data_dir, nodes),
-        "evidence/connection_attempts.csv": _attempts_csv(report, data_dir, nodes),
-        "evidence/samples_around_outages.json": _samples_around(report, data_dir, listed),
-        "evidence/probes.csv": _probes_csv(report, data_dir, nodes),
+        "evidence/state_intervals.csv": _transitions_csv(report, history, nodes),
+        "evidence/events.csv": _events_csv(report, history, nodes),
+        "evidence/connection_attempts.csv": _attempts_csv(report, history, nodes),
+        "evidence/samples_around_outages.json": _samples_around(report, history, listed),
+        "evidence/probes.csv": _probes_csv(report, history, nodes),
         "coverage_log.csv": _coverage_csv(data),
     }
 

@@ -14,26 +14,23 @@ its numbers while keeping them out of the claim, so the claim does not look padd
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from history.layout import GPU_MINUTES, partition_files, read_file
+from history.reader import HistoryReader
 from history.states import StateInterval
 from ledger.sla.period import Period
 
 DEGRADED_VERDICTS = ("fail", "lost", "warn")
 
 
-def gpu_hours_by_verdict(data_dir: Path, period: Period) -> dict[str, dict[str, float]]:
+def gpu_hours_by_verdict(history: HistoryReader, period: Period) -> dict[str, dict[str, float]]:
     """Per node: GPU-hours whose worst verdict in the minute was fail, lost or warn."""
     out: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(DEGRADED_VERDICTS, 0.0))
     lo, hi = period.start_ms, period.end_ms
-    for path in partition_files(data_dir, GPU_MINUTES, period.days()):
-        frame = read_file(path, GPU_MINUTES)
-        if frame is None:
-            continue
+    # File by file, in the order written: the sums add up to the same bits every time.
+    for frame, _ in history.rollup_files(period.days()):
         counts = (
             frame.filter(
                 pl.col("verdict").is_in(DEGRADED_VERDICTS),
@@ -74,7 +71,7 @@ def event_counts(events: pl.DataFrame) -> dict[str, dict[str, int]]:
 
 
 def degraded_appendix(
-    data_dir: Path,
+    history: HistoryReader,
     period: Period,
     intervals: list[StateInterval],
     events: pl.DataFrame,
@@ -83,7 +80,7 @@ def degraded_appendix(
     """The appendix as JSON: ``gpu_hours``, ``broken_hours_by_reason``, ``events``."""
     return {
         "note": "GPU-degraded time is not part of the SLA credit.",
-        "gpu_hours": gpu_hours_by_verdict(data_dir, period),
+        "gpu_hours": gpu_hours_by_verdict(history, period),
         "broken_hours_by_reason": broken_hours_by_reason(intervals, period, open_end_ms),
         "events": event_counts(events),
     }

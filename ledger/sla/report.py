@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from history.gaps import MonitorGap, load_gaps
-from history.layout import GPU_MINUTES, partition_files
-from history.reader import load_events
+from history.gaps import MonitorGap
+from history.reader import HistoryReader
+from history.states import StateInterval
 from ledger.sla.assess import compute_sla
 from ledger.sla.degraded import degraded_appendix
 from ledger.sla.math import HOUR_MS, Outage, SlaResult, maintenance_spans
@@ -42,24 +42,30 @@ class SlaReport:
     hourly_util: list[tuple[int, float]]  # (hour start ms, fleet utilization %)
     gaps: tuple[MonitorGap, ...] = ()  # the monitor's own gaps with causes
     degraded: dict[str, Any] = field(default_factory=dict)  # the second ledger (no credit)
+    # What the report read, for the evidence bundle to use again without the disk: the
+    # reader, and the state intervals the claim was judged on (every interval that
+    # started by the last day read, a superset of those inside a shortened period).
+    history: HistoryReader | None = field(default=None, compare=False, repr=False)
+    intervals: list[StateInterval] = field(default_factory=list, compare=False, repr=False)
 
 
 def build_report(data_dir: Path, contract: SlaSection, month: str, now: float) -> SlaReport:
     """Compute the claim for ``month`` from the history in ``data_dir``."""
-    period, inputs, as_of = ledger_for_month(data_dir, month, now)
+    history = HistoryReader(data_dir)  # every table below is read once
+    period, inputs, as_of = ledger_for_month(history, month, now)
     result = compute_sla(contract, period, inputs, now_ms=as_of)
     first, last = period.first_day, period.last_day
-    events = load_events(data_dir, first, last)
+    events = history.events(first, last)
     evidence = {
         (o.node, o.start_ms): _evidence(o, events) for o in (*result.outages, *result.disputed)
     }
-    hourly = hourly_utilization(data_dir, result.period.days())
+    hourly = hourly_utilization(history, result.period.days())
     gaps = tuple(
-        g for g in load_gaps(data_dir, first, last)
+        g for g in history.gaps(first, last)
         if g.end_ms > result.period.start_ms and g.start_ms < result.period.end_ms
     )  # fmt: skip
-    degraded = degraded_appendix(data_dir, period, inputs.intervals, events, as_of)
-    return SlaReport(result, contract, evidence, hourly, gaps, degraded)
+    degraded = degraded_appendix(history, period, inputs.intervals, events, as_of)
+    return SlaReport(result, contract, evidence, hourly, gaps, degraded, history, inputs.intervals)
 
 
 def _evidence(outage: Outage, events: pl.DataFrame) -> list[dict[str, Any]]:
@@ -74,13 +80,16 @@ def _evidence(outage: Outage, events: pl.DataFrame) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def hourly_utilization(data_dir: Path, days: list[date]) -> list[tuple[int, float]]:
-    """Fleet utilization per hour of ``days`` (weighted by readings), skipping damaged files."""
+def hourly_utilization(history: HistoryReader, days: list[date]) -> list[tuple[int, float]]:
+    """Fleet utilization per hour of ``days`` (weighted by readings), skipping damaged files.
+
+    Summed file by file, in the order the files were written, so the figures come out
+    to the same bits from the same history. Files written before ``util_samples``
+    existed are left out, as the claim always left them out.
+    """
     sums: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for path in partition_files(data_dir, GPU_MINUTES, days):
-        try:
-            frame = pl.read_parquet(path, columns=["ts", "util_mean", "util_samples"])
-        except Exception:  # damaged: the export and SLA readers already warn about it
+    for frame, util_weighted in history.rollup_files(days):
+        if not util_weighted:
             continue
         hourly = (
             frame.filter(pl.col("util_mean").is_not_null())

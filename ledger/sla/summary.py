@@ -6,16 +6,18 @@ from datetime import date
 from pathlib import Path
 
 from fleet.model import SlaSummary
-from history.ledger import LedgerInputs, load_ledger
+from history.ledger import LedgerInputs, load_ledger, read_ledger
+from history.reader import HistoryReader
 from history.recorder import HistoryRecorder
 from ledger.sla.assess import compute_sla
 from ledger.sla.math import HOUR_MS, SlaResult
 from ledger.sla.period import Period, month_of, month_period
 from ledger.sla.section import SlaSection
 
-# What the ledger reads: a live recorder, a data directory, or inputs put together
-# elsewhere (an attached view's, from every shard's ledger).
-LedgerSource = HistoryRecorder | Path | LedgerInputs
+# What the ledger reads: a live recorder, a data directory (or its reader, whose reads
+# a report shares), or inputs put together elsewhere (an attached view's, from every
+# shard's ledger).
+LedgerSource = HistoryRecorder | HistoryReader | Path | LedgerInputs
 
 
 def sla_for_month(source: LedgerSource, sla: SlaSection, month: str, now: float) -> SlaResult:
@@ -47,6 +49,8 @@ def _inputs(source: LedgerSource, first: date, last: date, now: float) -> Ledger
         return source
     if isinstance(source, HistoryRecorder):
         return source.sla_inputs(first, last, now)
+    if isinstance(source, HistoryReader):
+        return read_ledger(source, first, last, now)
     return load_ledger(source, first, last, now)
 
 

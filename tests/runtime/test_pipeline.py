@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -43,7 +44,7 @@ class Tick:
             figures=self._figures,
         )
 
-    def _record(self, xids: XidRepeatFilter):  # type: ignore[no-untyped-def]
+    def _record(self, xids: XidRepeatFilter) -> Callable[[FleetSnapshot], None]:
         def record(snapshot: FleetSnapshot) -> None:
             self.recorded.append(snapshot)
             self.history.record(xids.for_history(snapshot))
