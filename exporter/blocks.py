@@ -5,7 +5,7 @@ column's values beside the label heads of every GPU of every node in the chunk, 
 interpreter's per-operation cost is paid per ~500 series, not per series. Only the
 one-hot, flag and info lines are kept between scrapes while their states hold still:
 of the texts the renderer once kept, they alone save more CPU per MiB held than the
-resident-set target leaves room for (BENCHMARKS.md, "Whole process, tenth wave").
+resident-set target leaves room for (bench/results/history.md, "Whole process, run 10").
 Column and counter text is written anew each scrape.
 """
 

@@ -64,7 +64,7 @@ class MetricsServer:
             not). By default it gives the C heap's free pages back: a scrape's text,
             freed among the long-lived allocations ingest made meanwhile, left ~20 MiB
             of holes resident at 1,000 nodes until the next full collection's trim (up
-            to 30 s later); the trim took ~5 ms there (BENCHMARKS.md, tenth wave).
+            to 30 s later); the trim took ~5 ms there (bench/results/history.md, run 10).
     """
 
     def __init__(

@@ -30,8 +30,8 @@ HOUR_MS = 3_600_000
 # Rows after which an hour file is complete and the hour's next rows start another:
 # what the store holds per table (~5 MiB of gpu_minutes rows; 8 minutes of 8,000 GPUs,
 # 1.6 minutes of 40,000), and the most one rewrite writes. At 1 << 17 the rows held
-# were most of `serve`'s growth from minute 5 to 15 at 1,000 nodes (BENCHMARKS.md,
-# "Whole process, tenth wave"); more, smaller files cost readers little.
+# were most of `serve`'s growth from minute 5 to 15 at 1,000 nodes (bench/results/history.md,
+# "Whole process, run 10"); more, smaller files cost readers little.
 FILE_ROWS = 1 << 16
 
 
