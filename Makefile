@@ -1,4 +1,5 @@
-# The two commands of the README's quick start: `make demo` and `make test`.
+# The two commands of the README's quick start: `make demo` and `make test`; `make check-fast`
+# is the edit loop (docs/development.md).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ $(BIN)/gpufleet: pyproject.toml
 	$(BIN)/pip install -q -e '.[test,probes]'
 	touch $@
 
-.PHONY: demo test check lint types layers pytest bench system-deps wheel-check
+.PHONY: demo test check check-fast lint types layers pytest pytest-fast bench system-deps wheel-check
 demo: $(BIN)/gpufleet
 	$(BIN)/gpufleet demo
 
@@ -21,6 +22,24 @@ system-deps:
 	bash scripts/install-system-deps.sh
 
 check: lint types layers
+
+# The edit loop: lint, types, layers and the unit tests that start no server of their own
+# (no sshd, Prometheus, NATS, tmux or loopback fleet): whole directories of pure tests, less
+# the files in them that do start one. Under a minute on a 2-core machine.
+FAST_TESTS := tests/config tests/export tests/fleet tests/sla tests/sim tests/history \
+	tests/agent tests/probes tests/metrics tests/layering/test_room_cycles.py \
+	tests/layering/test_development_guide.py tests/layering/test_layering.py
+FAST_SKIP := agent/test_process.py agent/test_processes.py \
+	probes/test_runner.py probes/test_program.py probes/test_cli.py \
+	probes/test_cancel_at_connect.py metrics/test_prometheus.py metrics/test_web_config.py \
+	metrics/test_prom_port.py metrics/test_promtool.py metrics/test_dashboards.py \
+	metrics/test_serve.py metrics/test_serve_cli.py
+
+check-fast: check pytest-fast
+
+pytest-fast:
+	$(BIN)/pytest -q -p no:cacheprovider -n 2 -m "not e2e" $(FAST_TESTS) \
+		$(addprefix --ignore=tests/,$(FAST_SKIP))
 
 lint:
 	$(BIN)/ruff check .
@@ -39,5 +58,7 @@ pytest:
 wheel-check:
 	bash scripts/check-wheel.sh $(PY)
 
+# Every entry point with its defaults; bench/lib holds their helpers, bench/tools the
+# revision comparisons and the hour-long soak, bench/gpu what runs on a lent GPU machine.
 bench: $(BIN)/gpufleet
 	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
