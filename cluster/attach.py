@@ -41,11 +41,16 @@ from cluster.wire import (
 )
 from fleet.facade import (
     ExportRequest,
+    FleetError,
+    FleetUnreachable,
     GpuSeries,
     ProbeListener,
     ProbeReport,
+    ReadOnlyFleet,
+    RequestFailed,
     SnapshotListener,
     Suite,
+    UnknownNode,
     UtilizationPoint,
 )
 from fleet.model import FleetSnapshot
@@ -225,13 +230,13 @@ class AttachedFleet:
     async def _request(self, node: str, what: str, payload: bytes, wait_s: float) -> bytes:
         shard = self.board.owner_of(node)
         if shard is None or self._nc is None:
-            raise KeyError(f"{node} is not part of the fleet")
+            raise UnknownNode(f"{node} is not part of the fleet")
         reply = await self._nc.request(request_subject(shard, what), payload, timeout=wait_s)
         return bytes(reply.data)
 
     async def _ask(self, subject: str, payload: bytes) -> bytes:
         if self._nc is None:
-            raise ConnectionError("not attached")
+            raise FleetUnreachable("not attached")
         reply = await self._nc.request(subject, payload, timeout=REQUEST_TIMEOUT_S)
         return bytes(reply.data)
 
@@ -286,25 +291,48 @@ class AttachedFleet:
 
     async def export(self, request: ExportRequest) -> Path:
         """From the shards' data directory when this viewer can read it, else over NATS."""
-        if self.history_dir is not None:
-            return await asyncio.to_thread(export_from_folders, self.history_dir, request)
-        return await export_through_shards(
-            self._ask_slowly, {k for k, _ in self.board.shards}, request, self._clock()
-        )
+        try:
+            if self.history_dir is not None:
+                return await asyncio.to_thread(export_from_folders, self.history_dir, request)
+            return await export_through_shards(
+                self._ask_slowly, {k for k, _ in self.board.shards}, request, self._clock()
+            )
+        except Exception as exc:
+            raise as_fleet_error(exc) from exc
 
     async def _ask_slowly(self, subject: str, payload: bytes) -> bytes:
         if self._nc is None:
-            raise ConnectionError("not attached")
+            raise FleetUnreachable("not attached")
         reply = await self._nc.request(subject, payload, timeout=EXPORT_TIMEOUT_S)
         return bytes(reply.data)
 
     async def probe(
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
     ) -> ProbeReport:
-        return await self.probes.run(node, suite, on_progress)
+        try:
+            return await self.probes.run(node, suite, on_progress)
+        except Exception as exc:
+            raise as_fleet_error(exc) from exc
 
     def cancel_probe(self, node: str) -> bool:
         return self.probes.cancel(node)
 
     def probe_report(self, node: str) -> ProbeReport | None:
         return self.probes.report(node)
+
+
+def as_fleet_error(exc: Exception) -> FleetError:
+    """What crosses the facade for a failure of the shards' helpers (which raise builtins).
+
+    Each class kept also derives from the builtin it replaces, so callers that caught
+    ``KeyError`` or ``PermissionError`` still do.
+    """
+    if isinstance(exc, FleetError):
+        return exc
+    if isinstance(exc, KeyError):
+        return UnknownNode(str(exc.args[0]) if exc.args else "unknown node")
+    if isinstance(exc, PermissionError):
+        return ReadOnlyFleet(str(exc))
+    if isinstance(exc, ConnectionError):
+        return FleetUnreachable(str(exc))
+    return RequestFailed(str(exc) or type(exc).__name__)

@@ -4,26 +4,44 @@
 ``gpufleet.runtime.FleetRuntime`` implements :class:`FleetFacade` for a real or
 simulated fleet; tests may pass any object with the same shape.
 
-Two capabilities are optional (the dashboard asks with ``getattr``, so a facade that
-lacks them, e.g. a remote one, still works):
+Three capabilities are optional, each a Protocol of its own (the dashboard asks with
+``isinstance``, so a facade that lacks one, e.g. a remote one, still works):
 
-- ``desk: OperatorDesk``: the event log, acknowledgements and alerts of the process that
-  records history (without one the dashboard keeps a desk of its own, fed from the
-  snapshots it receives);
-- ``ssh_argv(node) -> list[str] | None``: the ``ssh`` argument list that logs into
-  ``node`` with the options gpufleet uses for it (without it, ``S`` says so);
-- ``async processes(node) -> ProcessListing``: the GPU compute processes on ``node``,
-  read on request over its connection (the node screen asks while it is open; without
-  it, the screen says the listing is not available).
+- :class:`HasDesk` (``desk: OperatorDesk | None``): the event log, acknowledgements and
+  alerts of the process that records history (without one, or with ``None``, the
+  dashboard keeps a desk of its own, fed from the snapshots it receives);
+- :class:`SshLogin` (``ssh_argv(node) -> list[str] | None``): the ``ssh`` argument list
+  that logs into ``node`` with the options gpufleet uses for it (``None``: no target;
+  without the capability, ``S`` says so);
+- :class:`ProcessReader` (``async processes(node) -> ProcessListing``): the GPU compute
+  processes on ``node``, read on request over its connection (the node screen asks
+  while it is open; without it, the screen says the listing is not available).
+
+Failures cross this door as :class:`FleetError` subclasses whose message is one line
+for the operator: :class:`UnknownNode`, :class:`ReadOnlyFleet`, :class:`NotAvailable`,
+:class:`FleetUnreachable`, :class:`RequestFailed`. Any other exception out of a facade
+is a bug in it.
+
+Hostlist expressions (``node-[001-004]``) are expanded by the domain's own expander,
+:func:`expand_hosts` (ClusterShell, bounded and validated), re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from collectors.agent.fields import GPU_FIELDS
+from collectors.errors import (
+    FleetError,
+    FleetUnreachable,
+    NotAvailable,
+    ReadOnlyFleet,
+    RequestFailed,
+    UnknownNode,
+)
+from collectors.inventory import InventoryError, expand_hosts
 from collectors.process_list import GpuProcess, ProcessListing
 from collectors.updates import CONNECTED_STATUSES
 from fleet.alerts import Acknowledgement, Alert
@@ -63,15 +81,20 @@ __all__ = [
     "Alert",
     "EventRecord",
     "ExportRequest",
+    "FleetError",
     "FleetFacade",
     "FleetSnapshot",
+    "FleetUnreachable",
     "GpuColumns",
     "GpuProbeVerdict",
     "GpuProcess",
     "GpuSeries",
     "GpuSnapshot",
+    "HasDesk",
+    "InventoryError",
     "LogEntry",
     "NodeSnapshot",
+    "NotAvailable",
     "OperatorDesk",
     "PortSnapshot",
     "ProbeEvent",
@@ -82,12 +105,18 @@ __all__ = [
     "ProbeReport",
     "ProbeVerdict",
     "ProcessListing",
+    "ProcessReader",
+    "ReadOnlyFleet",
+    "RequestFailed",
     "SlaSummary",
+    "SshLogin",
     "Suite",
+    "UnknownNode",
     "UtilizationPoint",
     "UtilizationSummary",
     "Verdict",
     "event_entry",
+    "expand_hosts",
     "merge_log",
 ]
 
@@ -124,14 +153,25 @@ class FleetFacade(Protocol):
         ...
 
     async def export(self, request: ExportRequest) -> Path:
-        """Write utilization history as asked and return the path written."""
+        """Write utilization history as asked and return the path written.
+
+        Raises:
+            NotAvailable: this fleet records no history.
+            FleetUnreachable: a remote fleet is not connected.
+        """
         ...
 
     async def probe(
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
     ) -> ProbeReport:
         """Run a probe suite on ``node`` (only on the operator's request) and judge it
-        against the fleet; raises PermissionError when the fleet is read-only."""
+        against the fleet.
+
+        Raises:
+            ReadOnlyFleet: the fleet is read-only.
+            UnknownNode: ``node`` is not part of the fleet.
+            NotAvailable: this fleet cannot probe (a preview).
+        """
         ...
 
     def cancel_probe(self, node: str) -> bool:
@@ -140,4 +180,37 @@ class FleetFacade(Protocol):
 
     def probe_report(self, node: str) -> ProbeReport | None:
         """The latest probe report of ``node`` in this session, judged against the fleet."""
+        ...
+
+
+@runtime_checkable
+class HasDesk(Protocol):
+    """A facade whose process keeps the event log, acknowledgements and alerts."""
+
+    @property
+    def desk(self) -> OperatorDesk | None:
+        """The desk, or None where this facade has none after all (the dashboard then
+        keeps its own)."""
+        ...
+
+
+@runtime_checkable
+class SshLogin(Protocol):
+    """A facade that knows how gpufleet reaches each node over SSH."""
+
+    def ssh_argv(self, node: str) -> list[str] | None:
+        """The ``ssh`` argument list that logs into ``node``; None when it has no target."""
+        ...
+
+
+@runtime_checkable
+class ProcessReader(Protocol):
+    """A facade that can list the GPU compute processes of a node on request."""
+
+    async def processes(self, node: str) -> ProcessListing:
+        """The compute processes on ``node``'s GPUs, read now.
+
+        Raises:
+            UnknownNode: ``node`` is not part of the fleet.
+        """
         ...

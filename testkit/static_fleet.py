@@ -18,11 +18,13 @@ from fleet.facade import (
     FleetSnapshot,
     GpuProcess,
     GpuSeries,
+    NotAvailable,
     OperatorDesk,
     ProbeListener,
     ProbeReport,
     ProcessListing,
     Suite,
+    UnknownNode,
     UtilizationPoint,
 )
 from history.desk_log import DeskHistory
@@ -125,7 +127,7 @@ class StaticFleet:
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
     ) -> ProbeReport:
         # A preview has snapshots but no nodes behind them: there is nothing to probe.
-        raise RuntimeError(f"the preview fleet has no real {node} to probe")
+        raise NotAvailable(f"the preview fleet has no real {node} to probe")
 
     def cancel_probe(self, node: str) -> bool:
         return False
@@ -142,7 +144,7 @@ class StaticFleet:
         latest = self.latest()
         snap = latest.node(node) if latest is not None else None
         if snap is None:
-            raise KeyError(f"{node} is not part of the fleet")
+            raise UnknownNode(f"{node} is not part of the fleet")
         pid = 10_000 + sum(map(ord, node)) * 37
         busy = [g for g in snap.gpus if (g.util_gpu or 0) > 5]
         command = f"python3 -m torch.distributed.run --nproc-per-node {len(busy)} train.py"

@@ -12,9 +12,10 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 
-from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot, OperatorDesk
+from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot, HasDesk, OperatorDesk
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
+from tui.failures import report_failure
 from tui.messages import OpenNode, SnapshotArrived
 from tui.operator_actions import OperatorActions
 from tui.probe_view import busy_question
@@ -71,9 +72,9 @@ class GpuFleetApp(OperatorActions):
         self._unsubscribe_alerts: Callable[[], None] | None = None
         # A facade without a desk (an older or remote one) gets a local desk fed from the
         # snapshots this app receives: the event log and alerts still work, from this run.
-        own = getattr(facade, "desk", None)
-        self.desk: OperatorDesk = own if isinstance(own, OperatorDesk) else OperatorDesk()
-        self._feed_desk = not isinstance(own, OperatorDesk)
+        own = facade.desk if isinstance(facade, HasDesk) else None
+        self.desk: OperatorDesk = own if own is not None else OperatorDesk()
+        self._feed_desk = own is None
         self.alerts_ring = self.desk.alerts.cfg.bell
         self.alerts_notify = self.desk.alerts.cfg.notify
 
@@ -127,7 +128,7 @@ class GpuFleetApp(OperatorActions):
         try:
             return call()
         except Exception as exc:  # a facade failure is a notification, never a traceback
-            self.notify(f"{type(exc).__name__}: {exc}", title=what, severity="error")
+            report_failure(self, what, exc)
             return None
 
     # -- snapshots ---------------------------------------------------------------------
@@ -238,7 +239,7 @@ class GpuFleetApp(OperatorActions):
         try:
             path = await self.facade.export(request)
         except Exception as exc:  # shown as a notification, never a traceback
-            self.notify(f"{type(exc).__name__}: {exc}", title="Export failed", severity="error")
+            report_failure(self, "Export failed", exc)
             return
         self.notify(f"Wrote {path}", title="Export")
 
@@ -294,8 +295,8 @@ class GpuFleetApp(OperatorActions):
         for name in names:
             try:
                 report = await self.facade.probe(name, "quick")
-            except Exception as exc:
-                self.notify(f"{type(exc).__name__}: {exc}", title=f"Probe {name}", severity="error")
+            except Exception as exc:  # one node's failure must not end the others' probes
+                report_failure(self, f"Probe {name}", exc)
                 continue
             bad = [v for v in report.verdicts if v.verdict != "pass"]
             found[name] = len(bad)

@@ -19,8 +19,8 @@ from fleet.facade import (
     GpuColumns,
     NodeSnapshot,
     Verdict,
+    expand_hosts,
 )
-from tui.hostlist import HostlistError, expand, looks_like_hostlist
 from tui.node_facts import GpuFacts, gpu_facts, nic_facts, port_facts
 from tui.tick_columns import MemoryTotals, column_mem_pct
 
@@ -379,13 +379,16 @@ def _term(term: str) -> NodePredicate:
     if ":" in term and not looks_like_hostlist(term):
         raise ValueError(f"unknown filter term {term}; {FILTER_HELP}")
     if looks_like_hostlist(term):
-        try:
-            names = frozenset(expand(term))
-        except HostlistError as exc:
-            raise ValueError(str(exc)) from exc
+        # The domain's expander: its InventoryError is the ValueError a bad filter raises.
+        names = frozenset(expand_hosts([term]))
         return lambda n, s: n.name in names
     needle = term.lower()
     return lambda n, s: needle in n.name.lower()
+
+
+def looks_like_hostlist(term: str) -> bool:
+    """A filter term with brackets or commas names hosts (``node-[001-004],node-9``)."""
+    return "[" in term or "," in term
 
 
 _DIGITS = re.compile(r"(\d+)")

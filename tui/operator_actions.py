@@ -13,8 +13,9 @@ import time
 
 from textual.app import App, SuspendNotSupported
 
-from fleet.facade import Alert, FleetFacade, FleetSnapshot, OperatorDesk
+from fleet.facade import Alert, FleetFacade, FleetSnapshot, OperatorDesk, SshLogin
 from tui.alert_toast import GATHER_S, alert_toast
+from tui.failures import report_failure
 from tui.screens.ack_screen import AckScreen
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
@@ -88,13 +89,12 @@ class OperatorActions(App[None]):
     def action_ssh(self) -> None:
         """Suspend the dashboard, run ssh into the node under the cursor, resume."""
         name = self._focused_node()
-        ssh_argv = getattr(self.facade, "ssh_argv", None)
         argv: list[str] | None = None
-        if name and ssh_argv is not None:
+        if name and isinstance(self.facade, SshLogin):
             try:
-                argv = ssh_argv(name)
+                argv = self.facade.ssh_argv(name)
             except Exception as exc:  # a facade failure is a notification, never a traceback
-                self.notify(f"{type(exc).__name__}: {exc}", title="ssh", severity="error")
+                report_failure(self, "ssh", exc)
                 return
         if not argv:
             self.notify("No SSH target for this node", title="ssh", severity="warning")

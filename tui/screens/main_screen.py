@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from fleet.facade import FleetFacade, FleetSnapshot, OperatorDesk
+from tui.failures import report_failure
 from tui.fleet_digest import FleetDigest
 from tui.messages import SeriesLoaded
 from tui.node_view import FILTER_HELP, SORT_KEYS, parse_filter
@@ -143,9 +144,7 @@ class MainScreen(Screen[None]):
             points = list(self.facade.utilization_series(window_s))
         except Exception as exc:  # the facade's failure must not reach the screen as a traceback
             if not self._series_failed:
-                self.notify(
-                    f"{type(exc).__name__}: {exc}", title="Utilization history", severity="error"
-                )
+                report_failure(self, "Utilization history", exc)
             self._series_failed = True
             return
         self._series_failed = False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 from rich.style import Style
@@ -16,15 +15,18 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from fleet.facade import (
+    FleetError,
     FleetFacade,
     GpuSeries,
     NodeSnapshot,
     OperatorDesk,
     ProcessListing,
+    ProcessReader,
     event_entry,
     merge_log,
 )
 from tui.draw import Cell
+from tui.failures import failure_text, report_failure
 from tui.log_view import entry_markup
 from tui.node_tables import (
     PORT_COLUMNS,
@@ -112,8 +114,8 @@ class NodeScreen(Screen[None]):
 
     def read_processes(self) -> None:
         """Ask the node for its GPU processes unless a request is still in flight."""
-        reader = getattr(self.facade, "processes", None)
-        if reader is None:
+        reader = self.facade
+        if not isinstance(reader, ProcessReader):
             self._show_processes_note("The process list is not available for this fleet.")
             return
         if self._processes_pending:
@@ -121,11 +123,12 @@ class NodeScreen(Screen[None]):
         self._processes_pending = True
         self.run_worker(self._fetch_processes(reader), group="processes", exit_on_error=False)
 
-    async def _fetch_processes(self, reader: Callable[[str], Awaitable[ProcessListing]]) -> None:
+    async def _fetch_processes(self, reader: ProcessReader) -> None:
         try:
-            listing = await reader(self.node_name)
+            listing = await reader.processes(self.node_name)
         except Exception as exc:  # a facade's failure is shown, never a crash of the screen
-            self._show_processes_note(f"Could not read the processes: {exc}")
+            # Under the table, not as a toast: it is asked again every few seconds.
+            self._show_processes_note(f"Could not read the processes: {failure_text(exc)}")
             return
         finally:
             self._processes_pending = False
@@ -144,7 +147,7 @@ class NodeScreen(Screen[None]):
         """Show the node's latest probe report (after a probe dialog closes)."""
         try:
             report = self.facade.probe_report(self.node_name)
-        except Exception:  # a facade without probes shows the hint instead
+        except FleetError:  # a fleet that cannot tell (NotAvailable) shows the hint instead
             report = None
         hint = "[$muted]No probe results for this node yet: press p to probe it.[/]"
         self.query_one("#probe-results", Static).update(
@@ -168,7 +171,7 @@ class NodeScreen(Screen[None]):
             return {g.index: self.facade.gpu_series(node.name, g.index, SPARK_W) for g in node.gpus}
         except Exception as exc:  # a failing history must not break the node view
             if not self._series_failed:
-                self.notify(f"{type(exc).__name__}: {exc}", title="GPU history", severity="error")
+                report_failure(self, "GPU history", exc)
             self._series_failed = True
             return {}
 

@@ -8,6 +8,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -20,6 +21,7 @@ from fleet.facade import (
     ProbeReport,
     Suite,
 )
+from tui.failures import failure_text, report_failure
 from tui.probe_view import progress_markup, report_markup, results_markup
 
 
@@ -58,10 +60,9 @@ class ProbeScreen(ModalScreen[ProbeReport | None]):
         try:
             self.report = await self.facade.probe(self.node, self.suite, self._on_event)
         except Exception as exc:  # a failed probe is a notification, never a traceback
-            self.notify(
-                f"{type(exc).__name__}: {exc}", title=f"Probe {self.node}", severity="error"
-            )
-            self.query_one("#probe-progress", Static).update(f"[$gpu-failed]{exc}[/]")
+            report_failure(self, f"Probe {self.node}", exc)
+            shown = escape(failure_text(exc))
+            self.query_one("#probe-progress", Static).update(f"[$gpu-failed]{shown}[/]")
             return
         finally:
             self.running = False
