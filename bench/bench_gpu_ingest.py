@@ -3,8 +3,9 @@
 Ours: ``fleet.state.gpu_ingest.take_gpus`` (one array write per node's fast rows, GPUs
 visited only where a fact moved, NVLink counters as one array per node). Baseline in
 the same run: the one-GPU-at-a-time loop it replaced (``GpuTrack.apply_fast`` /
-``apply_slow`` / ``apply_links`` of the object state kept in tests/fleet/reference,
-plus the same ``GpuArena.write``), fed the same decoded samples.
+``apply_slow`` / ``apply_links`` of the object state, bench/lib/reference_gpu.py, a
+copy of tests/fleet/reference's, plus the same ``GpuArena.write``), fed the same decoded
+samples.
 
 Three kinds of tick: fast (every node, no slow rows), slow (every node's slow and link
 rows, no CRC error anywhere) and slow with CRC counts moving on every link (the worst

@@ -15,7 +15,7 @@ snapshots the dashboard gets in production, lazy where the state's nodes are laz
 ``--reads`` also counts, per tick and per view (grid by name, sorted by utilization,
 map mode, a node screen open), the nodes whose ``gpus``/``ports``/``nics`` the
 dashboard read: under the lazy snapshot each such read builds that node's
-GPU/port objects (tests/tui/object_reads.py).
+GPU/port objects (bench/lib/object_reads.py).
 
 ``--before DIR`` measures only the dashboard's refresh, of this tree and of the tree at
 DIR (e.g. main's checkout), each in its own process run in turn ``--rounds`` times,
