@@ -15,7 +15,10 @@ Three capabilities are optional, each a Protocol of its own (the dashboard asks 
   without the capability, ``S`` says so);
 - :class:`ProcessReader` (``async processes(node) -> ProcessListing``): the GPU compute
   processes on ``node``, read on request over its connection (the node screen asks
-  while it is open; without it, the screen says the listing is not available).
+  while it is open; without it, the screen says the listing is not available);
+- :class:`StateHistory` (``broken_intervals(node) -> Sequence[BrokenInterval]``): the
+  intervals ``node`` was not up, as the fleet's history records them (without it, the
+  node screen shows the node's current interval only: :func:`current_interval`).
 
 Failures cross this door as :class:`FleetError` subclasses whose message is one line
 for the operator: :class:`UnknownNode`, :class:`ReadOnlyFleet`, :class:`NotAvailable`,
@@ -29,6 +32,7 @@ Hostlist expressions (``node-[001-004]``) are expanded by the domain's own expan
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -79,6 +83,7 @@ __all__ = [
     "VERDICT_RANK",
     "Acknowledgement",
     "Alert",
+    "BrokenInterval",
     "EventRecord",
     "ExportRequest",
     "FleetError",
@@ -110,11 +115,13 @@ __all__ = [
     "RequestFailed",
     "SlaSummary",
     "SshLogin",
+    "StateHistory",
     "Suite",
     "UnknownNode",
     "UtilizationPoint",
     "UtilizationSummary",
     "Verdict",
+    "current_interval",
     "event_entry",
     "expand_hosts",
     "merge_log",
@@ -214,3 +221,31 @@ class ProcessReader(Protocol):
             UnknownNode: ``node`` is not part of the fleet.
         """
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenInterval:
+    """``node`` was ``state`` (broken, unreachable, unmonitored) from ``start`` until
+    ``end`` (unix seconds; ``end`` None: still going on; ``start`` None: not known)."""
+
+    state: str
+    start: float | None
+    end: float | None
+    reasons: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class StateHistory(Protocol):
+    """A facade that keeps each node's state intervals (the ones history records)."""
+
+    def broken_intervals(self, node: str) -> Sequence[BrokenInterval]:
+        """The intervals ``node`` was not up, newest first (an open one first of all)."""
+        ...
+
+
+def current_interval(node: NodeSnapshot) -> BrokenInterval | None:
+    """The interval ``node`` is in now when it is not up, from its snapshot alone: what a
+    fleet without :class:`StateHistory` can tell."""
+    if node.state == "up":
+        return None
+    return BrokenInterval(node.state, node.state_since, None, node.broken_reasons)

@@ -3,7 +3,8 @@
 It is what previews, SVG snapshots, Pilot tests and the benchmark use; the real
 fleet is ``gpufleet.runtime.FleetRuntime``. ``push`` delivers a new snapshot to the
 subscribers the way the runtime does (on the event loop). ``export`` really writes
-a CSV of the per-node utilization it holds.
+a CSV of the per-node utilization it holds; the broken intervals come from the same
+book the history recorder keeps (``history.states.NodeStateBook``), fed every snapshot.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fleet.facade import (
+    BrokenInterval,
     ExportRequest,
     FleetSnapshot,
     GpuProcess,
@@ -28,6 +30,7 @@ from fleet.facade import (
     UtilizationPoint,
 )
 from history.desk_log import DeskHistory
+from history.states import NodeStateBook
 
 Listener = Callable[[FleetSnapshot], None]
 
@@ -58,8 +61,10 @@ class StaticFleet:
             clock=self._now,
             history=DeskHistory(data_dir) if data_dir is not None else None,
         )
+        self.states = NodeStateBook(session_file="static.parquet")  # never written
         for snapshot in self.snapshots:
             self.desk.observe(snapshot)  # the desk was just made
+            self.states.apply(snapshot)
 
     def _now(self) -> float:
         latest = self.latest()
@@ -135,6 +140,16 @@ class StaticFleet:
     def probe_report(self, node: str) -> ProbeReport | None:
         return None
 
+    def broken_intervals(self, node: str) -> Sequence[BrokenInterval]:
+        """The node's intervals other than up, as history would record them, newest first."""
+        rows = [i for i in self.states.intervals() if i.node == node and i.state != "up"]
+        return [
+            BrokenInterval(
+                i.state, i.start_ms / 1000, None if i.end_ms is None else i.end_ms / 1000, i.reasons
+            )
+            for i in reversed(rows)
+        ]
+
     def ssh_argv(self, node: str) -> list[str] | None:
         return None  # a preview's nodes have no SSH target
 
@@ -163,6 +178,7 @@ class StaticFleet:
     def push(self, snapshot: FleetSnapshot) -> None:
         """A new tick: becomes the latest and goes to every subscriber."""
         self.snapshots.append(snapshot)
+        self.states.apply(snapshot)
         if self.desk is not None:  # None: a facade without a desk (the app keeps its own)
             self.desk.observe(snapshot)
         for listener in list(self._listeners):

@@ -27,7 +27,6 @@ from tui.screens.main_screen import MainScreen
 from tui.screens.node_screen import NodeScreen
 from tui.screens.probe_screen import ProbeScreen
 from tui.theme_store import ThemeStore
-from tui.transitions import TransitionLog
 from tui.widgets.fleet_grid import FleetGrid
 
 # Actions that change something on a node; hidden when the dashboard is read-only.
@@ -65,7 +64,6 @@ class GpuFleetApp(OperatorActions):
         self.read_only = read_only or facade.read_only
         self.refresh_s = refresh_s  # kept for callers and config; no longer delays a snapshot
         self.theme_store = ThemeStore(state_path)
-        self.transitions = TransitionLog()
         self.shown: FleetSnapshot | None = None
         self._pending: FleetSnapshot | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -162,7 +160,6 @@ class GpuFleetApp(OperatorActions):
 
     def _apply(self, snapshot: FleetSnapshot) -> None:
         self.shown = snapshot
-        self.transitions.record(snapshot)
         self.main.snapshot = snapshot
         for screen in self.screen_stack:
             if isinstance(screen, NodeScreen):
@@ -177,7 +174,7 @@ class GpuFleetApp(OperatorActions):
         self.open_node(message.name)
 
     def open_node(self, name: str) -> None:
-        screen = NodeScreen(self.facade, name, self.transitions, self.desk)
+        screen = NodeScreen(self.facade, name, self.desk)
         if self.shown is not None:
             screen.now = self.shown.taken_at
             screen.node = self.shown.node(name)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from fleet.facade import GpuSeries, GpuSnapshot, NodeSnapshot, PortSnapshot
+from collections.abc import Sequence
+
+from fleet.facade import BrokenInterval, GpuSeries, GpuSnapshot, NodeSnapshot, PortSnapshot
 from tui import format as fmt
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, Cell, Role, port_cell, port_problem, sparkline
-from tui.transitions import BrokenInterval
 
 SPARK_W = 16
 TELEMETRY_COLUMNS = (
@@ -138,7 +139,7 @@ def port_row(p: PortSnapshot) -> list[Cell]:
     ]
 
 
-def interval_lines(intervals: list[BrokenInterval], now: float) -> list[str]:
+def interval_lines(intervals: Sequence[BrokenInterval], now: float) -> list[str]:
     out = []
     for i in intervals:
         end = "now" if i.end is None else fmt.stamp(i.end)

@@ -311,7 +311,9 @@ async def test_node_screen_records_broken_intervals_it_sees(make_app: MakeApp) -
         fleet.push(replace(healthy, taken_at=T0 + 60, nodes=nodes, transitions=(went,)))
         await wait_for(pilot, lambda: "→ now" in str(intervals.content))
         back = NodeTransition("node-0001", "up", T0 + 660)
-        fleet.push(replace(healthy, taken_at=T0 + 660, transitions=(back,)))
+        # Up again since then: the node's state_since is when its interval ends.
+        again = (replace(healthy.nodes[0], state_since=T0 + 660), *healthy.nodes[1:])
+        fleet.push(replace(healthy, taken_at=T0 + 660, nodes=again, transitions=(back,)))
         await wait_for(pilot, lambda: "→ now" not in str(intervals.content))
         assert "(10m)" in str(intervals.content) and "GPU 2 lost" in str(intervals.content)
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from textual.widgets import Static
 
 from fleet.facade import (
+    BrokenInterval,
     ExportRequest,
     FleetFacade,
     FleetSnapshot,
@@ -19,6 +21,7 @@ from fleet.facade import (
     ProbeReport,
     ProcessReader,
     SshLogin,
+    StateHistory,
     Suite,
     UnknownNode,
     UtilizationPoint,
@@ -119,3 +122,51 @@ async def test_the_static_fleet_names_an_unknown_node_as_a_fleet_error() -> None
         await fleet.processes("nowhere")
     with pytest.raises(NotAvailable):
         await fleet.probe("node-0001")
+
+
+async def test_without_a_state_history_the_node_screen_shows_the_current_interval(
+    make_app: MakeApp,
+) -> None:
+    snap = demo_snapshot(4)
+    broken = next(n for n in snap.nodes if n.state == "broken")
+    app = make_app(BareFleet(snap))
+    assert not isinstance(app.facade, StateHistory)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.shown is not None)
+        app.open_node(broken.name)
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and _composed(app))
+        intervals = app.screen.query_one("#intervals", Static)
+        await wait_for(pilot, lambda: "→ now" in str(intervals.content))
+        assert broken.broken_reasons[0] in str(intervals.content)
+
+
+class ForgetfulFleet(StaticFleet):
+    """Its state history fails: reported once, then the node's current interval."""
+
+    def broken_intervals(self, node: str) -> Sequence[BrokenInterval]:
+        raise NotAvailable("the state history is not loaded yet")
+
+
+async def test_a_failing_state_history_is_reported_once(make_app: MakeApp) -> None:
+    snap = demo_snapshot(4)
+    broken = next(n for n in snap.nodes if n.state == "broken")
+    fleet = ForgetfulFleet([snap])
+    app = make_app(fleet)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.open_node(broken.name)
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and _composed(app))
+        intervals = app.screen.query_one("#intervals", Static)
+        await wait_for(pilot, lambda: "→ now" in str(intervals.content))
+        # A changed node object: the screen draws it again and asks for its intervals again.
+        later = replace(broken, last_seen=snap.taken_at + 1)
+        nodes = tuple(later if n is broken else n for n in snap.nodes)
+        fleet.push(replace(snap, taken_at=snap.taken_at + 1, nodes=nodes))
+        screen = app.screen
+        assert isinstance(screen, NodeScreen)
+        await wait_for(pilot, lambda: screen._shown is later)
+        said = [t for t in toasts(app) if "not loaded yet" in t]
+        assert len(said) == 1 and "Broken intervals" in said[0]
+
+
+def _composed(app: GpuFleetApp) -> bool:
+    return bool(app.screen.query("#intervals"))

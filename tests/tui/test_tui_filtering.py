@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from fleet.facade import InventoryError, expand_hosts
+from fleet.facade import InventoryError, current_interval, expand_hosts
 from testkit.snapshots import T0, demo_snapshot
+from testkit.static_fleet import StaticFleet
 from tui.node_view import SummaryCache, parse_filter, sort_nodes, summarize
 from tui.screens.export_screen import export_range
-from tui.transitions import SeenTransition, broken_intervals
 
 
 def expand(text: str) -> list[str]:
@@ -85,18 +85,34 @@ def test_summary_cache_reuses_unchanged_nodes() -> None:
     assert cache.get(changed) == summarize(changed)
 
 
-def test_broken_intervals_from_transitions_and_state() -> None:
-    node = demo_snapshot(16).node("node-0003")
-    assert node is not None
-    seen = [
-        SeenTransition("broken", T0 - 9_000, ("GPU 1 lost",)),
-        SeenTransition("up", T0 - 8_000, ()),
-    ]
-    intervals = broken_intervals(node, seen)
+def test_broken_intervals_are_the_ones_history_records() -> None:
+    snap = demo_snapshot(16)
+    node = snap.node("node-0003")
+    assert node is not None and node.state_since is not None and node.state_since > T0 - 8_000
+    went = replace(node, state="broken", state_since=T0 - 9_000, broken_reasons=("GPU 1 lost",))
+    back = replace(node, state="up", state_since=T0 - 8_000, broken_reasons=())
+    fleet = StaticFleet(
+        [
+            replace(snap, taken_at=T0 - 9_000, nodes=(went,)),
+            replace(snap, taken_at=T0 - 8_000, nodes=(back,)),
+            snap,
+        ]
+    )
+    intervals = fleet.broken_intervals("node-0003")
     assert [(i.state, i.end) for i in intervals] == [("broken", None), ("broken", T0 - 8_000)]
     assert intervals[0].reasons == ("GPU 5 lost (XID 79)",)
-    healthy = demo_snapshot(16).node("node-0001")
-    assert healthy is not None and broken_intervals(healthy, []) == []
+    assert intervals[1].reasons == ("GPU 1 lost",)
+    assert fleet.broken_intervals("node-0001") == []
+
+
+def test_without_a_state_history_the_current_interval_is_what_is_known() -> None:
+    snap = demo_snapshot(16)
+    healthy, broken = snap.node("node-0001"), snap.node("node-0003")
+    assert healthy is not None and broken is not None
+    assert current_interval(healthy) is None
+    now = current_interval(broken)
+    assert now is not None and now.end is None
+    assert (now.state, now.start) == ("broken", broken.state_since)
 
 
 def test_export_range() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.style import Style
@@ -15,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from fleet.facade import (
+    BrokenInterval,
     FleetError,
     FleetFacade,
     GpuSeries,
@@ -22,6 +24,8 @@ from fleet.facade import (
     OperatorDesk,
     ProcessListing,
     ProcessReader,
+    StateHistory,
+    current_interval,
     event_entry,
     merge_log,
 )
@@ -41,7 +45,6 @@ from tui.node_tables import (
 )
 from tui.probe_view import report_markup
 from tui.process_view import PROCESS_COLUMNS, process_note, process_rows, process_title
-from tui.transitions import TransitionLog, broken_intervals
 
 EVENTS_SHOWN = 30
 
@@ -58,17 +61,16 @@ class NodeScreen(Screen[None]):
         self,
         facade: FleetFacade,
         name: str,
-        transitions: TransitionLog,
         desk: OperatorDesk | None = None,
     ) -> None:
         super().__init__()
         self.facade = facade
         self.desk = desk
         self.node_name = name
-        self.transitions = transitions
         self.now = 0.0
         self._shown: NodeSnapshot | None = None
         self._series_failed = False
+        self._intervals_failed = False
         self._ready = False
         self._processes_pending = False
         self.processes: ProcessListing | None = None
@@ -191,11 +193,22 @@ class NodeScreen(Screen[None]):
         self._fill("#telemetry", [telemetry_row(g, series.get(g.index)) for g in node.gpus])
         self._fill("#reliability", [reliability_row(g) for g in node.gpus])
         self._fill("#ports", [port_row(p) for p in node.ports + node.nics])
-        intervals = interval_lines(broken_intervals(node, self.transitions.of(node.name)), self.now)
+        intervals = interval_lines(self._intervals(node), self.now)
         self.query_one("#intervals", Static).update(
             escape("\n".join(intervals)) if intervals else "[$muted]none seen[/]"
         )
         self.query_one("#events", Static).update(self._events_markup(node))
+
+    def _intervals(self, node: NodeSnapshot) -> Sequence[BrokenInterval]:
+        """The fleet's own record of the node's intervals, else the one it is in now."""
+        if isinstance(self.facade, StateHistory) and not self._intervals_failed:
+            try:
+                return self.facade.broken_intervals(node.name)
+            except Exception as exc:  # asked on every refresh: reported once, then the fallback
+                report_failure(self, "Broken intervals", exc)
+                self._intervals_failed = True
+        current = current_interval(node)
+        return [current] if current is not None else []
 
     def _events_markup(self, node: NodeSnapshot) -> str:
         """The node's agent events joined with what the event log saw of it this session
