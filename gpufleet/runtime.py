@@ -30,12 +30,16 @@ from collectors.ssh.target import NodeTarget
 from fleet.desk import OperatorDesk
 from fleet.drift import STORE_NAME, DriftTracker
 from fleet.facade import (
+    BrokenInterval,
     ExportRequest,
     GpuSeries,
+    NotAvailable,
     ProbeListener,
     ProbeReport,
+    ReadOnlyFleet,
     SnapshotListener,
     Suite,
+    UnknownNode,
     UtilizationPoint,
 )
 from fleet.link_events import LinkEventDiffer
@@ -90,7 +94,7 @@ SETTLED_TICKS = 5
 # the fleet settles too (a fleet that keeps connecting may never settle, and its handshakes
 # and retries are what leave cycles). Once frozen it scans only what is not frozen (the
 # live samples and snapshot of one tick); at 1,000 nodes that is still the largest pause
-# (bench/fleet_tick.py prints it). Before the freeze it scans the connections too.
+# (bench/bench_fleet_tick.py prints it). Before the freeze it scans the connections too.
 FULL_COLLECT_S = 30.0
 # A thawed full collection scans the whole heap, as the settle freeze does (218-277 ms
 # at 1,000 nodes in bench/bench_fleet.py's gc_max_ms_cpu_whole_run): while connections
@@ -386,7 +390,7 @@ class FleetRuntime:
         from ledger.export import export_history
 
         if self.data_dir is None:
-            raise RuntimeError("this fleet records no history (no data directory)")
+            raise NotAvailable("this fleet records no history (no data directory)")
         self.history.queue_flush()  # the books belong to the loop; the wait does not
         await asyncio.to_thread(self.history.wait_written)
         return await asyncio.to_thread(
@@ -400,13 +404,29 @@ class FleetRuntime:
         self, node: str, suite: Suite = "quick", on_progress: ProbeListener | None = None
     ) -> ProbeReport:
         if self.read_only:
-            raise PermissionError("gpufleet runs read-only: probes are disabled")
+            raise ReadOnlyFleet("gpufleet runs read-only: probes are disabled")
         if node not in {t.name for t in self.targets}:
-            raise KeyError(f"{node} is not part of the fleet")
+            raise UnknownNode(f"{node} is not part of the fleet")
         return await self.prober.probe(node, suite, on_progress)
 
     def cancel_probe(self, node: str) -> bool:
         return self.prober.cancel(node)
+
+    def broken_intervals(self, node: str) -> Sequence[BrokenInterval]:
+        """The node's intervals other than up, as history records them, newest first.
+
+        Reads the recorder's books, which the event loop owns: call it from the loop.
+        """
+        rows = [i for i in self.history.states.intervals() if i.node == node and i.state != "up"]
+        return [
+            BrokenInterval(
+                i.state,
+                i.start_ms / 1000,
+                None if i.end_ms is None else i.end_ms / 1000,
+                i.reasons,
+            )
+            for i in reversed(rows)
+        ]
 
     def ssh_argv(self, node: str) -> list[str] | None:
         """The ``ssh`` command that logs into ``node`` as gpufleet reaches it."""
@@ -420,5 +440,5 @@ class FleetRuntime:
         """The compute processes on ``node``'s GPUs, read now over its own connection."""
         session = self._ssh.session(node)
         if session is None:
-            raise KeyError(f"{node} is not part of the fleet")
+            raise UnknownNode(f"{node} is not part of the fleet")
         return await request_processes(session)

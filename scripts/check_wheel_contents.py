@@ -16,7 +16,7 @@ from pathlib import Path
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 TEST_SUPPORT = ("testkit", "tests")
-# Where test doubles used to sit inside the product (moved to testkit/ in #15).
+# Where test doubles used to sit inside the product (moved to testkit/ since).
 FORMER_HOMES = (
     "collectors/loopback/",
     "history/synthetic.py",

@@ -127,7 +127,7 @@ class Layout:
 
 # Every node running one agent version declares the same four field lists. One Layout
 # (and one copy of the lists) serves all their sessions: per node they were ~8 KiB of
-# dicts, tuples and strings, 8 MiB at 1,000 nodes (bench/memory_account.py). A fleet of
+# dicts, tuples and strings, 8 MiB at 1,000 nodes (bench/lib/memory_account.py). A fleet of
 # agents that keep declaring new lists gets layouts of its own past this many.
 _KEPT_LAYOUTS = 64
 _FieldLists = tuple[list[str], list[str], list[str], list[str]]

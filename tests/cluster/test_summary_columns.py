@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from cluster.wire import decode_summary, summarize, summarize_node
 from fleet.facade import FleetSnapshot
 from testkit.snapshots import T0

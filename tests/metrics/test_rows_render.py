@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot, evolve
 from tests.metrics.bodies import without_scrape_duration

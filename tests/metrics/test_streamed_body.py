@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 
 

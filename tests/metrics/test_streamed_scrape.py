@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from exporter.server import MetricsServer
 from exporter.streaming import SLICE_S
 from exporter.text import NODES_PER_CHUNK, ExpositionRenderer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from fleet.facade import NodeSnapshot
 from testkit.snapshots import T0
 from tui.brief_memo import BriefMemo

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from fleet.facade import FleetSnapshot
 from fleet.model import PortAlarms
 from testkit.snapshots import T0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.fleet_states import state_ticks
+from bench.lib.fleet_states import state_ticks
 from fleet.facade import FleetSnapshot
 from testkit.snapshots import T0
 from tests.tui.object_reads import ReadCounter
