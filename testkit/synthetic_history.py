@@ -85,6 +85,7 @@ def snapshot(
                 state=state,
                 broken_reasons=() if state == "up" else (f"{state} (synthetic)",),
                 gpus=gpus_of(n, t, gpus, verdict),
+                sampled_at=t,  # a streaming node has been sampled; its state says the rest
             )
         )
     return FleetSnapshot(
