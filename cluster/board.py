@@ -1,8 +1,12 @@
 """The attached view of all shards: summaries and event batches in, FleetSnapshots out.
 
 Pure bookkeeping with no NATS in it (``cluster.attach`` feeds it), so the rules
-are tested on their own: a shard silent for ``stale_intervals`` of its own tick
-intervals has its nodes shown ``unmonitored``; a node moved to another shard (the
+are tested on their own. A node's status and state are its shard's, as the one
+liveness rule (:mod:`fleet.health.liveness`) judged them there with the shard's
+``[health]`` thresholds; the board never judges a node's silence itself. It judges only
+its shards': a shard silent for ``[cluster] stale_intervals`` of its own tick
+intervals has its nodes shown ``unmonitored`` (nobody watches them, which the rule
+reads as the controller's blindness); a node moved to another shard (the
 shard count changed) is shown from whichever shard reported it last; node detail
 fetched from the owning shard replaces the summary's fields while it is fresh.
 """
