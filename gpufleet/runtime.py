@@ -209,7 +209,9 @@ class FleetRuntime:
         # needs it before its threads (the history resume below is one) take arenas.
         configure_malloc()
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
-        self._state = FleetState(specs, config.health)
+        # Given the tick, the state knows its own stalls: silence it did not observe never
+        # makes a node stale or unreachable (fleet.health.liveness).
+        self._state = FleetState(specs, config.health, tick_s=self._tick_s)
         witnesses = config.sla.witness if config.sla is not None else ()
         self.history = HistoryRecorder(
             data_dir,
