@@ -25,13 +25,14 @@ NodeStatus = Literal[
     "agent-error",
     "protocol-error",
     # Shown by a dashboard attached to shards (cluster) when the node's shard went
-    # silent: nobody watches the node. Never a transport status, so not in NODE_STATUSES.
+    # silent: nobody watches the node. Never a shard's own status, so not in NODE_STATUSES.
     "unmonitored",
 ]
 
 CONNECTED_STATUSES: frozenset[NodeStatus] = frozenset(("streaming", "stale"))
 """Statuses of a node whose SSH connection is up (stale: up, but no recent sample)."""
 
+# The statuses one controller shows for its nodes: the transport's, and ``stale``.
 NODE_STATUSES: tuple[NodeStatus, ...] = (
     "connecting",
     "streaming",
