@@ -4,7 +4,7 @@
 read, so a reader that touches every node's ``gpus`` each tick builds every GPU object of
 the fleet again. ``ReadCounter`` wraps those three fields of the class (whatever
 descriptor is there: a slot, or the lazy one) and records which node objects were read
-while it is ``counting`` (bench/bench_tui.py; tests/tui/object_reads.py is the tests' copy).
+while it is ``counting`` (bench/bench_tui.py and the tests under tests/tui).
 
 Reads made by ``tui/node_facts.py`` are counted apart (``facts``): those accessors read
 the state's briefs, which build no object. So are the reads of

@@ -1,4 +1,6 @@
-"""One GPU identity (one UUID) as the fleet state tracks it between snapshots."""
+"""One GPU identity (one UUID) as the naive reference tracks it between snapshots: the
+object-per-GPU design the fleet state replaced, kept as the oracle for tests/fleet/reference
+and the baseline of bench/bench_gpu_ingest.py."""
 
 from __future__ import annotations
 

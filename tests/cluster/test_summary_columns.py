@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 from bench.lib.fleet_states import state_ticks
+from bench.lib.object_reads import ReadCounter
 from cluster.wire import decode_summary, summarize, summarize_node
 from fleet.facade import FleetSnapshot
 from testkit.snapshots import T0
-from tests.tui.object_reads import ReadCounter
 
 
 def without_gpu(line: bytes, index: int) -> bytes:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from bench.lib.metrics_fleets import fleet
 from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot, NodeSnapshot, PortSnapshot
-from tests.metrics.fleets import fleet
 from tests.metrics.test_parity import collector_text, parse
 
 

@@ -11,11 +11,11 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import DuplicateTimeseries
 
+from bench.lib.metrics_fleets import troubled_fleet
 from exporter.collector import FleetCollector
 from exporter.text import ExpositionRenderer, render_exposition
 from exporter.xids import XidTally
 from fleet.model import EventRecord, FleetSnapshot
-from tests.metrics.fleets import troubled_fleet
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

@@ -10,13 +10,13 @@ from dataclasses import replace
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.lib.metrics_fleets import troubled_fleet
 from exporter.dcgm import DcgmExposition
 from exporter.dcgm_fields import LABELS
 from exporter.dcgm_sd import node_from_path, node_path
 from exporter.endpoint import start_metrics_endpoint
 from exporter.xids import XidTally
 from fleet.model import FleetSnapshot
-from tests.metrics.fleets import troubled_fleet
 from tests.metrics.test_endpoint import PublishingFleet
 
 Samples = dict[tuple[str, str, str], float]  # (metric, Hostname, gpu) -> value

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
+from bench.lib.metrics_fleets import troubled_fleet
 from exporter.endpoint import start_metrics_endpoint
 from fleet.model import EventRecord, FleetSnapshot
-from tests.metrics.fleets import troubled_fleet
 
 
 class PublishingFleet:

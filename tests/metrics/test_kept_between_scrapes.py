@@ -12,9 +12,9 @@ from __future__ import annotations
 import gc
 import sys
 
+from bench.lib.metrics_fleets import fleet
 from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
-from tests.metrics.fleets import fleet
 
 _ENTITIES = (FleetSnapshot, NodeSnapshot, GpuSnapshot, PortSnapshot)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import gc
 from dataclasses import replace
 
+from bench.lib.metrics_fleets import fleet
 from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot, PortSnapshot
-from tests.metrics.fleets import fleet
 
 _ENTITIES = (FleetSnapshot, NodeSnapshot, GpuSnapshot, PortSnapshot)
 

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.lib.metrics_fleets import fleet, troubled_fleet
 from exporter.catalog import FAMILIES, SCRAPE_DURATION
 from exporter.collector import FleetCollector
 from exporter.text import ExpositionRenderer, render_exposition
 from fleet.model import FleetSnapshot
-from tests.metrics.fleets import fleet, troubled_fleet
 
 Parsed = dict[str, tuple[str, str, list[tuple[str, tuple[tuple[str, str], ...], float]]]]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from bench.lib.metrics_fleets import troubled_fleet
 from exporter.server import MetricsServer
 from exporter.text import ExpositionRenderer
-from tests.metrics.fleets import troubled_fleet
 from tests.metrics.prom import running_prometheus
 
 

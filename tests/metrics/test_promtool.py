@@ -6,8 +6,8 @@ import asyncio
 import subprocess
 import urllib.request
 
+from bench.lib.metrics_fleets import troubled_fleet
 from exporter.endpoint import start_metrics_endpoint
-from tests.metrics.fleets import troubled_fleet
 from tests.metrics.test_endpoint import PublishingFleet
 
 PROMTOOL = "/usr/bin/promtool"

@@ -1,54 +1,15 @@
 """A scrape of the state's own snapshots reads the tick's rows: the same bytes as the
-GPU and port objects give, and no object built (issue #11)."""
+GPU and port objects give, and no object built ."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
-from bench.lib.fleet_states import state_ticks
-from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
+from bench.lib.metrics_fleets import troubled_ticks as _ticks
+from bench.lib.metrics_fleets import without_scrape_duration
+from exporter.text import ExpositionRenderer
 from fleet.model import FleetSnapshot, evolve
-from tests.metrics.bodies import without_scrape_duration
 from tests.metrics.test_promtool import promtool_findings
-
-HOSTILE = 'H100 "80GB" \\ %s %d %%'
-NODES = NODES_PER_CHUNK + 6  # two chunks
-
-
-def _hostile_hello(line: bytes, node: int, tick: int) -> bytes:
-    hello = json.loads(line)
-    if node == 2:  # strings a node chose: quotes, backslashes and % in labels
-        hello["gpus"][1]["name"] = HOSTILE
-        hello["gpus"][2]["uuid"] = 'GPU-"%s"\\'
-        hello["ports"][0]["name"] = 'mlx5_"0"%d/1'
-    if node == 3:  # an agent that does not send GPM fields or the pstate
-        fields = hello["gpu_fields"]
-        hello["gpu_fields"] = [f for f in fields if f not in ("sm_active", "pstate")]
-        hello["dropped"] = [fields.index("sm_active"), fields.index("pstate")]
-    return json.dumps(hello).encode() + b"\n"
-
-
-def _troubled_sample(line: bytes, node: int, tick: int) -> bytes:
-    sample = json.loads(line)
-    if node == 1 and tick >= 2:
-        sample["gpus"][3] = None  # a GPU without a reading (lost)
-    if node == 3:  # rows as the reduced hello declares them
-        for row in sample["gpus"]:
-            del row[9], row[2]  # pstate, then sm_active
-    if node == 4:
-        sample["gpus"][0][0] = None  # one failed reading
-        sample["gpus"][5][5] = 250.5
-        sample["gpus"][6][8] = 2**63 + 1  # beyond float64's integers: written exactly
-        sample["ports"][2][16] = None  # a counter that did not read
-        sample["nics"][0][1] = None  # a NIC that reports no speed
-    if node == 5 and tick == 3:
-        sample["nics"][0][3] = 0  # a NIC counter that went backwards: a reset
-    return json.dumps(sample).encode() + b"\n"
-
-
-def _ticks(count: int = NODES, ticks: int = 3) -> list[FleetSnapshot]:
-    return state_ticks(count, ticks, _troubled_sample, edit_hello=_hostile_hello)
 
 
 def _objects_only(snapshot: FleetSnapshot) -> FleetSnapshot:

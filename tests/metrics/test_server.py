@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from bench.lib.metrics_fleets import troubled_fleet
 from exporter.addr import parse_addr
 from exporter.server import MetricsServer
 from exporter.text import ExpositionRenderer
 from gpufleet.config.loader import parse_config
-from tests.metrics.fleets import troubled_fleet
 from tests.metrics.http_get import get_metrics
 
 Response = tuple[int, dict[str, str], bytes]

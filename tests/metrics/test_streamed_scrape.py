@@ -13,11 +13,11 @@ from collections.abc import Iterator
 import pytest
 
 from bench.lib.fleet_states import state_ticks
+from bench.lib.metrics_fleets import without_scrape_duration
 from exporter.server import MetricsServer
 from exporter.streaming import SLICE_S
 from exporter.text import NODES_PER_CHUNK, ExpositionRenderer
 from fleet.model import FleetSnapshot
-from tests.metrics.bodies import without_scrape_duration
 from tests.metrics.http_get import get_metrics
 
 

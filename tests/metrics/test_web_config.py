@@ -19,11 +19,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from bench.lib.metrics_fleets import troubled_fleet
 from exporter.addr import is_loopback
 from exporter.endpoint import start_metrics_endpoint
 from exporter.server import MetricsServer
 from exporter.web_config import WebConfigError, load_web_config
-from tests.metrics.fleets import troubled_fleet
 from tests.metrics.prom import running_prometheus
 from tests.metrics.test_endpoint import PublishingFleet
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from bench.lib.fleet_states import state_ticks
+from bench.lib.object_reads import ReadCounter
 from fleet.facade import FleetSnapshot
 from fleet.model import PortAlarms
 from testkit.snapshots import T0
-from tests.tui.object_reads import ReadCounter
 from tui.draw import port_cell
 from tui.grid_rows import layout_for, node_cells, port_cells
 from tui.node_view import SummaryCache, node_figures, sort_nodes, summarize

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bench.lib.fleet_states import state_ticks
+from bench.lib.object_reads import ReadCounter
 from fleet.facade import FleetSnapshot
 from testkit.snapshots import T0
-from tests.tui.object_reads import ReadCounter
 from tui.node_view import SummaryCache, node_figures, sort_nodes, summarize
 
 

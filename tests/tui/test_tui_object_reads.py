@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.lib.object_reads import ReadCounter
 from testkit.snapshots import T0, demo_snapshot, retick
 from testkit.static_fleet import StaticFleet
-from tests.tui.object_reads import ReadCounter
 from tests.tui.pilot_helpers import wait_for
 from tui.app import build_app
 from tui.grid_rows import layout_for

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from bench.lib.reference_gpu import GpuTrack
 from fleet.model import GpuSnapshot, PortSnapshot
 from fleet.state.layout import FieldIndex, pick
-from tests.fleet.reference.gpu import GpuTrack
 from tests.fleet.reference.port import IB_DATA_UNIT, PortTrack
 
 _MIB = 1 << 20

@@ -6,13 +6,13 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
+from bench.lib.reference_gpu import GpuTrack
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.model import EventRecord, NodeSnapshot, NodeState
 from fleet.settings.health_section import HealthSection
 from fleet.state.layout import Layout, Row
 from fleet.xid import xid_text
-from tests.fleet.reference.gpu import GpuTrack
 from tests.fleet.reference.port import PortTrack
 
 
