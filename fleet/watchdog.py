@@ -54,16 +54,26 @@ class TickWatchdog:
         self.settle_s = settle_intervals * interval_s
         self._monotonic = monotonic
         self._last: tuple[float, float] | None = None  # (monotonic, wall) of the last tick
+        self._last_stall: Stall | None = None  # what the last tick's beat answered
         self.stalls: list[Stall] = []
 
     def beat(self, wall: float) -> Stall | None:
-        """A tick happens now (its snapshot taken at ``wall``); the stall it ends, if any."""
+        """A tick happens now (its snapshot taken at ``wall``); the stall it ends, if any.
+
+        Asked again for the same tick (the same ``wall``), it answers as the first time:
+        the fleet state and the history recorder share one watchdog, so the stall that
+        keeps silence from counting is the very stall recorded as unmonitored.
+        """
+        if self._last is not None and wall == self._last[1]:
+            return self._last_stall
         now = self._monotonic()
         last, self._last = self._last, (now, wall)
+        self._last_stall = None
         if last is None or now - last[0] <= self.threshold_s:
             return None
         stall = Stall(start=last[1], end=wall, seconds=now - last[0])
         self.stalls.append(stall)
+        self._last_stall = stall
         return stall
 
 

@@ -48,6 +48,7 @@ from fleet.native_heap import configure_malloc, release_free_heap
 from fleet.pipeline import TickPipeline
 from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
+from fleet.watchdog import TickWatchdog
 from fleet.xid import XidRepeatFilter
 from gpufleet.config import Config
 from gpufleet.probing import FleetProber
@@ -209,9 +210,11 @@ class FleetRuntime:
         # needs it before its threads (the history resume below is one) take arenas.
         configure_malloc()
         specs = [NodeSpec(t.name, t.expected_gpus) for t in self.targets]
-        # Given the tick, the state knows its own stalls: silence it did not observe never
-        # makes a node stale or unreachable (fleet.health.liveness).
-        self._state = FleetState(specs, config.health, tick_s=self._tick_s)
+        # One watchdog measures the controller's own ticks: the state counts no silence
+        # across a stall (fleet.health.liveness) and history records that same stall as
+        # unmonitored time (history.blindness).
+        self.watchdog = TickWatchdog(self._tick_s)
+        self._state = FleetState(specs, config.health, watchdog=self.watchdog)
         witnesses = config.sla.witness if config.sla is not None else ()
         self.history = HistoryRecorder(
             data_dir,
@@ -219,6 +222,7 @@ class FleetRuntime:
             clock=clock,
             tick_s=self._tick_s,
             witnesses=witnesses,
+            watchdog=self.watchdog,
             expected_gpus=sum(spec.expected_gpus for spec in specs),
         )
         self.link_events = LinkEventDiffer()  # link changes between ticks -> events table

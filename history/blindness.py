@@ -22,9 +22,17 @@ NETWORK_DOWN = "controller network down: no witness answered"
 class MonitorBlindness:
     """The tick watchdog and the witness check, turned into coverage and gap records."""
 
-    def __init__(self, tick_s: float | None, witnesses: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        tick_s: float | None,
+        witnesses: tuple[str, ...],
+        watchdog: TickWatchdog | None = None,
+    ) -> None:
         # Only a live controller measures its own ticks; replayed or synthetic snapshots don't.
-        self.watchdog = TickWatchdog(tick_s) if tick_s is not None else None
+        # A live one hands in the watchdog its fleet state beats, so both see one stall.
+        if watchdog is None and tick_s is not None:
+            watchdog = TickWatchdog(tick_s)
+        self.watchdog = watchdog
         self.witness: WitnessMonitor | None = None
         if witnesses:
             self.witness = WitnessMonitor(witnesses, max(1.0, tick_s or 1.0))

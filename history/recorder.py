@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot, UtilizationSummary
 from fleet.records import GpuSeries, UtilizationPoint
+from fleet.watchdog import TickWatchdog
 from history import events as event_rows
 from history.blindness import MonitorBlindness
 from history.coverage import CoverageBook
@@ -68,6 +69,7 @@ class HistoryRecorder:
         tick_s: float | None = None,
         witnesses: tuple[str, ...] = (),
         expected_gpus: int = 0,
+        watchdog: TickWatchdog | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.config = config
@@ -81,7 +83,7 @@ class HistoryRecorder:
         self.ring = SampleRing(config.ring_minutes, tick_s or 1.0, expected_gpus)
         self.series = FleetMinuteSeries(config.series_days * 86400)
         self._new_books()
-        self.blindness = MonitorBlindness(tick_s, witnesses)
+        self.blindness = MonitorBlindness(tick_s, witnesses, watchdog)
         self._last_takeover_try = time.monotonic()
         self._minute = MinuteAccumulator()
         self._events: list[EventRecord] = []

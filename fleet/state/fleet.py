@@ -32,7 +32,8 @@ class FleetState:
     passed, and reuses every other NodeSnapshot object; GPU and port objects are built
     only when a reader asks for them. Not thread-safe: call both from the event loop.
 
-    Given the tick interval ``tick_s``, the state watches its own ticks: after a tick
+    Given the tick interval ``tick_s`` (or a ``watchdog`` shared with the history
+    recorder, as the runtime does), the state watches its own ticks: after a tick
     that came late (the controller stalled, see :class:`fleet.watchdog.TickWatchdog`),
     every node's silence is counted from the stall's end, so the controller's blindness
     never makes a node stale or unreachable. Without it (replayed or synthetic ticks),
@@ -47,9 +48,12 @@ class FleetState:
         event_history: int = 200,
         tick_s: float | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        watchdog: TickWatchdog | None = None,
     ) -> None:
         self._health = health
-        self._watchdog = None if tick_s is None else TickWatchdog(tick_s, monotonic=monotonic)
+        if watchdog is None and tick_s is not None:
+            watchdog = TickWatchdog(tick_s, monotonic=monotonic)
+        self._watchdog = watchdog
         self._event_history = event_history
         self._arena = GpuArena(8 * max(len(nodes), 8))
         self._ports = PortColumns(health, 10 * max(len(nodes), 8))
