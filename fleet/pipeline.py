@@ -28,12 +28,10 @@ of nodes) it does not change is handed on as the same object.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from operator import is_
 
 from fleet.drift import DriftTracker
 from fleet.link_events import LinkEventDiffer
-from fleet.model import FleetSnapshot, NodeSnapshot
+from fleet.model import FleetSnapshot
 from fleet.state import FleetState
 
 Stage = Callable[[FleetSnapshot], FleetSnapshot]
@@ -42,7 +40,7 @@ Stage = Callable[[FleetSnapshot], FleetSnapshot]
 class TickPipeline:
     """The six stages of one tick, run in order by :meth:`run` (see the module docstring)."""
 
-    __slots__ = ("_decorate", "_decorated", "_drift", "_figures", "_links", "_record", "_state")
+    __slots__ = ("_decorate", "_drift", "_figures", "_links", "_record", "_state")
 
     def __init__(
         self,
@@ -56,7 +54,6 @@ class TickPipeline:
     ) -> None:
         self._state, self._drift, self._links = state, drift, links
         self._decorate, self._record, self._figures = probe_verdicts, record, figures
-        self._decorated: tuple[NodeSnapshot, ...] = ()  # the nodes stage 4 handed on
 
     def run(self, now: float) -> FleetSnapshot:
         """The snapshot to publish for ``now`` (controller clock)."""
@@ -81,17 +78,7 @@ class TickPipeline:
 
     def probe_verdicts(self, snapshot: FleetSnapshot) -> FleetSnapshot:
         """Stage 4: each probed GPU's latest probe verdict."""
-        decorated = self._decorate(snapshot)
-        if decorated is snapshot:
-            return snapshot
-        # The decorator keeps each node it decorated (same node, same verdicts: same
-        # object) but not the tuple: last tick's tuple when every node is last tick's,
-        # so the recorder's unchanged-tick shortcut still holds on a probed fleet.
-        nodes, kept = decorated.nodes, self._decorated
-        if len(nodes) == len(kept) and all(map(is_, nodes, kept)):
-            return replace(decorated, nodes=kept)
-        self._decorated = nodes
-        return decorated
+        return self._decorate(snapshot)
 
     def record(self, snapshot: FleetSnapshot) -> None:
         """Stage 5: history records the snapshot (it publishes unchanged)."""

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from operator import is_
 from pathlib import Path
 
 from collectors.ssh import NodeTarget, SshOptions, connect_node
@@ -47,6 +48,7 @@ class FleetProber:
         self.verdicts: dict[ProbeKey, ProbeVerdict] = {}
         self._decorated: dict[str, tuple[NodeSnapshot, int, NodeSnapshot]] = {}
         self._version = 0
+        self._nodes: tuple[NodeSnapshot, ...] = ()  # the nodes tuple decorate last handed out
         if data_dir is not None and (data_dir / "probes").is_dir():
             self.verdicts = latest_gpu_verdicts(read_probe_history(data_dir))
 
@@ -101,6 +103,11 @@ class FleetProber:
         if not self.verdicts:
             return snapshot
         nodes = tuple(self._decorate_node(n) for n in snapshot.nodes)
+        # Every node as last tick: hand out last tick's tuple too, so readers that skip an
+        # unchanged tuple (the history recorder) still skip a probed fleet's quiet ticks.
+        if len(nodes) == len(self._nodes) and all(map(is_, nodes, self._nodes)):
+            nodes = self._nodes
+        self._nodes = nodes
         return replace(snapshot, nodes=nodes)
 
     def _decorate_node(self, node: NodeSnapshot) -> NodeSnapshot:

@@ -14,12 +14,16 @@ from typing import NamedTuple
 from collectors.updates import NodeStatus
 from fleet.health.facts import Judgement
 from fleet.health.gpu import NEVER
-from fleet.health.liveness import LinkFacts, NodeStatusView, judge_liveness
+from fleet.health.liveness import BLIND_STATUSES, LinkFacts, NodeStatusView, judge_liveness
 from fleet.model import NodeState, Verdict
 from fleet.settings.health_section import HealthSection
 
-UNREACHABLE_STATUSES: frozenset[NodeStatus] = frozenset(
-    ("unreachable", "auth-failed", "host-key-mismatch", "agent-error", "protocol-error")
+# The transport's words that make a node unreachable: a failed attempt, or the
+# controller's own trouble with it (the liveness rule's blind statuses, less the cluster's
+# "unmonitored", which a shard's own state never carries).
+_CLUSTER_ONLY: frozenset[NodeStatus] = frozenset(("unmonitored",))
+UNREACHABLE_STATUSES: frozenset[NodeStatus] = frozenset(("unreachable",)) | (
+    BLIND_STATUSES - _CLUSTER_ONLY
 )
 HEALTHY: frozenset[Verdict] = frozenset(("ok", "warn"))
 
