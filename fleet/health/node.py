@@ -21,10 +21,9 @@ from fleet.settings.health_section import HealthSection
 # The transport's words that make a node unreachable: a failed attempt, or the
 # controller's own trouble with it (the liveness rule's blind statuses, less the cluster's
 # "unmonitored", which a shard's own state never carries).
+_FAILED: frozenset[NodeStatus] = frozenset(("unreachable",))
 _CLUSTER_ONLY: frozenset[NodeStatus] = frozenset(("unmonitored",))
-UNREACHABLE_STATUSES: frozenset[NodeStatus] = frozenset(("unreachable",)) | (
-    BLIND_STATUSES - _CLUSTER_ONLY
-)
+UNREACHABLE_STATUSES: frozenset[NodeStatus] = _FAILED | (BLIND_STATUSES - _CLUSTER_ONLY)
 HEALTHY: frozenset[Verdict] = frozenset(("ok", "warn"))
 
 
