@@ -15,10 +15,22 @@ from collections.abc import Sequence
 from collectors.errors import FleetError
 from collectors.sim.scenario import ScenarioError
 from gpufleet import __version__
-from gpufleet.commands import check, demo, export, init, probe, serve, sla, watch
+from gpufleet.commands import (
+    accept,
+    check,
+    demo,
+    export,
+    init,
+    probe,
+    report,
+    serve,
+    sla,
+    watch,
+    web,
+)
 from gpufleet.commands import help as help_command
 
-COMMANDS = (demo, watch, serve, export, sla, probe, check, init, help_command)
+COMMANDS = (demo, watch, serve, web, export, sla, report, probe, accept, check, init, help_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,6 +18,7 @@ _DURATION = re.compile(r"^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$|^\d+(?:\.\d+)?$")
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _RATE = re.compile(r"^\d+(?:\.\d+)? Gb/sec \(\d+X [A-Z]+\)$")
+_LABEL = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 NVLINKS = 18
 
 Check = Callable[[Any, str], Any]
@@ -100,6 +101,12 @@ def _ib_rate(value: Any, key: str) -> str:
     return value
 
 
+def _label(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not _LABEL.match(value):
+        raise ValueError(f"{key} must be 1-64 letters, digits, '.', '_' or '-', got {value!r}")
+    return value
+
+
 def _kinds(value: Any, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not value:
         raise ValueError(f"{key} must be a non-empty list of fault kinds")
@@ -140,6 +147,25 @@ PARAMS: dict[str, dict[str, tuple[Check, Any]]] = {
     "agent_hang": {},
     "node_unreachable": {},
     "recover": {"kinds": (_kinds, None), "new_uuid": (_boolean, False)},
+    "memory_reserved": {"gib": (_positive_number, 5.0)},
+    "power_capped": {"watts": (_int_in(100, 1000), 500)},
+    "pcie_degraded": {"gen": (_int_in(1, 6), 4), "width": (_int_in(1, 16), 8)},
+    "provider_check": {
+        "period": (_positive_duration, 3600.0),
+        "duration": (_positive_duration, 1200.0),
+    },
+    "reboot": {},
+    "node_replaced": {},
+    "slow_fabric": {"factor": (_slowdown, 4.0)},
+    "fabric_hang": {},
+    "job": {
+        "id": (_int_in(1, 2**31 - 1), 1000),
+        "user": (_label, "alice"),
+        "account": (_label, "research"),
+        "partition": (_label, "gpu"),
+        "name": (_label, "train"),
+        "idle": (_boolean, False),
+    },
 }
 
 

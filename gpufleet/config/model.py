@@ -2,15 +2,20 @@
 
 from pydantic import Field
 
+from campaign.section import AcceptanceSection
 from cluster.section import ClusterSection
 from exporter.section import MetricsSection
 from fleet.settings.alerts_section import AlertsSection
 from fleet.settings.base import Section
+from fleet.settings.contract_section import ContractSection
 from fleet.settings.fleet_section import FleetSection
 from fleet.settings.health_section import HealthSection
+from fleet.settings.jobs_section import JobsSection
 from fleet.settings.probes_section import ProbesSection
 from fleet.settings.ui_section import UiSection
+from gpufleet.web.section import WebSection
 from history.section import HistorySection
+from ledger.delivery.section import EnergySection
 from ledger.sla.section import SlaSection
 
 
@@ -36,3 +41,14 @@ class Config(Section):
 
     cluster: ClusterSection = Field(default_factory=ClusterSection)
     """Sharding and the NATS fan-in (docs/scale-out.md)."""
+    contract: ContractSection | None = None
+    """What the provider sold per node (docs/contract.md); without it nothing is judged
+    against a contract."""
+    acceptance: AcceptanceSection = Field(default_factory=AcceptanceSection)
+    """Thresholds of `gpufleet accept` (docs/acceptance.md)."""
+    energy: EnergySection = Field(default_factory=EnergySection)
+    """Facility overhead and grid carbon intensity (docs/report.md)."""
+    jobs: JobsSection = Field(default_factory=JobsSection)
+    """Scheduler job attribution (docs/jobs.md)."""
+    web: WebSection = Field(default_factory=WebSection)
+    """`gpufleet web`, the dashboard in a browser (docs/dashboard.md)."""

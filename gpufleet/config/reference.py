@@ -18,7 +18,21 @@ from pydantic_core import PydanticUndefined
 
 from gpufleet.config.model import Config
 
-GENERATED = ("health", "history", "sla", "ui", "metrics", "probes", "alerts", "cluster")
+GENERATED = (
+    "health",
+    "history",
+    "sla",
+    "ui",
+    "metrics",
+    "probes",
+    "alerts",
+    "cluster",
+    "contract",
+    "acceptance",
+    "energy",
+    "jobs",
+    "web",
+)
 _BLOCK = re.compile(r"(<!-- keys:(\w+) -->\n).*?(<!-- /keys -->)", re.S)
 
 

@@ -1,0 +1,1 @@
+"""The acceptance campaign: inventory, health gate, node probes, fabric ladder, soak."""

@@ -1,0 +1,48 @@
+"""[contract] what the provider sold, per node: read by the acceptance campaign, the
+delivery ledger and the repairs ledger alike (docs/contract.md)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pydantic import Field
+
+from fleet.settings.base import Section
+
+
+class ContractSection(Section):
+    """[contract] the hardware and terms the provider contracted, per node."""
+
+    gpu_model: str | None = Field(default=None, max_length=128)
+    """GPU model as NVML names it (a case-insensitive substring, e.g. `H100 80GB HBM3`);
+    unset: not judged."""
+    gpus_per_node: int = Field(default=8, ge=1, le=1024)
+    """GPUs every node must have."""
+    usable_memory_gib: float | None = Field(default=None, gt=0)
+    """Least GPU memory the renter may use per GPU, GiB (e.g. 79 of 80); memory held by
+    processes that are not the renter's counts against it. Unset: not judged."""
+    power_limit_w: float | None = Field(default=None, gt=0)
+    """Enforced power limit every GPU must have, W (e.g. 700). Unset: not judged."""
+    pcie_gen: int | None = Field(default=None, ge=1, le=7)
+    """PCIe generation every GPU's link must run at (e.g. 5). Unset: not judged."""
+    pcie_width: int | None = Field(default=None, ge=1, le=32)
+    """PCIe link width every GPU must run at (e.g. 16). Unset: not judged."""
+    nvlinks_up: int | None = Field(default=None, ge=0, le=255)
+    """NVLink links every GPU must have up (18 on an H100 SXM). Unset: not judged."""
+    network_ports: int | None = Field(default=None, ge=0, le=4096)
+    """InfiniBand / RoCE / EFA ports every node must have active. Unset: not judged."""
+    network_rate_gbps: float | None = Field(default=None, gt=0)
+    """Line rate of each of those ports, Gb/s (e.g. 400). Unset: not judged."""
+    driver_min: str | None = Field(default=None, pattern=r"^\d+(\.\d+)*$")
+    """Oldest NVIDIA driver allowed, e.g. `550.54`. Unset: no lower bound."""
+    driver_max: str | None = Field(default=None, pattern=r"^\d+(\.\d+)*$")
+    """Newest NVIDIA driver allowed, e.g. `570.999`. Unset: no upper bound."""
+    gpu_hour_price: Decimal | None = Field(default=None, ge=0)
+    """Price of one GPU-hour in `currency`; unset: money is not shown."""
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    """Currency of every price (ISO 4217)."""
+    repair_within_hours: float | None = Field(default=None, gt=0)
+    """The provider's promise: a broken node or GPU is repaired or replaced within this
+    many hours of being reported. Unset: no repair term is checked."""
+    fast_replacements_per_month: int | None = Field(default=None, ge=0)
+    """Replacements the provider promises per month within `repair_within_hours`."""

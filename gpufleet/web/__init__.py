@@ -1,0 +1,1 @@
+"""`gpufleet web`: the dashboard in a browser."""

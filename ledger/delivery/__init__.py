@@ -1,0 +1,1 @@
+"""The delivery ledger: delivered against contracted, where each GPU-hour went, energy."""

@@ -1,0 +1,1 @@
+"""Jobs joined with failures, outages and idle time."""

@@ -1,0 +1,1 @@
+"""The repairs ledger: how fast the provider repairs, lemons, failure rates."""
