@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from collectors.agent.fields import DATA_COUNTERS, NIC_FIELDS, PORT_FIELDS
 
 # PORT_FIELDS without the three parsed attributes: the rest are files under counters/.
 _PORT_COUNTERS = PORT_FIELDS[3:]
-# Kernels before 4.5 (and MLNX_OFED of that era) serve the 64-bit PortCountersExtended
-# values in a separate counters_ext/ directory, under these names; counters/ then holds
-# the 32-bit ones (names as read by prometheus/procfs, sysfs/class_infiniband.go).
+# Kernels before 4.5 (and MLNX_OFED of that era) also serve 64-bit PortCountersExtended
+# values in a separate counters_ext/ directory, under these names (as read by
+# prometheus/procfs, sysfs/class_infiniband.go). counters/ stays the port's own reading,
+# as node_exporter reports it: on mlx4, counters_ext/ of the second port repeats the
+# first port's values and its packet counters read 0 while counters/ counts (node_exporter
+# fixture sys.ttar, mlx4_0). counters_ext/ therefore only fills a counter that counters/
+# does not serve, or one whose 32-bit counters/ value is pegged at 2^32 - 1.
 _LEGACY_EXT = {
     "port_xmit_data": "port_xmit_data_64",
     "port_rcv_data": "port_rcv_data_64",
@@ -182,7 +186,11 @@ class IbPort:
             parse_rate(text(rate)),
         ]
         integer = self._reader.integer
-        values.extend(integer(counter) for counter in self._counter_paths)
+        for own, extended in self._counter_paths:
+            value = integer(own) if own else None
+            if extended and (value is None or value == _MAX_32):
+                value = integer(extended)
+            values.append(value)
         return values
 
     def read_hw(self) -> Dict[str, int]:
@@ -199,14 +207,25 @@ class IbPort:
         return counters
 
 
-def _counter_paths(path: str) -> List[str]:
-    """Where each counter of PORT_FIELDS lives: counters_ext/ where it has one."""
+def _counter_paths(path: str) -> List[Tuple[str, str]]:
+    """Per counter of PORT_FIELDS: its counters/ file and its counters_ext/ file.
+
+    Where a port has counters_ext/, a counters/ file it lacks is "" (not tried each tick)
+    and so is a counters_ext/ file it lacks; without counters_ext/ every counters/ path is
+    kept, as a counter may appear later (a driver loaded after the agent started).
+    """
     counters, legacy = os.path.join(path, "counters"), os.path.join(path, "counters_ext")
+    has_legacy = os.path.isdir(legacy)
     paths = []
     for name in _PORT_COUNTERS:
+        own = os.path.join(counters, name)
         ext = _LEGACY_EXT.get(name)
-        ext_path = os.path.join(legacy, ext) if ext else ""
-        paths.append(ext_path if ext and os.path.isfile(ext_path) else os.path.join(counters, name))
+        ext_path = os.path.join(legacy, ext) if ext and has_legacy else ""
+        if ext_path and not os.path.isfile(ext_path):
+            ext_path = ""
+        if ext_path and not os.path.isfile(own):
+            own = ""
+        paths.append((own, ext_path))
     return paths
 
 
