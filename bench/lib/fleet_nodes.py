@@ -3,9 +3,10 @@
 Every client connection is one node. Any exec request starts a canned agent session on
 that channel: a protocol v1 ``hello`` (8 GPUs with 18 NVLinks, 8 IB ports, 1 NIC) and
 then a ``sample`` per interval whose every value moves each tick (utilization, power,
-clocks, temperatures, traffic counters), with ``slow``/``links`` every tenth tick, as
-the real agent sends them (collectors/agent). ``t`` is the time the line was written,
-so the controller's snapshot can be compared with it (sample -> snapshot latency).
+clocks, temperatures, traffic counters), with ``slow``, ``links`` and ``hw`` (every
+port's mlx5 hw_counters) every tenth tick, as the real agent sends them
+(collectors/agent). ``t`` is the time the line was written, so the controller's
+snapshot can be compared with it (sample -> snapshot latency).
 
 All nodes are driven by one task in 20 staggered slots per interval (real nodes are not
 in phase), so the simulator stays cheap. Prints one JSON line (port, key paths) once
@@ -42,6 +43,7 @@ from collectors.agent.fields import (
     PROTOCOL_VERSION,
 )
 from collectors.protocol import GpuInfo, Hello, PortInfo, Sample
+from collectors.sim.sysfs import HW_COUNTERS
 from testkit.loopback.as_openssh import frame_as_openssh
 
 SLOTS = 20
@@ -97,13 +99,19 @@ class CannedNode:
         ]  # fmt: skip
         nics = [[1, 100_000, 2, self.base + n * 9_000_000, self.base + n * 8_000_000,
                  0, 0, 0, 0, 0, 0, 0]]  # fmt: skip
-        slow = links = None
+        slow = links = hw = None
         if n % 10 == 1:
+            # Every port's mlx5 hw_counters, as the real agent lists them each slow tick.
+            hw = [
+                {name: (self.base + n * (i + 1) * 37 + p) % 1_000_000
+                 for i, name in enumerate(HW_COUNTERS)}
+                for p in range(self.ports)
+            ]  # fmt: skip
             slow = [[0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, n // 10, 0, NVLINKS, NVLINKS,
                      0, 0, 0, 0, 700.0] for _ in range(self.gpus)]  # fmt: skip
             links = [[[1, 0, 0, 0, 0] for _ in range(NVLINKS)] for _ in range(self.gpus)]
         message = Sample(v=PROTOCOL_VERSION, t=t, seq=n, gpus=gpus, ports=ports, nics=nics,
-                         slow=slow, links=links)  # fmt: skip
+                         slow=slow, links=links, hw=hw)  # fmt: skip
         return _encoder.encode(message) + b"\n"
 
 
