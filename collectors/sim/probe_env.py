@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from collectors.sim.scenario import Scenario, fault_end
+from collectors.sim.scenario import Fault, Scenario, fault_end
 
 PROBE_ENV_VAR = "GPUFLEET_SIM_PROBE_FAULTS"
 
@@ -18,21 +18,40 @@ def probe_fault_env(
     The loopback SSH server exports ``json.dumps`` of this as
     ``GPUFLEET_SIM_PROBE_FAULTS`` to probe processes, e.g.
     ``{"gpus": 8, "slow": {"3": 3.0}, "sdc": [5]}``: GPU index (as a string key) to
-    slowdown factor, and the GPUs whose GEMM results are wrong.
+    slowdown factor, and the GPUs whose GEMM results are wrong. Fabric faults add
+    ``"fabric_slow": factor`` (this node's inter-node all-reduce is that many times
+    slower) and ``"fabric_hang": true`` (it never completes); the keys are absent on a
+    healthy node. A ``gpu_missing`` GPU is not counted in ``gpus``: torch cannot see a
+    GPU that fell off the bus either.
     """
     slow: dict[str, float] = {}
     sdc: set[int] = set()
+    missing: set[int] = set()
+    fabric: dict[str, Any] = {}
     scenario = scenario or Scenario()
     for fault in scenario.faults_for(node):
         if not fault.at <= elapsed < fault_end(scenario, fault):
             continue
+        _fabric_effect(fault, fabric)
         targets = range(gpus) if fault.gpu is None else (fault.gpu,)
         for gpu in targets:
             if fault.kind == "slow_gpu":
                 slow[str(gpu)] = max(slow.get(str(gpu), 1.0), float(fault.params["factor"]))
             elif fault.kind == "sdc":
                 sdc.add(gpu)
-    return {"gpus": gpus, "slow": dict(sorted(slow.items())), "sdc": sorted(sdc)}
+            elif fault.kind == "gpu_missing":
+                missing.add(gpu)
+    visible = max(0, gpus - len(missing))
+    env = {"gpus": visible, "slow": dict(sorted(slow.items())), "sdc": sorted(sdc)}
+    return {**env, **fabric}
+
+
+def _fabric_effect(fault: Fault, fabric: dict[str, Any]) -> None:
+    if fault.kind == "slow_fabric":
+        factor = float(fault.params["factor"])
+        fabric["fabric_slow"] = max(float(fabric.get("fabric_slow", 1.0)), factor)
+    elif fault.kind == "fabric_hang":
+        fabric["fabric_hang"] = True
 
 
 def probe_fault_env_json(

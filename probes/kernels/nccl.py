@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional
 
+from . import fabric
 from .context import ProbeContext, ProbeTimeout
 from .emit import Emitter
 
@@ -133,7 +134,16 @@ def _free_port() -> int:
 
 
 def worker(spec: Dict[str, Any], emitter: Emitter) -> int:
-    """One rank: join the group, all-reduce, report this GPU's bus bandwidth."""
+    """One rank: join the group, all-reduce, report this GPU's bus bandwidth.
+
+    The inter-node fabric step enters the program the same way (``--nccl-worker``): a
+    spec with ``fabric`` starts one node of a ladder step, ``fabric_rank`` one of its
+    ranks (see ``fabric.py``).
+    """
+    if spec.get("fabric"):
+        return fabric.node_main(spec, emitter)
+    if spec.get("fabric_rank"):
+        return fabric.rank_main(spec, emitter)
     import torch
     import torch.distributed as dist
 
