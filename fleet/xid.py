@@ -7,8 +7,13 @@ follows the catalog's *immediate action* (docs/health.md, "XIDs"):
 - ``RESET_GPU``, ``RESTART_BM``, ``RESTART_VM`` and the ``WORKFLOW_*`` codes: ``fail``,
   held until the controller sees evidence that the GPU was reset (class ``hardware``);
 - ``CONTACT_SUPPORT``, ``CHECK_MECHANICALS``: ``fail``, held the same way;
-- ``RESTART_APP`` (and the software remedies ``UPDATE_SWFW``, ``CHECK_UVM``): ``warn``,
-  held for ``xid_app_hold_s`` after the last one (class ``app``);
+- ``RESTART_APP`` (and the software remedies ``UPDATE_SWFW``, ``CHECK_UVM``,
+  ``RESTART_FM``): ``warn``, held for ``xid_app_hold_s`` after the last one (class ``app``);
+- a workflow that depends on context (``WORKFLOW_XID_45``, whose investigatory column
+  reads "Solo: RESTART_FM; Not Solo: IGNORE (follow other Xid)"): the solo action's class
+  and verdict, the action named in the reason; beside another XID on the same GPU within
+  ``SOLO_WINDOW_S`` it has no verdict of its own and the other XID's stands
+  (``fleet.health.gpu``);
 - ``IGNORE`` and ``XID_154`` (informational; FI 230 carries the verdict): no verdict
   (class ``info``); the event is still recorded;
 - no action assigned yet (codes 162-172) and codes the catalog does not list: the
@@ -30,7 +35,9 @@ XidVerdict = Literal["ok", "warn", "fail"]
 
 RESET_ACTIONS = frozenset(("RESET_GPU", "RESTART_BM", "RESTART_VM"))
 SUPPORT_ACTIONS = frozenset(("CONTACT_SUPPORT", "CHECK_MECHANICALS"))
-APP_ACTIONS = frozenset(("RESTART_APP", "UPDATE_SWFW", "CHECK_UVM"))
+APP_ACTIONS = frozenset(("RESTART_APP", "UPDATE_SWFW", "CHECK_UVM", "RESTART_FM"))
+# What the catalog's action codes ask of an operator, for reason texts.
+ACTION_TEXTS = {"RESTART_FM": "restart the fabric manager"}
 IGNORE_ACTIONS = frozenset(("IGNORE", "XID_154"))
 SOLO_XID = 45  # WORKFLOW_XID_45: "Not Solo: IGNORE (follow other Xid)"
 SOLO_WINDOW_S = 60.0  # another XID this close to a 45 makes it "not solo" (our choice)
@@ -89,6 +96,15 @@ def action_class(action: str) -> tuple[XidClass, XidVerdict | None]:
     return "app", None
 
 
+def solo_action(investigatory: str) -> str | None:
+    """The action a context workflow names for a lone XID: ``"Solo: RESTART_FM; ..."``."""
+    for part in investigatory.split(";"):
+        head, _, action = part.partition(":")
+        if head.strip().lower() == "solo" and action.strip():
+            return action.strip()
+    return None
+
+
 def applicability(code: int, description: str) -> str:
     """Where the catalog says a code applies: its scope, narrowed where the row does."""
     if description == "Unused":
@@ -104,6 +120,12 @@ def _from_row(row: tuple[int, str, str, str, str]) -> XidInfo:
     code, mnemonic, description, action, investigatory = row
     cls, verdict = action_class(action)
     meaning = _SHORT_MEANINGS.get(code) or description
+    alone = solo_action(investigatory) if action.startswith("WORKFLOW_") else None
+    if alone is not None:
+        # Judged alone (beside another XID the health rule drops it): the solo action's
+        # verdict, and the action in the reason so the operator sees what to do.
+        cls, verdict = action_class(alone)
+        meaning = f"{meaning}; alone: {alone} ({ACTION_TEXTS.get(alone, alone)})"
     return XidInfo(
         code,
         meaning,
