@@ -174,7 +174,54 @@ class Bye(msgspec.Struct, frozen=True, tag_field="type", tag="bye"):
     reason: Text = ""
 
 
-Message = Hello | Sample | Event | Error | Bye
+# Version of the ``jobs`` body; a controller rejects a schema it does not know.
+JOBS_SCHEMA = 1
+MAX_JOB_ENTRIES = 4096
+JobId = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{1,20}$")]
+StepId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_]{1,32}$")]
+PodUid = Annotated[
+    str, msgspec.Meta(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+]
+ContainerId = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+Uid = Annotated[int, msgspec.Meta(ge=0, le=(1 << 32) - 1)]
+
+
+class JobOnGpu(msgspec.Struct, frozen=True):
+    """One scheduler job (or Kubernetes pod) on one GPU, as the node sees it."""
+
+    gpu: Index
+    uuid: Name
+    scheduler: Annotated[str, msgspec.Meta(pattern="^(slurm|k8s)$")]
+    job: JobId | None = None  # Slurm job id
+    step: StepId | None = None  # Slurm step: "0", "batch", "extern", "interactive"
+    pod: PodUid | None = None  # Kubernetes pod UID
+    container: ContainerId | None = None
+    uid: Uid | None = None
+    user: Word | None = None
+    processes: Annotated[int, msgspec.Meta(ge=0, le=1 << 20)] = 0
+    via: Annotated[str, msgspec.Meta(pattern="^(nvml|env)$")] = "nvml"  # env: allocated only
+
+
+class JobsError(msgspec.Struct, frozen=True):
+    gpu: Index | None
+    error: Word
+
+
+class Jobs(msgspec.Struct, frozen=True, tag_field="type", tag="jobs"):
+    """Which jobs use each GPU (docs/jobs.md): sent on a change and every few minutes.
+
+    A ``jobs`` message replaces the node's previous answer whole: a job not listed
+    has left its GPU.
+    """
+
+    v: int
+    t: Time
+    schema: Annotated[int, msgspec.Meta(ge=JOBS_SCHEMA, le=JOBS_SCHEMA)]
+    jobs: Annotated[list[JobOnGpu], msgspec.Meta(max_length=MAX_JOB_ENTRIES)] = []
+    errors: Annotated[list[JobsError], msgspec.Meta(max_length=MAX_GPUS)] = []
+
+
+Message = Hello | Sample | Event | Error | Bye | Jobs
 
 _decoder = msgspec.json.Decoder(Message)
 _decode = _decoder.decode
