@@ -7,6 +7,8 @@ from the same formula and compare it with what the history wrote.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import date
+from pathlib import Path
 
 from fleet.model import (
     EventRecord,
@@ -17,6 +19,10 @@ from fleet.model import (
     NodeTransition,
     Verdict,
 )
+from history.events import to_frame as events_frame
+from history.layout import EVENTS, NODE_STATES, day_of_ms, partition_dir, write_atomic
+from history.states import StateInterval
+from history.states import to_frame as states_frame
 
 GIB = 1 << 30
 
@@ -94,3 +100,22 @@ def snapshot(
         transitions=tuple(transitions),
         new_events=tuple(events),
     )
+
+
+def write_state_intervals(data_dir: Path, intervals: Sequence[StateInterval]) -> None:
+    """``intervals`` as ``node_states`` rows in the documented layout (day of each start)."""
+    by_day: dict[date, list[StateInterval]] = {}
+    for interval in intervals:
+        by_day.setdefault(day_of_ms(interval.start_ms), []).append(interval)
+    for day, rows in by_day.items():
+        path = partition_dir(data_dir, NODE_STATES, day) / "synthetic.parquet"
+        write_atomic(path, states_frame(rows))
+
+
+def write_events(data_dir: Path, events: Sequence[EventRecord]) -> None:
+    """``events`` as ``events`` rows in the documented layout (one file per UTC day)."""
+    by_day: dict[date, list[EventRecord]] = {}
+    for event in events:
+        by_day.setdefault(day_of_ms(round(event.t * 1000)), []).append(event)
+    for day, rows in by_day.items():
+        write_atomic(partition_dir(data_dir, EVENTS, day) / "synthetic.parquet", events_frame(rows))
