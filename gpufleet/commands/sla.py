@@ -40,6 +40,21 @@ def register(sub: Any) -> None:
         "evidence, coverage log and a SHA-256 manifest "
         f"(`{command_line('help', 'sla')}`, filing a claim)",
     )
+    parser.add_argument(
+        "--sign",
+        type=Path,
+        default=None,
+        metavar="KEY",
+        help="sign the bundle's MANIFEST.json with this SSH private key "
+        "(ssh-keygen -Y sign, namespace gpufleet-claim); needs --bundle",
+    )
+    parser.add_argument(
+        "--verify",
+        type=Path,
+        default=None,
+        metavar="BUNDLE",
+        help="check a bundle: every file against MANIFEST.json, and its signature if signed",
+    )
     parser.set_defaults(func=run)
 
 
@@ -51,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
     from ledger.sla.report import build_report, to_json
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet sla: %(message)s")
+    if args.verify is not None:
+        return _verify(args.verify)
+    if args.sign is not None and args.bundle is None:
+        return _fail("--sign signs the evidence bundle: give --bundle FILE.zip too")
     config_path = args.config or default_config_path()
     try:
         config = read_config(config_path, given=args.config is not None)
@@ -73,9 +92,17 @@ def run(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         names = None
         if args.bundle is not None:  # evidence from every shard's folder too
+            from gpufleet import __version__
             from ledger.sla.bundle import write_bundle
+            from ledger.sla.manifest import SigningError
 
-            names = write_bundle(report, root, args.bundle)
+            try:
+                names = write_bundle(
+                    report, root, args.bundle, generator=f"gpufleet {__version__}",
+                    generated_ms=round(now * 1000), key=args.sign,
+                )  # fmt: skip
+            except SigningError as exc:
+                return _fail(f"bundle not written: {exc}")
     if args.format == "json":
         text = json.dumps(to_json(report), indent=2) + "\n"
     elif args.format == "html":
@@ -87,6 +114,23 @@ def run(args: argparse.Namespace) -> int:
         if args.output is None and args.format == "md":
             return 0  # the bundle was asked for; the terminal does not need the claim too
     _emit(text, args.output)
+    return 0
+
+
+def _verify(bundle: Path) -> int:
+    from ledger.sla.manifest import SigningError, verify_bundle
+
+    try:
+        verdict = verify_bundle(bundle)
+    except SigningError as exc:
+        return _fail(str(exc))
+    for problem in verdict.problems:
+        print(f"gpufleet sla: {problem}", file=sys.stderr)
+    if not verdict.ok:
+        print(f"gpufleet sla: {bundle}: FAILED", file=sys.stderr)
+        return 1
+    signed = f"signed by {verdict.signer}" if verdict.signer else "not signed"
+    print(f"{bundle}: every file matches MANIFEST.json; {signed}")
     return 0
 
 

@@ -3,8 +3,10 @@
 A provider asks for "log files showing Downtime Periods" (GCP), "request logs that
 corroborate" (AWS) or "monitoring data" (Voltage Park). The bundle holds the claim as
 Markdown, HTML and JSON, the contract used, per-outage evidence as CSV/JSON, the
-coverage log, and ``SHA256SUMS`` (``sha256sum -c`` checks it) with ``MANIFEST.json``.
-Entries carry a fixed timestamp, so the same history gives the same bytes.
+coverage log, each outage's cause with the GPU's identity (``evidence/causes.json``),
+and ``SHA256SUMS`` (``sha256sum -c`` checks it) with ``MANIFEST.json`` (ledger/sla/manifest.py),
+optionally signed. Entries carry a fixed timestamp, so the same history and the same
+generation time give the same bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import polars as pl
 
 from history.reader import HistoryReader
 from history.states import StateInterval
+from ledger.sla.causes import outage_causes
+from ledger.sla.manifest import MANIFEST, SIGNATURE, data_fingerprint, manifest_json, sign
 from ledger.sla.render import render_html, render_markdown
 from ledger.sla.report import SlaReport, contract_json, iso, to_json
 
@@ -171,23 +175,50 @@ def bundle_files(report: SlaReport, data_dir: Path) -> dict[str, bytes]:
         "evidence/connection_attempts.csv": _attempts_csv(report, history, nodes),
         "evidence/samples_around_outages.json": _samples_around(report, history, listed),
         "evidence/probes.csv": _probes_csv(report, history, nodes),
+        "evidence/causes.json": outage_causes(
+            report, data, history.rollups(report.result.period.days())
+        ),
         "coverage_log.csv": _coverage_csv(data),
     }
 
 
-def manifest(files: dict[str, bytes]) -> tuple[bytes, bytes]:
-    """(``SHA256SUMS`` in ``sha256sum`` format, ``MANIFEST.json`` with sizes)."""
-    digests = {name: hashlib.sha256(body).hexdigest() for name, body in sorted(files.items())}
-    sums = "".join(f"{digest}  {name}\n" for name, digest in digests.items()).encode()
-    listing = [{"file": n, "sha256": d, "bytes": len(files[n])} for n, d in digests.items()]
-    return sums, (json.dumps({"files": listing}, indent=2) + "\n").encode()
+def _sums(files: dict[str, bytes]) -> bytes:
+    """``SHA256SUMS`` in ``sha256sum`` format."""
+    return "".join(
+        f"{hashlib.sha256(body).hexdigest()}  {name}\n" for name, body in sorted(files.items())
+    ).encode()
 
 
-def write_bundle(report: SlaReport, data_dir: Path, path: Path) -> list[str]:
-    """Write the bundle to ``path`` (atomically); returns the names inside it."""
+def _header(report: SlaReport, data_dir: Path, generator: str, generated_ms: int,
+            contract: bytes) -> dict[str, Any]:  # fmt: skip
+    period = report.result.period
+    return {
+        "generator": generator,
+        "generated_at": iso(generated_ms),
+        "month": period.month,
+        "period": {"start": iso(period.start_ms), "end": iso(period.end_ms)},
+        "contract_sha256": hashlib.sha256(contract).hexdigest(),
+        "data_fingerprint": data_fingerprint(data_dir),
+    }
+
+
+def write_bundle(
+    report: SlaReport,
+    data_dir: Path,
+    path: Path,
+    *,
+    generator: str,
+    generated_ms: int,
+    key: Path | None = None,
+) -> list[str]:
+    """Write the bundle to ``path`` (atomically), signed with ``key`` when given; returns
+    the names inside it."""
     files = bundle_files(report, data_dir)
-    sums, listing = manifest(files)
-    files |= {"SHA256SUMS": sums, "MANIFEST.json": listing}
+    files["SHA256SUMS"] = _sums(files)
+    header = _header(report, data_dir, generator, generated_ms, files["contract.json"])
+    files[MANIFEST] = manifest_json(files, header)
+    if key is not None:
+        files[SIGNATURE] = sign(files[MANIFEST], key)
     tmp = path.with_name(f".tmp-{path.name}")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name in sorted(files):

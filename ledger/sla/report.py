@@ -25,6 +25,9 @@ from ledger.sla.section import SlaSection
 from ledger.sla.summary import ledger_for_month
 
 MAX_EVIDENCE = 20  # events listed per outage; the count says how many there were
+# A GPU event is recorded at the second the driver logged it, the node's state changes at
+# the next tick that judged it: an XID 79 a second before the outage's start is its cause.
+EVIDENCE_TOLERANCE_MS = 60_000
 
 
 def iso(t_ms: int) -> str:
@@ -71,11 +74,13 @@ def build_report(data_dir: Path, contract: SlaSection, month: str, now: float) -
 def _evidence(outage: Outage, events: pl.DataFrame) -> list[dict[str, Any]]:
     ts_ms = pl.col("ts").dt.epoch("ms")
     rows = events.filter(
-        (pl.col("node") == outage.node) & (ts_ms >= outage.start_ms) & (ts_ms <= outage.end_ms)
-    )
+        (pl.col("node") == outage.node)
+        & (ts_ms >= outage.start_ms - EVIDENCE_TOLERANCE_MS)
+        & (ts_ms <= outage.end_ms)
+    ).sort("ts", maintain_order=True)
     return [
         {"ts": iso(round(r["ts"].timestamp() * 1000)), "kind": r["kind"], "gpu": r["gpu"],
-         "code": r["code"], "detail": r["detail"]}
+         "uuid": r["uuid"], "code": r["code"], "detail": r["detail"]}
         for r in rows.iter_rows(named=True)
     ]  # fmt: skip
 
@@ -189,6 +194,7 @@ def to_json(report: SlaReport) -> dict[str, Any]:
         "forgiven_outages": [_outage_json(report, o) for o in r.outages if not o.counted],
         "disputed": [_outage_json(report, o) for o in r.disputed],
         "coverage_log": coverage_log(report),
+        "evidence_tolerance_seconds": EVIDENCE_TOLERANCE_MS / 1000,
         "instances": [
             {"node": i.node, "resource_id": c.resource_ids.get(i.node),
              "availability_percent": None if i.availability_pct is None
