@@ -27,7 +27,8 @@ NODE_STATES = "node_states"
 EVENTS = "events"
 COVERAGE = "coverage"
 MONITOR_GAPS = "monitor_gaps"  # layout version 2
-TABLES = (GPU_MINUTES, NODE_STATES, EVENTS, COVERAGE, MONITOR_GAPS)
+DELIVERY_MINUTES = "delivery_minutes"  # layout version 2, added later: absent reads as empty
+TABLES = (GPU_MINUTES, NODE_STATES, EVENTS, COVERAGE, MONITOR_GAPS, DELIVERY_MINUTES)
 LOCK_FILE = "recorder.lock"
 HEARTBEAT_FILE = "recorder.heartbeat"  # layout version 2
 LAYOUT_FILE = "layout.json"  # {"version": 2}; absent in a version-1 directory
@@ -70,6 +71,20 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     },
     COVERAGE: {"start": TS, "end": TS},
     MONITOR_GAPS: {"start": TS, "end": TS, "cause": pl.String()},
+    DELIVERY_MINUTES: {  # what the delivery ledger judges, per GPU and minute
+        "ts": TS,
+        "node": pl.String(),
+        "gpu": pl.UInt16(),
+        "energy_mj": pl.UInt64(),  # NVML total energy counter at the minute's last sample
+        "power_limit_w": pl.Float32(),
+        "pcie_gen": pl.UInt8(),
+        "pcie_gen_max": pl.UInt8(),
+        "pcie_width": pl.UInt8(),
+        "pcie_width_max": pl.UInt8(),
+        "mem_total_bytes": pl.UInt64(),
+        "foreign_mem_bytes": pl.UInt64(),  # held by processes that are not the renter's
+        "provider_busy": pl.Boolean(),  # a provider process ran on the GPU this minute
+    },
 }
 
 _DAY_DIR = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")

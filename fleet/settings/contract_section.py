@@ -4,6 +4,7 @@ delivery ledger and the repairs ledger alike (docs/contract.md)."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 from pydantic import Field
 
@@ -46,3 +47,24 @@ class ContractSection(Section):
     many hours of being reported. Unset: no repair term is checked."""
     fast_replacements_per_month: int | None = Field(default=None, ge=0)
     """Replacements the provider promises per month within `repair_within_hours`."""
+    renter_users: tuple[str, ...] = Field(default=(), max_length=256)
+    """Users whose GPU processes are the renter's (e.g. `["alice", "slurm"]`). A process
+    of any other user, not in `renter_processes`, is the provider's: its memory counts
+    against `usable_memory_gib` and its load is `provider` time. Empty together with
+    `renter_processes`: every process is the renter's."""
+    renter_processes: tuple[str, ...] = Field(default=(), max_length=256)
+    """Process names (as `/proc/<pid>/comm` gives them) that are the renter's whoever runs
+    them, e.g. `["python3", "torchrun"]`."""
+    working_floor_percent: float = Field(default=5.0, ge=0, le=100)
+    """A GPU-minute is `working` when its mean SM activity (GPU utilization where SM
+    activity is not reported) is at least this, %. The default 5 % is a judgment: GPU
+    utilization overstates work, SM activity near 0 means nothing runs."""
+    idle_min_minutes: int = Field(default=10, ge=1, le=1440)
+    """A stretch below the floor is `idle` only when it lasts at least this many
+    minutes; shorter pauses inside a job count as `working`."""
+    deviation_credits: dict[
+        Literal["usable_memory", "power_limit", "pcie_gen", "pcie_width"], Decimal
+    ] = Field(default_factory=dict)
+    """Credit per GPU-hour of a deviation from the contract, in `currency`, by deviation
+    kind, e.g. `{ usable_memory = 0.50, power_limit = 1.00 }`. A kind not listed is shown
+    in GPU-hours without money."""

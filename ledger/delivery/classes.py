@@ -1,0 +1,164 @@
+"""Where every paid GPU-second went: working, idle, provider, broken or unmonitored.
+
+A node's paid time is the period; each of its contracted GPUs is paid for all of it.
+``unmonitored`` is the SLA ledger's: time outside the recorder's coverage and the
+node's recorded ``unmonitored`` stretches (``ledger.sla.timeline``). The rest is
+observed and judged per GPU and minute, first match wins: ``broken`` (the node
+unreachable, broken for a reason other than some GPUs, or this GPU failed, lost or not
+reported), ``provider`` (a provider process ran on it), ``working`` (SM activity, or
+utilization where SM activity is missing, at or above the floor; a shorter pause than
+``idle_min_minutes`` is still work), else ``idle``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import polars as pl
+
+from fleet.settings.contract_section import ContractSection
+from history.ledger import LedgerInputs
+from ledger.sla.math import Span, clip, merge_spans, monitored_spans, subtract
+from ledger.sla.period import Period
+from ledger.sla.section import SlaSection
+from ledger.sla.timeline import Segment, node_timelines
+
+MINUTE_MS = 60_000
+CLASSES = ("working", "idle", "provider", "broken", "unmonitored")
+_ANY_SLA = SlaSection(committed_nodes=1)
+_SOME_GPUS = re.compile(r"^\d+ of \d+ GPUs healthy$")
+
+
+@dataclass(frozen=True)
+class NodeTime:
+    """One node's GPU-milliseconds by GPU and class."""
+
+    node: str
+    gpu_ms: dict[int, dict[str, int]]
+
+    def by_class(self) -> dict[str, int]:
+        """The node's GPU-milliseconds per class, all of its GPUs together."""
+        return {c: sum(per.get(c, 0) for per in self.gpu_ms.values()) for c in CLASSES}
+
+    @property
+    def paid_ms(self) -> int:
+        """All of the node's paid GPU-milliseconds (the classes' sum)."""
+        return sum(self.by_class().values())
+
+
+@dataclass(frozen=True)
+class NodeSpans:
+    """A node's period split: blind, whole-node broken, and observed per-GPU time."""
+
+    blind: list[Span]
+    broken: list[Span]
+    observed: list[Span]
+
+
+def node_spans(segments: Iterable[Segment], monitored: list[Span], period: Period) -> NodeSpans:
+    """Split ``period`` for one node from its SLA segments and the monitored spans."""
+    blind_rec = merge_spans((s.start_ms, s.end_ms) for s in segments if s.kind == "unmonitored")
+    whole = [(period.start_ms, period.end_ms)]
+    seen = subtract(monitored, clip(blind_rec, period.start_ms, period.end_ms))
+    recorded = merge_spans((s.start_ms, s.end_ms) for s in segments)
+    seen = subtract(seen, subtract(whole, clip(recorded, period.start_ms, period.end_ms)))
+    broken = clip(
+        ((s.start_ms, s.end_ms) for s in segments if _whole_node_broken(s)),
+        period.start_ms,
+        period.end_ms,
+    )
+    broken = [(s, e) for s, e in _intersect(seen, broken)]
+    return NodeSpans(subtract(whole, seen), broken, subtract(seen, broken))
+
+
+def _whole_node_broken(segment: Segment) -> bool:
+    if segment.state == "unreachable":
+        return True
+    if segment.state != "broken":
+        return False
+    return not segment.reasons or not all(_SOME_GPUS.match(r) for r in segment.reasons)
+
+
+def _intersect(a: list[Span], b: list[Span]) -> list[Span]:
+    out = []
+    for s, e in a:
+        for bs, be in b:
+            lo, hi = max(s, bs), min(e, be)
+            if hi > lo:
+                out.append((lo, hi))
+    return merge_spans(out)
+
+
+def classify_period(
+    period: Period,
+    inputs: LedgerInputs,
+    minutes: pl.DataFrame,
+    contract: ContractSection,
+    now_ms: int,
+) -> list[NodeTime]:
+    """Every node's GPU-milliseconds by class over ``period``.
+
+    ``minutes`` is ``gpu_minutes`` joined with ``delivery_minutes`` (``provider_busy``)."""
+    # Only the ``unmonitored`` kind is read, and it does not depend on the SLA's terms.
+    timelines = node_timelines(inputs.intervals, inputs.open_end_ms(now_ms), _ANY_SLA)
+    monitored = monitored_spans(inputs.coverage, period)
+    judged = judge_minutes(minutes, contract)
+    per_node = {n: f for (n,), f in judged.partition_by("node", as_dict=True).items()}
+    nodes = sorted(set(timelines) | set(per_node))
+    return [
+        _node_time(node, node_spans(timelines.get(node, []), monitored, period),
+                   per_node.get(node), contract.gpus_per_node)
+        for node in nodes
+    ]  # fmt: skip
+
+
+def judge_minutes(minutes: pl.DataFrame, contract: ContractSection) -> pl.DataFrame:
+    """Each GPU-minute's class as its readings say (``broken``, ``provider``, ``working``,
+    ``idle``), before the node's time is laid over it."""
+    activity = pl.coalesce(pl.col("sm_active_mean"), pl.col("util_mean"))
+    below = activity.is_null() | (activity < contract.working_floor_percent)
+    frame = minutes.unique(["node", "gpu", "ts"], keep="first").sort("node", "gpu", "ts")
+    frame = frame.with_columns(below=below)
+    # A below-floor run is idle only when it lasts idle_min_minutes (consecutive minutes).
+    gap = pl.col("ts").diff().over("node", "gpu").dt.total_milliseconds() != MINUTE_MS
+    changed = (pl.col("below") != pl.col("below").shift(1).over("node", "gpu")) | gap
+    frame = frame.with_columns(run=changed.fill_null(True).cum_sum().over("node", "gpu"))
+    frame = frame.with_columns(run_len=pl.len().over("node", "gpu", "run"))
+    idle = pl.col("below") & (pl.col("run_len") >= contract.idle_min_minutes)
+    busy = pl.col("provider_busy").fill_null(False)
+    failed = pl.col("verdict").is_in(["fail", "lost"])
+    cls = (
+        pl.when(failed).then(pl.lit("broken"))
+        .when(busy).then(pl.lit("provider"))
+        .when(idle).then(pl.lit("idle"))
+        .otherwise(pl.lit("working"))
+    )  # fmt: skip
+    return frame.with_columns(cls=cls).select("node", "gpu", "ts", "cls")
+
+
+def _node_time(node: str, spans: NodeSpans, judged: pl.DataFrame | None, gpus: int) -> NodeTime:
+    blind, broken, observed = (_length(x) for x in (spans.blind, spans.broken, spans.observed))
+    gpu_ms = {
+        g: {**dict.fromkeys(CLASSES, 0), "unmonitored": blind, "broken": broken + observed}
+        for g in range(gpus)
+    }
+    # Each reported minute moves its observed part out of broken: observed time a GPU
+    # did not report is a missing GPU.
+    if judged is not None and spans.observed:
+        for gpu, ts, cls in judged.select("gpu", pl.col("ts").dt.epoch("ms"), "cls").iter_rows():
+            if gpu >= gpus:
+                continue  # a GPU the contract does not pay for
+            ms = _overlap(ts, ts + MINUTE_MS, spans.observed)
+            gpu_ms[gpu][cls] += ms
+            gpu_ms[gpu]["broken"] -= ms
+    return NodeTime(node, gpu_ms)
+
+
+def _length(spans: list[Span]) -> int:
+    return sum(e - s for s, e in spans)
+
+
+def _overlap(lo: int, hi: int, spans: list[Span]) -> int:
+    return sum(max(0, min(hi, e) - max(lo, s)) for s, e in spans)

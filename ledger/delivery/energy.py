@@ -1,0 +1,101 @@
+"""GPU energy from NVML's total energy counter; facility energy and CO2.
+
+Each recorded GPU-minute's energy is the counter's rise since the minute before. Where
+there is no counter, the previous minute is missing, or the counter went down (a driver
+reload resets it), the minute's mean power x 60 s is used instead, and the minutes
+integrated that way are counted so the report can say so.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import polars as pl
+
+from ledger.delivery.grid import HOUR_MS, GridIntensity
+
+MINUTE_MS = 60_000
+MJ_PER_KWH = Decimal(3_600_000_000)  # millijoules in a kilowatt-hour
+
+
+@dataclass(frozen=True)
+class EnergyUse:
+    """Energy of the period, in millijoules, by GPU, node and hour, and how it was found."""
+
+    gpu_mj: dict[tuple[str, int], int]
+    hour_mj: dict[int, int]
+    counter_minutes: int
+    power_minutes: int  # integrated from power: no counter, a reset or a gap
+    unknown_minutes: int  # neither counter nor power
+    node_mj: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def fleet_mj(self) -> int:
+        """All GPUs' energy, millijoules."""
+        return sum(self.gpu_mj.values())
+
+
+def minute_energy(minutes: pl.DataFrame) -> pl.DataFrame:
+    """``minutes`` (``gpu_minutes`` joined with ``delivery_minutes``) with ``mj`` and
+    ``source`` (counter | power | none) per row."""
+    t = pl.col("ts").dt.epoch("ms")
+    frame = minutes.sort("node", "gpu", "ts").with_columns(
+        delta=(
+            pl.col("energy_mj").cast(pl.Int64) - pl.col("energy_mj").cast(pl.Int64).shift(1)
+        ).over("node", "gpu"),
+        step=(t - t.shift(1)).over("node", "gpu"),
+    )
+    counted = (pl.col("step") == MINUTE_MS) & (pl.col("delta") >= 0)
+    power_mj = (pl.col("power_mean_w").cast(pl.Float64) * MINUTE_MS).round(0).cast(pl.Int64)
+    return frame.with_columns(
+        mj=pl.when(counted).then(pl.col("delta")).otherwise(power_mj).fill_null(0),
+        source=pl.when(counted).then(pl.lit("counter"))
+        .when(pl.col("power_mean_w").is_not_null()).then(pl.lit("power"))
+        .otherwise(pl.lit("none")),
+    )  # fmt: skip
+
+
+def energy_use(minutes: pl.DataFrame, start_ms: int, end_ms: int) -> EnergyUse:
+    """The energy of the GPU-minutes starting in ``[start_ms, end_ms)``."""
+    frame = minute_energy(minutes).with_columns(t=pl.col("ts").dt.epoch("ms"))
+    frame = frame.filter((pl.col("t") >= start_ms) & (pl.col("t") < end_ms))
+    gpu_mj: dict[tuple[str, int], int] = defaultdict(int)
+    node_mj: dict[str, int] = defaultdict(int)
+    hour_mj: dict[int, int] = defaultdict(int)
+    sources: dict[str, int] = defaultdict(int)
+    for node, gpu, t, mj, source in frame.select("node", "gpu", "t", "mj", "source").iter_rows():
+        gpu_mj[(node, gpu)] += mj
+        node_mj[node] += mj
+        hour_mj[t - t % HOUR_MS] += mj
+        sources[source] += 1
+    return EnergyUse(
+        dict(gpu_mj), dict(hour_mj), sources["counter"], sources["power"], sources["none"],
+        dict(node_mj),
+    )  # fmt: skip
+
+
+def kwh(mj: int) -> Decimal:
+    """Millijoules as kWh (exact)."""
+    return Decimal(mj) / MJ_PER_KWH
+
+
+@dataclass(frozen=True)
+class Carbon:
+    """Grams of CO2eq of the facility's energy, and hours the intensity source lacked."""
+
+    grams: Decimal
+    missing_hours: int
+    source: str
+
+
+def carbon(use: EnergyUse, pue: Decimal, intensity: GridIntensity) -> Carbon:
+    """Facility energy (GPU energy x PUE) of each hour x that hour's grid intensity."""
+    grams = Decimal(0)
+    missing = 0
+    for hour, mj in sorted(use.hour_mj.items()):
+        g_per_kwh, known = intensity.at(hour)
+        missing += not known
+        grams += kwh(mj) * pue * g_per_kwh
+    return Carbon(grams, missing, intensity.source)

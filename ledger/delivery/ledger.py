@@ -1,0 +1,80 @@
+"""The delivery ledger of a period: read history once, judge it, keep the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+
+import polars as pl
+
+from fleet.settings.contract_section import ContractSection
+from history.layout import DELIVERY_MINUTES, GPU_MINUTES, read_table
+from history.ledger import read_ledger
+from history.reader import HistoryReader
+from ledger.delivery.classes import NodeTime, classify_period
+from ledger.delivery.conformance import Deviation, find_deviations
+from ledger.delivery.energy import Carbon, EnergyUse, carbon, energy_use
+from ledger.delivery.grid import grid_intensity
+from ledger.delivery.section import EnergySection
+from ledger.delivery.throughput import Throughput, datasheet_tf32, gpu_throughput, measured_tf32
+from ledger.sla.period import Period
+
+
+@dataclass(frozen=True)
+class DeliveryLedger:
+    """Everything the delivery section reports for one period."""
+
+    period: Period
+    contract: ContractSection
+    nodes: list[NodeTime]
+    deviations: list[Deviation]
+    energy: EnergyUse
+    pue: Decimal
+    carbon: Carbon | None
+    throughput: dict[tuple[str, int], Throughput | None]
+
+
+def period_of(start_ms: int, end_ms: int) -> Period:
+    """A report period as the SLA code's Period (its month fields unused here)."""
+    return Period("", start_ms, end_ms, end_ms)
+
+
+def read_minutes(data_dir_reader: HistoryReader, days: list[date]) -> pl.DataFrame:
+    """``gpu_minutes`` of ``days`` (and the day before, for the energy counter's first
+    difference) with the ``delivery_minutes`` columns joined on."""
+    wanted = [days[0] - timedelta(days=1), *days]
+    data_dir = data_dir_reader.data_dir
+    gpu = read_table(data_dir, GPU_MINUTES, wanted)
+    extra = read_table(data_dir, DELIVERY_MINUTES, wanted).unique(
+        ["ts", "node", "gpu"], keep="first"
+    )
+    return gpu.join(extra, on=["ts", "node", "gpu"], how="left")
+
+
+def build_ledger(
+    history: HistoryReader,
+    period: Period,
+    contract: ContractSection,
+    energy: EnergySection,
+    now_ms: int,
+) -> DeliveryLedger:
+    """Judge ``period`` of ``history`` under ``contract`` and ``energy``."""
+    days = period.days()
+    inputs = read_ledger(history, days[0], days[-1], now_ms / 1000)
+    minutes = read_minutes(history, days)
+    nodes = classify_period(period, inputs, minutes, contract, now_ms)
+    delivery = read_table(history.data_dir, DELIVERY_MINUTES, days)
+    deviations = find_deviations(delivery, contract, period.start_ms, period.end_ms)
+    use = energy_use(minutes, period.start_ms, period.end_ms)
+    pue = Decimal(str(energy.pue))
+    intensity = grid_intensity(energy)
+    measured = measured_tf32(history.probes(), period.end_ms)
+    sheet = datasheet_tf32(contract.gpu_model)
+    throughput = {
+        (n.node, g): gpu_throughput(measured, n.node, g, sheet) for n in nodes for g in n.gpu_ms
+    }
+    return DeliveryLedger(
+        period, contract, nodes, deviations, use, pue,
+        None if intensity is None else carbon(use, pue, intensity), throughput,
+    )  # fmt: skip
