@@ -11,6 +11,9 @@ Two GPU identity facts become events: a GPU whose serial (or UUID) at an index c
 is a swap (``gpu_swap``); a GPU serial that fails (``fail``/``lost``) again after an
 earlier failure ended (a reset, or the board swapped out and back) is a repeat
 offender (``repeat_offender``), remembered across restarts in ``inventory.json``.
+Each slot's identity is kept there too, so a board swapped while the controller was
+down is still a swap when it comes back; and a node whose every GPU changed at once
+(two or more) is a replaced node (``node_replaced``), besides its per-GPU swaps.
 """
 
 from __future__ import annotations
@@ -218,13 +221,18 @@ class DriftTracker:
     def _identity_events(self, node: NodeSnapshot, at: float) -> list[EventRecord]:
         events = []
         seen = self._identity.setdefault(node.name, {})
+        compared = swapped = 0
         for gpu in node.gpu_briefs:
             if not gpu.uuid:
                 continue  # a GPU lost before the agent started: no identity to compare
             ident = (gpu.uuid, gpu.serial)
             before = seen.get(gpu.index)
-            seen[gpu.index] = ident
+            if before != ident:
+                seen[gpu.index] = ident
+                self._dirty = True  # slots are remembered: a swap while we were down counts
+            compared += before is not None
             if before is not None and _swapped(before, ident):
+                swapped += 1
                 events.append(_swap(node.name, gpu, before, at))
                 gone = self.serials.get(before[1] or before[0])
                 if gone is not None and gone.failing:
@@ -233,6 +241,9 @@ class DriftTracker:
             offender = self._serial_event(node.name, gpu, at)
             if offender is not None:
                 events.append(offender)
+        if swapped >= 2 and swapped == compared == len(seen):
+            detail = f"every GPU serial changed ({swapped} of {swapped})"
+            events.insert(0, EventRecord(at, node.name, "node_replaced", None, None, None, detail))
         return events
 
     def _serial_event(self, node: str, gpu: GpuBrief, at: float) -> EventRecord | None:
@@ -301,6 +312,11 @@ class DriftTracker:
                     self._flagged[str(serial)] = (
                         f"repeat offender: serial {serial}, failure {record.failures}"
                     )
+            for name, slots in data.get("slots", {}).items():
+                self._identity[str(name)] = {
+                    int(index): (str(uuid), None if serial is None else str(serial))
+                    for index, (uuid, serial) in slots.items()
+                }
         except FileNotFoundError:
             return
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -317,6 +333,10 @@ class DriftTracker:
             "failures": {s: r.failures for s, r in sorted(self.serials.items()) if r.failures},
             # A GPU failing at shutdown that still fails at start is the same failure.
             "failing": sorted(s for s, r in self.serials.items() if r.failing),
+            "slots": {
+                name: {str(i): list(ident) for i, ident in sorted(slots.items())}
+                for name, slots in sorted(self._identity.items())
+            },
         }
         tmp = self.store.with_suffix(".tmp")
         try:
