@@ -183,6 +183,8 @@ def slurm_cluster(root: Path) -> Iterator[SlurmCluster]:
         _wait_for("slurmd", lambda: _node_up(cluster), procs, root / "slurmd.log")
         yield cluster
     finally:
+        if len(procs) == 3:
+            _cancel_all(cluster)
         for proc in reversed(procs):
             proc.terminate()
             try:
@@ -206,3 +208,32 @@ def _node_up(cluster: SlurmCluster) -> bool:
     except (RuntimeError, subprocess.TimeoutExpired):
         return False
     return state in ("idle", "mixed", "allocated")
+
+
+def _cancel_all(cluster: SlurmCluster) -> None:
+    """Cancel every job of this cluster and wait until slurmd has ended their processes.
+
+    Stopping slurmd first would leave a job's processes running, orphaned.
+    """
+    with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+        cluster.run("scancel", "--user", str(os.getuid()), timeout=10)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            if not cluster.run("squeue", "-h", "-o", "%i", timeout=5).strip():
+                return
+        except (RuntimeError, subprocess.TimeoutExpired):
+            return
+        time.sleep(0.2)  # polling the scheduler, not synchronising a test
+
+
+def wait_for_file(path: Path, timeout: float = READY_TIMEOUT_S) -> str:
+    """The text of ``path`` once a job has written a full line to it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            text = path.read_text()
+            if text.endswith("\n"):
+                return text
+        time.sleep(0.1)  # polling a job's output, not synchronising a test
+    raise TimeoutError(f"{path} not written in {timeout:.0f} s")
