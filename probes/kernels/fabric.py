@@ -91,6 +91,7 @@ def _rank_spec(
         "timeout": float(spec["timeout"]),
         "slow": max(1.0, float(faults.get("fabric_slow", 1.0))),
         "hang": bool(faults.get("fabric_hang", False)),
+        "gemm": int(spec.get("gemm", 0)),
     }
 
 
@@ -194,20 +195,25 @@ def rank_main(rank: Dict[str, Any], emitter: Emitter) -> int:
 def _all_reduce_seconds(torch: Any, dist: Any, rank: Dict[str, Any]) -> float:
     device = torch.device(rank["device"])
     buffer = torch.ones(rank["bytes"] // 4, dtype=torch.float32, device=device)
+    # The soak's compute load between all-reduces: GEMMs of a fixed size on this rank.
+    matrix = torch.ones(256, 256, dtype=torch.float32, device=device) if rank["gemm"] else None
     for _ in range(2):  # warm-up: connection establishment
         dist.all_reduce(buffer)
     _sync(torch, device)
     dist.barrier()
-    start = time.perf_counter()
+    reduced = 0.0
     for _ in range(rank["iters"]):
+        for _ in range(rank["gemm"]):
+            torch.mm(matrix, matrix)
         began = time.perf_counter()
         dist.all_reduce(buffer)
         _sync(torch, device)
         if rank["slow"] > 1.0:
             # The slow node's ranks hold the next collective back: every rank sees it.
             time.sleep((rank["slow"] - 1.0) * (time.perf_counter() - began))
+        reduced += time.perf_counter() - began
     dist.barrier()
-    return (time.perf_counter() - start) / rank["iters"]
+    return reduced / rank["iters"]
 
 
 def _sync(torch: Any, device: Any) -> None:
