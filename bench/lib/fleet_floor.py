@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import sys
 import threading
@@ -86,7 +87,10 @@ def report(floor: Floor, progress: Path, stop: threading.Event) -> None:
     while not stop.wait(0.5):
         counts = {"seen": len(floor.seen), "ingested": floor.ingested}
         counts.update(failed=floor.failed, bytes=floor.bytes)
-        progress.write_text(json.dumps(counts))
+        # Whole or not at all: the bench reads this file while it is rewritten.
+        scratch = progress.with_suffix(".tmp")
+        scratch.write_text(json.dumps(counts))
+        os.replace(scratch, progress)
 
 
 async def run(port: int, key: str, nodes: int, progress: Path) -> None:

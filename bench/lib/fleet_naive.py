@@ -132,7 +132,10 @@ def report(controller: NaiveController, progress: Path, stop: threading.Event) -
     while not stop.wait(0.5):
         seen = len(controller.nodes_seen)
         counts = {"seen": seen, "ingested": controller.ingested, "failed": controller.failed}
-        progress.write_text(json.dumps(counts))
+        # Whole or not at all: the bench reads this file while it is rewritten.
+        scratch = progress.with_suffix(".tmp")
+        scratch.write_text(json.dumps(counts))
+        os.replace(scratch, progress)
 
 
 def start_streams(
