@@ -56,6 +56,7 @@ def assess(contract: SlaSection, period: Period, inputs: LedgerInputs, now_ms: i
     monitored = subtract(monitored_spans(inputs.coverage, period), maintenance)
     weight = node_weight(contract)
     threshold_ms = round(max(contract.grace_minutes, contract.min_downtime_minutes) * 60_000)
+    merge_ms = round(contract.merge_outages_within_seconds * 1000)
     timelines = node_timelines(inputs.intervals, inputs.open_end_ms(now_ms), contract)
     outages: list[Outage] = []
     disputed: list[Outage] = []
@@ -68,7 +69,7 @@ def assess(contract: SlaSection, period: Period, inputs: LedgerInputs, now_ms: i
     for node, segments in sorted(timelines.items()):
         found = [
             replace(o, counted=False) if _within(o, maintenance) else o
-            for o in find_outages(node, segments, threshold_ms, inputs.live)
+            for o in find_outages(node, segments, threshold_ms, inputs.live, merge_ms=merge_ms)
         ]
         outages += found
         disputed += find_outages(node, segments, 0, inputs.live, want="disputed")

@@ -33,6 +33,7 @@ class Outage:
     states: tuple[str, ...]
     reasons: tuple[str, ...]
     counted: bool
+    joined: int = 1  # outages joined across short recoveries (merge_outages_within_seconds)
 
     @property
     def minutes(self) -> float:
@@ -171,25 +172,38 @@ def maintenance_spans(contract: SlaSection, period: Period) -> list[Span]:
 
 
 def find_outages(
-    node: str, segments: Sequence[Segment], threshold_ms: int, live: bool, want: str = "down"
+    node: str,
+    segments: Sequence[Segment],
+    threshold_ms: int,
+    live: bool,
+    want: str = "down",
+    merge_ms: int = 0,
 ) -> list[Outage]:
     """Maximal runs of touching ``want`` segments ("down" or "disputed"); down runs shorter
-    than ``threshold_ms`` are forgiven. Ongoing only while a live recorder observes it."""
+    than ``threshold_ms`` are forgiven. Runs whose recovery between them lasted at most
+    ``merge_ms`` are one outage (its span judged against the threshold; only its down
+    segments count as down). Ongoing only while a live recorder observes it."""
     runs: list[list[Segment]] = []
+    joined: list[int] = []
     for seg in segments:
         hit = seg.down if want == "down" else seg.disputed
-        if hit and runs and runs[-1][-1].end_ms == seg.start_ms:
+        if not hit:
+            continue
+        gap = seg.start_ms - runs[-1][-1].end_ms if runs else None
+        if gap is not None and (gap == 0 or gap <= merge_ms):
+            joined[-1] += gap > 0
             runs[-1].append(seg)
-        elif hit:
+        else:
             runs.append([seg])
+            joined.append(1)
     outages = []
-    for run in runs:
+    for run, count in zip(runs, joined, strict=True):
         start, end = run[0].start_ms, run[-1].end_ms
         states = tuple(dict.fromkeys(s.state for s in run))
         reasons = tuple(dict.fromkeys(r for s in run for r in s.reasons))
         ongoing = live and run[-1].open
         counted = end - start >= threshold_ms
-        outages.append(Outage(node, start, end, ongoing, states, reasons, counted))
+        outages.append(Outage(node, start, end, ongoing, states, reasons, counted, count))
     return outages
 
 

@@ -70,6 +70,11 @@ class SlaSection(Section):
     scope: Literal["fleet", "instance"] = "fleet"
     """``fleet``: one availability for all committed nodes; ``instance``: each node is
     judged alone and credited a tier of its own bill (public per-VM SLAs)."""
+    merge_outages_within_seconds: float = Field(default=0.0, ge=0)
+    """Outages of one node separated by a recovery this short (or shorter) are one
+    outage, judged whole against ``grace_minutes``: a link that flaps every 20 minutes
+    is then one long outage, not many forgiven short ones. Only the down time inside
+    it counts as down; the recoveries stay up. 0 joins nothing."""
     min_downtime_minutes: float = Field(default=0.0, ge=0)
     """A "Downtime Period" in the provider's words: down time counts only in runs of at
     least this many consecutive minutes (e.g. 1 or 5)."""
