@@ -1,0 +1,132 @@
+"""The live job on each GPU, from the nodes' ``jobs`` messages, and the intervals that end.
+
+Each ``jobs`` message replaces its node's previous answer whole (docs/jobs.md): a
+(GPU, job, step) pair that appears opens an interval, one that is gone closes it. Times
+are the controller's receive times, not the node's clock, so intervals of every node
+sit on one time line with the rest of the history. What only the scheduler knows (job
+name, account, partition) is added from the login-node cache when it has answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from collectors.protocol import JobOnGpu, Jobs
+
+# (gpu index, scheduler, job or pod, step)
+_Key = tuple[int, str, str, str]
+
+
+@dataclass(frozen=True)
+class JobInterval:
+    """One job (or pod) on one GPU from ``start`` to ``end`` (None: still running)."""
+
+    node: str
+    gpu: int
+    uuid: str
+    scheduler: str  # slurm | k8s
+    job: str  # Slurm job id, or the pod UID
+    step: str  # Slurm step ("" for a pod)
+    user: str
+    start: float
+    end: float | None = None
+    via: str = "nvml"  # nvml: processes on the GPU; env: allocated, no process seen
+    name: str = ""
+    account: str = ""
+    partition: str = ""
+
+    def gpu_hours(self, until: float) -> float:
+        """Hours this interval covered up to ``until`` (its end when it has one)."""
+        end = self.end if self.end is not None else until
+        return max(0.0, min(end, until) - self.start) / 3600.0
+
+
+@dataclass(frozen=True)
+class Described:
+    """What the scheduler says of a job (the login-node cache's answer)."""
+
+    name: str
+    account: str
+    partition: str
+    user: str = ""
+
+
+Describe = Callable[[str], Described | None]
+
+
+def _key(entry: JobOnGpu) -> _Key:
+    ident = entry.job if entry.scheduler == "slurm" else entry.pod
+    return (entry.gpu, entry.scheduler, ident or "", entry.step or "")
+
+
+class LiveJobs:
+    """Open intervals per node; :meth:`ingest` answers the intervals that just closed."""
+
+    def __init__(self, describe: Describe | None = None) -> None:
+        self._open: dict[str, dict[_Key, JobInterval]] = {}
+        self._describe = describe
+
+    def ingest(self, node: str, message: Jobs, received: float) -> list[JobInterval]:
+        """Take a node's ``jobs`` message; the intervals it ended (ended at ``received``)."""
+        before = self._open.get(node, {})
+        after: dict[_Key, JobInterval] = {}
+        for entry in message.jobs:
+            key = _key(entry)
+            if not key[2]:
+                continue
+            kept = before.get(key)
+            after[key] = kept if kept is not None else self._opened(node, entry, key, received)
+        self._open[node] = after
+        return [replace(old, end=received) for key, old in before.items() if key not in after]
+
+    def node_gone(self, node: str, at: float) -> list[JobInterval]:
+        """Close every interval of a node that was removed from the fleet."""
+        closed = self._open.pop(node, {})
+        return [replace(old, end=at) for old in closed.values()]
+
+    def current(self) -> list[JobInterval]:
+        """Every open interval, by node then GPU, described where the scheduler answered."""
+        return [self._described(i) for node in sorted(self._open) for i in self._sorted(node)]
+
+    def on_gpu(self, node: str, gpu: int) -> list[JobInterval]:
+        """The open intervals of one GPU (several when jobs share it)."""
+        return [self._described(i) for i in self._sorted(node) if i.gpu == gpu]
+
+    def jobs(self) -> set[str]:
+        """The ids of every job (and pod) on some GPU now."""
+        return {i.job for intervals in self._open.values() for i in intervals.values()}
+
+    def _sorted(self, node: str) -> Iterable[JobInterval]:
+        return sorted(self._open.get(node, {}).values(), key=lambda i: (i.gpu, i.job, i.step))
+
+    def _opened(self, node: str, entry: JobOnGpu, key: _Key, at: float) -> JobInterval:
+        return JobInterval(
+            node=node,
+            gpu=entry.gpu,
+            uuid=entry.uuid,
+            scheduler=entry.scheduler,
+            job=key[2],
+            step=key[3],
+            user=entry.user or (str(entry.uid) if entry.uid is not None else ""),
+            start=at,
+            via=entry.via,
+        )
+
+    def _described(self, interval: JobInterval) -> JobInterval:
+        if self._describe is None or interval.scheduler != "slurm":
+            return interval
+        described = self._describe(interval.job)
+        if described is None:
+            return interval
+        return replace(
+            interval,
+            name=described.name,
+            account=described.account,
+            partition=described.partition,
+            user=interval.user or described.user,
+        )
+
+    def describe(self, interval: JobInterval) -> JobInterval:
+        """``interval`` with the scheduler's name, account and partition when known."""
+        return self._described(interval)
