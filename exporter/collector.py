@@ -17,15 +17,15 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 
 from exporter.catalog import (
-    FAMILIES,
     FLEET,
     GPU,
     GPU_XID,
     LINK_EVENTS,
     NODE,
-    PORT,
     SCRAPE_DURATION,
     SLA,
+    families,
+    port_kind,
 )
 from exporter.families import EntityKind, Family
 from exporter.xids import XidTally
@@ -42,25 +42,34 @@ class FleetCollector(Collector):
         xids: the running XID tally; share the one subscribed to the runtime so
             events between scrapes are counted. Without one the collector keeps its
             own, which only sees the snapshots it is asked to expose.
+        raw_port_counters: also expose ``gpufleet_port_raw_value`` (off by default).
     """
 
-    def __init__(self, source: SnapshotSource, *, xids: XidTally | None = None) -> None:
+    def __init__(
+        self,
+        source: SnapshotSource,
+        *,
+        xids: XidTally | None = None,
+        raw_port_counters: bool = False,
+    ) -> None:
         self._source = source
         self._xids = xids if xids is not None else XidTally()
         self._previous_s: float | None = None
+        self._families = families(raw_port_counters)
+        self._port = port_kind(raw_port_counters)
 
     def describe(self) -> Iterable[Metric]:
         """The families without samples, so a registry can detect name clashes."""
-        return [_empty(family) for family in FAMILIES]
+        return [_empty(family) for family in self._families]
 
     def collect(self) -> Iterable[Metric]:
         """Every family, with the samples of the latest snapshot."""
         started = time.perf_counter()
         snapshot = self._source()
         self._xids.observe(snapshot)
-        metrics = {family: _empty(family) for family in FAMILIES}
+        metrics = {family: _empty(family) for family in self._families}
         if snapshot is not None:
-            _add_snapshot(metrics, snapshot)
+            _add_snapshot(metrics, snapshot, self._port)
         for labels, count in self._xids.counts():
             metrics[GPU_XID].add_metric(labels, count)
         for link, count in self._xids.link_counts():
@@ -80,7 +89,7 @@ def _empty(family: Family) -> GaugeMetricFamily | CounterMetricFamily:
     return GaugeMetricFamily(family.name, family.help, labels=family.labels)
 
 
-def _add_snapshot(metrics: Families, snapshot: FleetSnapshot) -> None:
+def _add_snapshot(metrics: Families, snapshot: FleetSnapshot, port_kind: EntityKind) -> None:
     _add_entity(metrics, FLEET, snapshot, ())
     if snapshot.sla is not None:
         _add_entity(metrics, SLA, snapshot.sla, (snapshot.sla.month,))
@@ -88,7 +97,7 @@ def _add_snapshot(metrics: Families, snapshot: FleetSnapshot) -> None:
         for gpu in node.gpus:
             _add_entity(metrics, GPU, gpu, (node.name, str(gpu.index), gpu.uuid, gpu.name))
         for port in _ports(node):
-            _add_entity(metrics, PORT, port, (node.name, port.name, port.kind))
+            _add_entity(metrics, port_kind, port, (node.name, port.name, port.kind))
         _add_entity(metrics, NODE, node, (node.name,))
 
 

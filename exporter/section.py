@@ -1,5 +1,7 @@
 """[metrics] the Prometheus endpoint (docs/metrics.md)."""
 
+from typing import Literal
+
 from pydantic import field_validator
 
 from exporter.addr import DEFAULT_METRICS_ADDR, parse_addr
@@ -24,6 +26,18 @@ class MetricsSection(Section):
     """A Prometheus ``web.yml`` (the exporter-toolkit format: ``tls_server_config``,
     ``basic_auth_users`` with bcrypt hashes) that puts TLS and basic auth on the
     endpoint of ``gpufleet serve``; relative to this config file's directory."""
+
+    raw_port_counters: bool = False
+    """Also expose ``gpufleet_port_raw_value``, every raw cumulative port counter as the
+    node reports it. Off: they were 40 % of the series (16 nodes: 4,512 of 11,172) and
+    repeat what the per-second gauges say; ``rate()`` over them is
+    ``gpufleet_port_receive_bytes_per_second`` and ``gpufleet_port_errors_per_second``
+    (docs/metrics.md, "Raw port counters")."""
+    dcgm_names: Literal["4.8", "4.9"] = "4.8"
+    """The field names and units of /metrics/dcgm: "4.8" as dcgm-exporter 4.8 and earlier
+    name them, "4.9" as dcgm-exporter 4.9.0 with DCGM 4.7 does (renamed fields, clocks in
+    Hz, energy in J, utilization as a 0-1 ratio, memory in bytes). A scrape can ask for
+    the other with ``/metrics/dcgm?names=4.9`` (docs/metrics.md)."""
 
     @field_validator("addr")
     @classmethod

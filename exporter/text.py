@@ -24,15 +24,15 @@ from collections.abc import Callable, Iterator
 
 from exporter.blocks import EntityBlock
 from exporter.catalog import (
-    FAMILIES,
     FLEET,
     GPU,
     GPU_XID,
     LINK_EVENTS,
     NODE,
-    PORT,
     SCRAPE_DURATION,
     SLA,
+    families,
+    port_kind,
 )
 from exporter.chunks import ChunkScrape, Kinds, sources
 from exporter.columns import KindPlan
@@ -74,6 +74,8 @@ class ExpositionRenderer:
             one the renderer keeps its own, fed only by the snapshots it renders.
         between_chunks: called after each chunk of nodes by :meth:`render_parts`
             (default: a 0.5 ms sleep).
+        raw_port_counters: also expose ``gpufleet_port_raw_value`` (``[metrics]
+            raw_port_counters``; off by default, see :func:`exporter.catalog.port_kind`).
     """
 
     def __init__(
@@ -81,14 +83,16 @@ class ExpositionRenderer:
         *,
         xids: XidTally | None = None,
         between_chunks: Callable[[], None] = _offer_the_interpreter,
+        raw_port_counters: bool = False,
     ) -> None:
         self._xids = xids if xids is not None else XidTally()
         self._between_chunks = between_chunks
-        self._slots = {family: i for i, family in enumerate(FAMILIES)}
-        self._headers = tuple(family.header() for family in FAMILIES)
+        self._families = families(raw_port_counters)
+        self._slots = {family: i for i, family in enumerate(self._families)}
+        self._headers = tuple(family.header() for family in self._families)
         plans = {
             "gpu": KindPlan(GPU, self._slots, keeps_entities=True),
-            "port": KindPlan(PORT, self._slots, keeps_entities=True),
+            "port": KindPlan(port_kind(raw_port_counters), self._slots, keeps_entities=True),
             "node": KindPlan(NODE, self._slots),
         }
         self._kinds = Kinds(plans, sources(plans), Templates())
@@ -182,7 +186,7 @@ class ExpositionRenderer:
     def _shared(self, snapshot: FleetSnapshot | None) -> list[list[str]]:
         """The families that are not per node: fleet, SLA, XIDs, link events, scrape time."""
         self._xids.observe(snapshot)
-        shared: list[list[str]] = [[] for _ in FAMILIES]
+        shared: list[list[str]] = [[] for _ in self._families]
         if snapshot is not None:
             self._fleet.render(snapshot, self._fleet.compile(()), shared)
             if snapshot.sla is not None:
@@ -204,10 +208,10 @@ class ExpositionRenderer:
             out.append(f"{LINK_EVENTS.name}{{{label_pairs(LINK_EVENTS.labels, labels)}}} {count}\n")
 
 
-def render_exposition(snapshot: FleetSnapshot | None) -> bytes:
+def render_exposition(snapshot: FleetSnapshot | None, *, raw_port_counters: bool = False) -> bytes:
     """The exposition of one snapshot, without caches (a server keeps an ExpositionRenderer).
 
     XID counts here are only the snapshot's own ``new_events``; the scrape-duration
     family is present but empty, since there was no previous scrape.
     """
-    return ExpositionRenderer().render(snapshot)
+    return ExpositionRenderer(raw_port_counters=raw_port_counters).render(snapshot)

@@ -43,7 +43,7 @@ def test_a_fleet_of_several_chunks_says_what_the_collector_says() -> None:
 
 
 def test_missing_and_non_finite_port_counters_are_omitted_sample_by_sample() -> None:
-    renderer = ExpositionRenderer()
+    renderer = ExpositionRenderer(raw_port_counters=True)
     base = fleet(3, gpus=1, ports=2)
     renderer.render(base)
     node = base.nodes[1]
@@ -53,7 +53,7 @@ def test_missing_and_non_finite_port_counters_are_omitted_sample_by_sample() -> 
     odd = _with_counters(port, **{gone: None, nan: math.nan, big: 2**64 - 1})
     second = _map_node(base, 1, replace(node, ports=(odd, node.ports[1])))
     parsed = parse(renderer.render(second))
-    assert parsed == parse(collector_text(second))
+    assert parsed == parse(collector_text(second, raw_port_counters=True))
     raw = _raw(parsed, node.name, port.name)
     assert gone not in raw and nan not in raw
     assert raw[big] == float(2**64 - 1)
@@ -61,12 +61,12 @@ def test_missing_and_non_finite_port_counters_are_omitted_sample_by_sample() -> 
     restored = _with_counters(port, **{gone: 5})
     back = _map_node(base, 1, replace(node, ports=(restored, node.ports[1])))
     parsed = parse(renderer.render(back))
-    assert parsed == parse(collector_text(back))
+    assert parsed == parse(collector_text(back, raw_port_counters=True))
     assert _raw(parsed, node.name, port.name)[gone] == 5.0
 
 
 def test_a_port_whose_counter_names_change_gets_new_labels() -> None:
-    renderer = ExpositionRenderer()
+    renderer = ExpositionRenderer(raw_port_counters=True)
     base = fleet(2, gpus=1, ports=1)
     renderer.render(base)
     node = base.nodes[0]
@@ -74,7 +74,7 @@ def test_a_port_whose_counter_names_change_gets_new_labels() -> None:
     renamed = replace(port, counters=(("only_this", 7), *port.counters[1:]))
     second = _map_node(base, 0, replace(node, ports=(renamed,)))
     parsed = parse(renderer.render(second))
-    assert parsed == parse(collector_text(second))
+    assert parsed == parse(collector_text(second, raw_port_counters=True))
     assert _raw(parsed, node.name, port.name)["only_this"] == 7.0
     assert port.counters[0][0] not in _raw(parsed, node.name, port.name)
 
@@ -93,9 +93,9 @@ def test_percent_signs_and_quotes_from_a_node_stay_literal() -> None:
     port = node.ports[0]
     odd = replace(port, name="mlx5_%d/1", counters=(('err%s"x', 3), *port.counters[1:]))
     second = _map_node(base, 0, replace(node, name="n%01", gpus=(gpu,), ports=(odd,)))
-    renderer = ExpositionRenderer()
+    renderer = ExpositionRenderer(raw_port_counters=True)
     parsed = parse(renderer.render(second))
-    assert parsed == parse(collector_text(second))
+    assert parsed == parse(collector_text(second, raw_port_counters=True))
     assert _raw(parsed, "n%01", "mlx5_%d/1")['err%s"x'] == 3.0
     models = {dict(labels)["model"] for _, labels, _ in parsed["gpufleet_gpu_power_watts"][2]}
     assert 'H100 %s "80%" \\ %r' in models

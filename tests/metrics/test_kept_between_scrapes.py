@@ -40,7 +40,7 @@ def _kept_text_bytes(root: object) -> int:
 
 
 def test_a_renderer_keeps_a_fraction_of_the_body_when_nothing_moved() -> None:
-    renderer = ExpositionRenderer()
+    renderer = ExpositionRenderer(raw_port_counters=True)
     snapshot = fleet(40, gpus=8, ports=8)
     body = b""
     for _ in range(3):  # held still across scrapes: everything that could be kept is

@@ -56,7 +56,7 @@ def _counters_moving(snapshot: FleetSnapshot, step: int) -> FleetSnapshot:
 
 
 def test_what_the_renderer_keeps_between_scrapes_is_not_walked_by_full_collections() -> None:
-    renderer = ExpositionRenderer()
+    renderer = ExpositionRenderer(raw_port_counters=True)
     base = fleet(NODES_PER_CHUNK * 2 + 3, gpus=8, ports=8)
     for step in range(4):  # one counter moves, the rest hold still
         renderer.render(_counters_moving(base, step))

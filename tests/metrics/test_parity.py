@@ -6,6 +6,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
@@ -34,18 +35,20 @@ def parse(text: bytes) -> Parsed:
     return out
 
 
-def collector_text(snapshot: FleetSnapshot | None) -> bytes:
+def collector_text(snapshot: FleetSnapshot | None, *, raw_port_counters: bool = False) -> bytes:
     registry = CollectorRegistry()
-    registry.register(FleetCollector(lambda: snapshot))
+    registry.register(FleetCollector(lambda: snapshot, raw_port_counters=raw_port_counters))
     return generate_latest(registry)
 
 
-def test_fast_text_equals_collector_path_on_a_troubled_fleet() -> None:
+@pytest.mark.parametrize("raw", [False, True], ids=["default", "raw_port_counters"])
+def test_fast_text_equals_collector_path_on_a_troubled_fleet(raw: bool) -> None:
     snapshot = troubled_fleet()
-    fast = parse(render_exposition(snapshot))
-    assert fast == parse(collector_text(snapshot))
+    fast = parse(render_exposition(snapshot, raw_port_counters=raw))
+    assert fast == parse(collector_text(snapshot, raw_port_counters=raw))
+    assert ("gpufleet_port_raw_value" in fast) is raw
     # The comparison is not vacuous: every family is there and most have samples.
-    assert len(fast) == len(FAMILIES) - 1
+    assert len(fast) == len(FAMILIES) - (1 if raw else 2)
     assert sum(1 for _, _, samples in fast.values() if samples) >= len(fast) - 2
 
 

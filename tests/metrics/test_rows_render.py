@@ -29,7 +29,10 @@ def _built(snapshot: FleetSnapshot) -> list[str]:
 
 def test_rows_render_the_bytes_the_objects_render_scrape_after_scrape() -> None:
     ticks = _ticks()
-    from_rows, from_objects = ExpositionRenderer(), ExpositionRenderer()
+    from_rows, from_objects = (
+        ExpositionRenderer(raw_port_counters=True),
+        ExpositionRenderer(raw_port_counters=True),
+    )
     for snapshot in ticks:
         fast = from_rows.render(snapshot)
         slow = from_objects.render(_objects_only(snapshot))
@@ -49,7 +52,7 @@ def test_a_scrape_builds_no_gpu_or_port_object() -> None:
     snapshot = _ticks(8, 2)[-1]
     before = _built(snapshot)  # the state reads the node that lost a GPU itself
     assert len(before) < 3
-    body = ExpositionRenderer().render(snapshot)
+    body = ExpositionRenderer(raw_port_counters=True).render(snapshot)
     assert b"gpufleet_gpu_utilization_percent" in body
     assert b"gpufleet_port_raw_value" in body
     assert _built(snapshot) == before
