@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import getpass
+import logging
 import shutil
 import sys
 import tempfile
@@ -18,9 +19,12 @@ import asyncssh
 
 from collectors.demo.execs import ExecHandler
 from collectors.demo.node import SimulatedNode
+from collectors.demo.power import PowerCycle, PowerSchedule, power_cycles
 from collectors.demo.server import NodeServer, NodeSftp
 from collectors.demo.simulation import Simulation
 from collectors.ssh.target import NodeTarget
+
+log = logging.getLogger(__name__)
 
 _OUTAGE_CHECK = 0.25  # seconds between checks of the scenario's node_unreachable faults
 LISTENER_CLOSE_S = 5.0  # seconds a stopped listener may wait for its connections
@@ -67,6 +71,10 @@ class SimulatedFleet:
         self._execs: ExecHandler | None = None
         self._server_options: asyncssh.SSHServerConnectionOptions | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._power = PowerSchedule(())
+        # A replaced node's own host key. The demo writes it into its known_hosts itself,
+        # in the open: a changed key is accepted nowhere else (the SSH client refuses it).
+        self.replaced_keys: dict[str, asyncssh.SSHKey] = {}
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -88,6 +96,7 @@ class SimulatedFleet:
             await self.start_node(node.name)
         self._write_known_hosts()
         if self.simulation is not None and self.simulation.scenario.faults:
+            self._power = PowerSchedule(power_cycles(self.simulation.scenario))
             self._watch = asyncio.create_task(self._apply_outages(), name="loopback-outages")
 
     async def stop(self) -> None:
@@ -158,6 +167,9 @@ class SimulatedFleet:
     ) -> None:
         """Start ``node``'s SSH listener (its old port when it had one)."""
         assert self._execs is not None
+        replaced = self.replaced_keys.get(node.name)
+        if options is None and replaced is not None:
+            options = server_options(replaced)
         acceptor = await asyncssh.listen(
             "127.0.0.1",
             node.port,
@@ -175,8 +187,11 @@ class SimulatedFleet:
         Path(self.client_key_path).chmod(0o600)
 
     def _write_known_hosts(self) -> None:
-        public = self.host_key.export_public_key("openssh").decode().split()
-        lines = [f"[127.0.0.1]:{n.port} {public[0]} {public[1]}\n" for n in self.nodes.values()]
+        lines = []
+        for n in self.nodes.values():
+            key = self.replaced_keys.get(n.name, self.host_key)
+            kind, blob = key.export_public_key("openssh").decode().split()[:2]
+            lines.append(f"[127.0.0.1]:{n.port} {kind} {blob}\n")
         Path(self.known_hosts).write_text("".join(lines), encoding="ascii")
 
     def _reachable(self, node: SimulatedNode) -> bool:
@@ -185,9 +200,30 @@ class SimulatedFleet:
     async def _apply_outages(self) -> None:
         while True:
             await asyncio.sleep(_OUTAGE_CHECK)
+            if self._power and self.simulation is not None:
+                for cycle in self._power.due(self.simulation.elapsed):
+                    await self.power_cycle(cycle)
             for node in self.nodes.values():
                 if node.connections and not self._reachable(node):
                     node.drop_connections()
+
+    async def power_cycle(self, cycle: PowerCycle) -> None:
+        """Power-cycle ``cycle.node``: its sessions end and its agent starts afresh.
+
+        A replaced node comes back with a new host key, which the demo (and only the
+        demo) writes into its own known_hosts, logging that it did.
+        """
+        node = self.nodes.get(cycle.node)
+        if node is None:
+            return
+        if cycle.kind == "node_replaced":
+            self.replaced_keys[node.name] = asyncssh.generate_private_key("ssh-ed25519")
+            await self.stop_node(node.name)
+            await self.start_node(node.name)
+            self._write_known_hosts()
+            log.info("demo: %s replaced; its new host key is in the demo's known_hosts", node.name)
+        else:
+            node.drop_connections()
 
 
 def server_options(host_key: asyncssh.SSHKey) -> asyncssh.SSHServerConnectionOptions:

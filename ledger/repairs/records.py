@@ -26,6 +26,10 @@ ACTION_EVENTS: dict[str, RepairKind] = {
 # An action is seen when the node streams again, which may be the very tick it is
 # judged up, or the next slow read: this much after the end still belongs to the repair.
 ACTION_SLACK_MS = 60_000
+# The event that breaks a node is stamped when the node saw it; the interval starts at
+# the controller's next tick. Causes this much before the start belong to the outage.
+CAUSE_LEAD_MS = 10_000
+_REASON_GPU = re.compile(r"^GPU (\d{1,5}):")
 ECC_XIDS = frozenset((48, 63, 64, 92, 94, 95))
 NVLINK_XIDS = frozenset((74,))
 _SERIAL = re.compile(r"serial \S+ -> (\S+)")
@@ -75,10 +79,12 @@ def _record(
 ) -> RepairRecord:
     detected = run[0].start_ms
     end = resolved if resolved is not None else None
-    inside = [e for e in events if detected <= e.at_ms and (end is None or e.at_ms <= end)]
+    first = detected - CAUSE_LEAD_MS
+    inside = [e for e in events if first <= e.at_ms and (end is None or e.at_ms <= end)]
     actions = _actions(events, detected, end)
-    gpus = tuple(sorted({e.gpu for e in inside if e.gpu is not None and e.kind != "gpu_swap"}))
     reasons = tuple(dict.fromkeys(r for i in run for r in i.reasons))
+    causes = [e for e in inside if e.kind not in ACTION_EVENTS]
+    gpus = tuple(sorted({e.gpu for e in causes if e.gpu is not None} | _reason_gpus(reasons)))
     kind = _kind(actions, gpus, resolved)
     if kind == "gpu_reset" and resolved is not None:
         # A cleared XID with the same serial: the reset is seen as the GPU judged ok again.
@@ -149,6 +155,10 @@ def _ack_of(node: str, detected: int, resolved: int | None, acks: Sequence[Ack])
         ):
             return ack
     return None
+
+
+def _reason_gpus(reasons: Sequence[str]) -> set[int]:
+    return {int(m.group(1)) for r in reasons if (m := _REASON_GPU.match(r))}
 
 
 def new_serial(detail: str) -> str | None:
