@@ -23,6 +23,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.api import DeliverPolicy
 
+from cluster.auth import NatsAuth, redact
 from cluster.board import ShardBoard
 from cluster.bus import connect
 from cluster.fleet_sla import FleetSla
@@ -77,6 +78,7 @@ class AttachedFleet:
             viewer can read it (same host or shared filesystem): the export dialog
             exports from it; without it, every shard exports its part over NATS.
         sla_refresh_s: seconds between asking the shards for their SLA ledgers.
+        auth: credentials and trust for NATS (``[cluster]``'s ``nats_*`` keys).
     """
 
     def __init__(
@@ -89,8 +91,10 @@ class AttachedFleet:
         clock: Callable[[], float] = time.time,
         history_dir: Path | None = None,
         sla_refresh_s: float = SLA_REFRESH_S,
+        auth: NatsAuth | None = None,
     ) -> None:
         self.url = url
+        self._auth = auth
         self.history_dir = history_dir
         self.read_only = read_only
         self.board = ShardBoard(stale_intervals)
@@ -115,7 +119,7 @@ class AttachedFleet:
 
     @property
     def notices(self) -> Sequence[str]:
-        return (f"attached to {self.url}: nodes come from the shards, no SSH from here",)
+        return (f"attached to {redact(self.url)}: nodes come from the shards, no SSH from here",)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -125,7 +129,7 @@ class AttachedFleet:
         Raises:
             BusError: NATS is not reachable.
         """
-        self._nc = nc = await connect(self.url, "gpufleet-viewer")
+        self._nc = nc = await connect(self.url, "gpufleet-viewer", self._auth)
         self._subs.append(await nc.subscribe(SUMMARY_WILDCARD, cb=self._on_summary))
         await self._follow_events()
         self._ticker = asyncio.create_task(self._tick_forever(), name="attach-tick")

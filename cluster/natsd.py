@@ -55,12 +55,17 @@ class LocalNats:
                 await self.process.wait()
 
 
-async def start_nats_server(store_dir: Path, port: int = -1) -> LocalNats:
+async def start_nats_server(
+    store_dir: Path, port: int = -1, *, config: str | None = None, scheme: str = "nats"
+) -> LocalNats:
     """Start nats-server on 127.0.0.1 with JetStream stored in ``store_dir``.
 
     Args:
         store_dir: JetStream's directory (created); the server log goes into it.
         port: client port; -1 lets the server pick a free one (read back from its log).
+        config: nats-server configuration text (``authorization``, ``tls`` blocks),
+            written to ``store_dir/nats-server.conf`` with owner-only permissions.
+        scheme: the URL's scheme: "tls" when ``config`` has a ``tls`` block.
 
     Raises:
         NatsServerError: not installed, or not listening within 20 s.
@@ -68,6 +73,11 @@ async def start_nats_server(store_dir: Path, port: int = -1) -> LocalNats:
     binary = find_nats_server()
     log_path = _prepare(store_dir)
     args = ["-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store_dir), "-l", str(log_path)]
+    if config is not None:
+        conf = store_dir / "nats-server.conf"
+        conf.touch(mode=0o600)
+        conf.write_text(config, encoding="utf-8")
+        args = ["-c", str(conf), *args]  # the command line's flags win over the file's
     process = await asyncio.create_subprocess_exec(
         binary, *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
     )
@@ -80,7 +90,7 @@ async def start_nats_server(store_dir: Path, port: int = -1) -> LocalNats:
             await process.wait()
             raise NatsServerError(f"nats-server did not start; its log: {log_path}")
         await asyncio.sleep(0.05)  # polling the log for the port line, bounded above
-    return LocalNats(f"nats://127.0.0.1:{bound}", bound, process, log_path)
+    return LocalNats(f"{scheme}://127.0.0.1:{bound}", bound, process, log_path)
 
 
 def _prepare(store_dir: Path) -> Path:

@@ -21,7 +21,8 @@ import msgspec
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from cluster.bus import connect, ensure_event_stream
+from cluster.auth import AuthError, NatsAuth
+from cluster.bus import BusError, connect, ensure_event_stream
 from cluster.chunked import CHUNK_BYTES, ChunkStore
 from cluster.fleet_sla import LedgerRequest, shard_ledger
 from cluster.probe_wire import ProbeCancel, ProbeReply, ProbeRequest, ProgressForwarder
@@ -72,6 +73,8 @@ class ShardPublisher:
         contract: the fleet's [sla] contract, sent with the ledger (a shard judges none).
         files: the shard's history directory, for ``export`` requests.
         chunk_bytes: the most payload bytes in one chunk of a large reply.
+        auth: credentials and trust for NATS; default: the fleet configuration's
+            ``[cluster]`` table (what ``serve --shard`` was given).
     """
 
     def __init__(
@@ -85,8 +88,10 @@ class ShardPublisher:
         contract: SlaSection | None = None,
         files: ShardHistoryFiles | None = None,
         chunk_bytes: int = CHUNK_BYTES,
+        auth: NatsAuth | None = None,
     ) -> None:
         self._fleet = fleet
+        self._auth = auth
         self._ledger = ledger
         self._contract = contract
         self._files = files
@@ -111,7 +116,7 @@ class ShardPublisher:
         Raises:
             BusError: NATS is not reachable.
         """
-        self._nc = nc = await connect(self._url, f"gpufleet-shard-{self.spec}")
+        self._nc = nc = await connect(self._url, f"gpufleet-shard-{self.spec}", self._nats_auth())
         await ensure_event_stream(nc.jetstream())
         k = self.spec.index
         await nc.subscribe(request_subject(k, "detail"), cb=self._on_detail)
@@ -123,6 +128,23 @@ class ShardPublisher:
         await nc.subscribe(request_subject(k, "export"), cb=self._on_export)
         self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
         self._unsubscribe = self._fleet.subscribe(self.on_snapshot)
+
+    def _nats_auth(self) -> NatsAuth:
+        """The given credentials, else those of the fleet's own ``[cluster]`` table.
+
+        Raises:
+            BusError: a secret file named there cannot be read.
+        """
+        if self._auth is not None:
+            return self._auth
+        config = getattr(self._fleet, "config", None)
+        cluster = getattr(config, "cluster", None)
+        if cluster is None:
+            return NatsAuth()
+        try:
+            return cluster.nats_auth()
+        except AuthError as exc:
+            raise BusError(str(exc)) from None
 
     async def stop(self) -> None:
         """Send what is queued, then close the connection."""

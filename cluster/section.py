@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, field_validator
 
+from cluster.auth import NatsAuth, read_secret
 from cluster.shards import STALE_INTERVALS, ShardSpec, parse_shard
 from fleet.settings.base import Section
 
@@ -22,6 +25,25 @@ class ClusterSection(Section):
     """A shard silent for this many of its tick intervals has its nodes shown as
     `unmonitored` by attached dashboards (fewer flap on a loaded shard host)."""
 
+    nats_user: str | None = None
+    """NATS user name; its password is read from ``nats_password_file``."""
+    nats_password_file: Path | None = None
+    """File holding the NATS user's password (first line). Kept out of the config so the
+    config can be shared and logged; relative paths are from the working directory."""
+    nats_token_file: Path | None = None
+    """File holding a NATS authentication token (first line), instead of a user."""
+    nats_nkey_seed_file: Path | None = None
+    """NKey seed file (``SU...``): the server knows this process by the NKey's public key."""
+    nats_creds_file: Path | None = None
+    """Decentralized-JWT credentials file (``nsc generate creds``): user JWT and NKey seed."""
+    nats_tls_ca_file: Path | None = None
+    """CA certificate(s) the NATS server's certificate must chain to (a private CA).
+    Unset: the system's trust store. A server the CA does not vouch for is refused."""
+    nats_tls_cert_file: Path | None = None
+    """Client certificate presented to NATS (servers with ``verify: true``)."""
+    nats_tls_key_file: Path | None = None
+    """Private key of ``nats_tls_cert_file`` (unset: the key is in the certificate file)."""
+
     @field_validator("shard")
     @classmethod
     def _valid_shard(cls, value: str | None) -> str | None:
@@ -35,6 +57,29 @@ class ClusterSection(Section):
         if value is not None and not value.startswith(("nats://", "tls://")):
             raise ValueError(f"expected a nats:// or tls:// URL, got {value!r}")
         return value
+
+    def nats_auth(self) -> NatsAuth:
+        """The credentials and trust for NATS, secrets read from their files.
+
+        Raises:
+            AuthError: a secret file is missing, empty or unreadable.
+        """
+        password = None
+        if self.nats_password_file is not None:
+            password = read_secret(self.nats_password_file, "cluster.nats_password_file")
+        token = None
+        if self.nats_token_file is not None:
+            token = read_secret(self.nats_token_file, "cluster.nats_token_file")
+        return NatsAuth(
+            user=self.nats_user,
+            password=password,
+            token=token,
+            nkey_seed_file=self.nats_nkey_seed_file,
+            creds_file=self.nats_creds_file,
+            tls_ca_file=self.nats_tls_ca_file,
+            tls_cert_file=self.nats_tls_cert_file,
+            tls_key_file=self.nats_tls_key_file,
+        )
 
     @property
     def shard_spec(self) -> ShardSpec | None:
