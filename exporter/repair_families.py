@@ -1,0 +1,72 @@
+"""Repair and failure families for ``/metrics``, from the repairs ledger of the month.
+
+Computed off the tick (the ledger reads history on a thread, as the SLA summary does)
+and rendered at scrape time from the last result. Labels are bounded: nodes, the five
+failure classes and the six repair kinds; no serial or ticket becomes a label.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from exporter.families import Family, format_value, gauge, label_pairs
+from ledger.repairs.ledger import RepairsLedger
+from ledger.repairs.model import FAILURE_CLASSES
+
+FAILURES = gauge(
+    "gpufleet_repair_failures",
+    "Outages detected in the ledger's period (month to date), by failure class",
+    ("class",),
+)
+REPAIR_SECONDS_SUM = gauge(
+    "gpufleet_repair_seconds_sum",
+    "Sum of detection-to-healthy times of the period's completed repairs, by kind",
+    ("kind",),
+)
+REPAIR_SECONDS_COUNT = gauge(
+    "gpufleet_repair_seconds_count",
+    "Completed repairs in the period, by kind (mean time to repair = sum / count)",
+    ("kind",),
+)
+OPEN = gauge("gpufleet_repair_open", "Outages not yet repaired, per node", ("node",))
+BREACHES = gauge("gpufleet_repair_breaches", "Repairs that missed the contract's repair term", ())
+MTBF = gauge(
+    "gpufleet_node_mtbf_hours",
+    "Observed hours per failure of the node in the period (absent: no failure)",
+    ("node",),
+)
+
+
+def _lines(family: Family, rows: list[tuple[tuple[str, ...], float]]) -> str:
+    out = [family.header()]
+    for labels, value in sorted(rows):
+        text = format_value(value)
+        if text is None:
+            continue
+        pairs = label_pairs(family.labels, labels)
+        out.append(f"{family.name}{{{pairs}}} {text}\n" if pairs else f"{family.name} {text}\n")
+    return "".join(out)
+
+
+def render_repairs(led: RepairsLedger) -> str:
+    """The families' exposition text for ``led``."""
+    classes = Counter(r.failure_class for r in led.records)
+    seconds: dict[str, float] = defaultdict(float)
+    done: Counter[str] = Counter()
+    open_by_node: Counter[str] = Counter()
+    for r in led.records:
+        if r.time_to_repair_ms is None:
+            open_by_node[r.node] += 1
+        else:
+            seconds[r.kind] += r.time_to_repair_ms / 1000
+            done[r.kind] += 1
+    return "".join(
+        (
+            _lines(FAILURES, [((c,), float(classes[c])) for c in FAILURE_CLASSES]),
+            _lines(REPAIR_SECONDS_SUM, [((k,), v) for k, v in seconds.items()]),
+            _lines(REPAIR_SECONDS_COUNT, [((k,), float(v)) for k, v in done.items()]),
+            _lines(OPEN, [((n,), float(v)) for n, v in open_by_node.items()]),
+            _lines(BREACHES, [((), float(len(led.breaches)))]),
+            _lines(MTBF, [((n,), h) for n, h in led.mtbf_hours.items() if h is not None]),
+        )
+    )
