@@ -3,20 +3,29 @@
 :class:`AlertDispatcher` turns event-log entries that are transitions to a bad state
 (``[alerts] on``) into :class:`Alert` objects, skips what is acknowledged, repeats an alert
 for the same node, GPU and verdict at most once per ``repeat_after_s``, sends at most
-``max_per_minute`` per minute (the rest are counted into the next one), and delivers each
-to the dashboard (bell), a webhook (HTTP POST of JSON) and a command hook (the JSON on
-stdin, no shell). Network and process work runs on one sender thread, never in the tick.
+``max_per_minute`` per minute, and delivers each to the dashboard (bell), a webhook (HTTP
+POST of JSON) and a command hook (the JSON on stdin, no shell).
+
+What the rate limit holds back is not kept for a later alert (that may never come): the
+same batch sends one ``storm`` alert naming every node held back, with the count. Each
+receiver has its own sender thread, so a slow webhook never delays the command hook; a
+webhook request has a total deadline (a receiver that drips its answer is cut off); a
+failed delivery is retried with doubling backoff a bounded number of times, then handed
+to the event log as a failure (:meth:`AlertDispatcher.take_failures`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import logging
 import queue
+import socket
 import subprocess
 import threading
 import time
-import urllib.request
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -30,6 +39,8 @@ log = logging.getLogger(__name__)
 
 ACKS_FILE = "acknowledged.json"
 PROBE_FLAGS = frozenset(("slow", "straggler", "fail"))
+STORM_NAMES = 200  # nodes a storm alert names; the count and the event log have the rest
+REPLY_BYTES = 4096  # of a webhook's answer read (it is not used, only awaited)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +56,13 @@ class Alert:
     kind: str
     text: str
     suppressed_before: int = 0  # alerts not sent since the previous one (rate limit)
+    nodes: tuple[str, ...] = ()  # a storm: the nodes held back (at most STORM_NAMES)
+    count: int = 1  # a storm: how many alerts it stands for
 
     def to_json(self) -> bytes:
         body = asdict(self)
         body["reasons"] = list(self.reasons)
+        body["nodes"] = list(self.nodes)
         return json.dumps(body, sort_keys=True).encode()
 
 
@@ -123,6 +137,60 @@ class Acknowledgements:
 AlertListener = Callable[[Alert], None]
 
 
+class DeliveryError(Exception):
+    """A receiver did not take the alert (the message says how)."""
+
+
+def _cut(sockets: list[socket.socket], expired: threading.Event) -> None:
+    """At the deadline: shut the socket, which wakes a read blocked on a dripping answer.
+
+    The socket is kept from the connect: once the answer has begun, the response owns it
+    and the connection object no longer holds it."""
+    expired.set()
+    for sock in sockets:
+        with contextlib.suppress(OSError):  # already closed: nothing left to wake
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def post_json(url: str, body: bytes, deadline_s: float) -> int:
+    """POST ``body`` to ``url`` and return the HTTP status, all within ``deadline_s``.
+
+    A socket timeout bounds each read, not the request: a receiver that sends a byte
+    every few seconds would hold the sender for as long as it likes. A timer shuts the
+    socket at the deadline instead, whatever the request is waiting for.
+    """
+    parts = urllib.parse.urlsplit(url)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = kind(parts.hostname or "", parts.port, timeout=deadline_s)
+    expired = threading.Event()
+    sockets: list[socket.socket] = []
+    timer = threading.Timer(deadline_s, _cut, (sockets, expired))
+    timer.daemon = True
+    target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    headers = {"Content-Type": "application/json", "User-Agent": "gpufleet"}
+    status = 0
+    timer.start()
+    try:
+        conn.connect()  # bounded by the timeout; the timer cannot cut what has no socket yet
+        sockets.append(conn.sock)
+        if expired.is_set():
+            raise DeliveryError(f"no answer within {deadline_s:g} s")
+        conn.request("POST", target, body, headers)
+        reply = conn.getresponse()
+        status = reply.status
+        reply.read(REPLY_BYTES)
+    except (OSError, http.client.HTTPException) as exc:
+        if not 200 <= status < 300:  # an answer of 2xx took the alert, whatever came after
+            why = f"no answer within {deadline_s:g} s" if expired.is_set() else str(exc)
+            raise DeliveryError(why) from exc
+    finally:
+        timer.cancel()
+        conn.close()
+    if not 200 <= status < 300:
+        raise DeliveryError(f"HTTP {status}")
+    return status
+
+
 class AlertDispatcher:
     """Decides which log entries alert, and sends them."""
 
@@ -137,11 +205,18 @@ class AlertDispatcher:
         self._clock = clock
         self._last_sent: dict[tuple[str, int | None, str], float] = {}
         self._sent_at: deque[float] = deque()
-        self._suppressed = 0
         self._listeners: list[AlertListener] = []
-        self._outbox: queue.Queue[Alert | None] = queue.Queue()
-        self._sender: threading.Thread | None = None
-        self.failures = 0  # webhook or command deliveries that failed
+        self._receivers: dict[str, Callable[[Alert], None]] = {}
+        if cfg.webhook:
+            self._receivers["webhook"] = self._post
+        if cfg.command:
+            self._receivers["command"] = self._run_command
+        self._outboxes: dict[str, queue.Queue[Alert | None]] = {}
+        self._senders: dict[str, threading.Thread] = {}
+        self._stopping = threading.Event()
+        self._failed: deque[LogEntry] = deque(maxlen=1000)
+        self._lock = threading.Lock()
+        self.failures = 0  # webhook or command deliveries that failed (after retries)
 
     def subscribe(self, listener: AlertListener) -> Callable[[], None]:
         """Call ``listener`` with every alert sent (the dashboard rings its bell)."""
@@ -160,44 +235,41 @@ class AlertDispatcher:
         return entry.kind == verdict and verdict in self.cfg.on  # node state transitions
 
     def observe(self, entries: Iterable[LogEntry]) -> list[Alert]:
-        """Alert on the wanted, unacknowledged entries; returns the alerts sent."""
+        """Alert on the wanted, unacknowledged entries; returns the alerts sent.
+
+        What the rate limit holds back in this batch goes out now as one storm alert.
+        """
         sent = []
+        held: list[LogEntry] = []
         for entry in entries:
             if not self.wants(entry) or self.acks.covering(entry.node, entry.gpu) is not None:
                 continue
-            alert = self._admit(entry)
+            alert, limited = self._admit(entry)
             if alert is not None:
                 sent.append(alert)
                 self._deliver(alert)
+            elif limited:
+                held.append(entry)
+        if held:
+            storm = storm_alert(held)
+            sent.append(storm)
+            self._deliver(storm)
         return sent
 
-    def _admit(self, entry: LogEntry) -> Alert | None:
+    def _admit(self, entry: LogEntry) -> tuple[Alert | None, bool]:
+        """(the alert to send, or None; whether the rate limit is what held it back)."""
         now = self._clock()
         key = (entry.node, entry.gpu, entry.verdict or "")
         last = self._last_sent.get(key)
         if last is not None and now - last < self.cfg.repeat_after_s:
-            return None  # the same alert, again: a flap, not news
+            return None, False  # the same alert, again: a flap, not news
         while self._sent_at and now - self._sent_at[0] >= 60.0:
             self._sent_at.popleft()
+        self._last_sent[key] = now  # held back or not, the storm alert reports it
         if len(self._sent_at) >= self.cfg.max_per_minute:
-            self._suppressed += 1
-            return None
+            return None, True
         self._sent_at.append(now)
-        self._last_sent[key] = now
-        suppressed, self._suppressed = self._suppressed, 0
-        reasons = tuple(r.strip() for r in entry.text.split(":", 1)[-1].split(";") if r.strip())
-        stamp = datetime.fromtimestamp(entry.t, UTC).isoformat(timespec="seconds")
-        return Alert(
-            entry.node,
-            entry.gpu,
-            entry.verdict or "",
-            reasons,
-            stamp,
-            entry.t,
-            entry.kind,
-            entry.text,
-            suppressed,
-        )
+        return single_alert(entry), False
 
     def _deliver(self, alert: Alert) -> None:
         for listener in tuple(self._listeners):
@@ -205,39 +277,56 @@ class AlertDispatcher:
                 listener(alert)
             except Exception:
                 log.exception("alert listener %r failed", listener)
-        if self.cfg.webhook or self.cfg.command:
-            if self._sender is None:
-                self._sender = threading.Thread(
-                    target=self._send_forever, name="gpufleet-alerts", daemon=True
-                )
-                self._sender.start()
-            self._outbox.put(alert)
+        for name in self._receivers:
+            self._outbox(name).put(alert)
 
-    def _send_forever(self) -> None:
-        while (alert := self._outbox.get()) is not None:
+    def _outbox(self, name: str) -> queue.Queue[Alert | None]:
+        if name not in self._senders:
+            box: queue.Queue[Alert | None] = queue.Queue()
+            self._outboxes[name] = box
+            thread = threading.Thread(
+                target=self._send_forever, args=(name, box), name=f"gpufleet-alerts-{name}",
+                daemon=True,
+            )  # fmt: skip
+            self._senders[name] = thread
+            thread.start()
+        return self._outboxes[name]
+
+    def _send_forever(self, name: str, box: queue.Queue[Alert | None]) -> None:
+        while (alert := box.get()) is not None:
             try:
-                if self.cfg.webhook:
-                    self._post(alert)
-                if self.cfg.command:
-                    self._run_command(alert)
+                self._send_with_retries(name, alert)
             finally:
-                self._outbox.task_done()
-        self._outbox.task_done()
+                box.task_done()
+        box.task_done()
+
+    def _send_with_retries(self, name: str, alert: Alert) -> None:
+        attempts = self.cfg.retries + 1
+        delay = self.cfg.retry_backoff_s
+        for attempt in range(1, attempts + 1):
+            try:
+                self._receivers[name](alert)
+                return
+            except DeliveryError as exc:
+                why = str(exc)
+            if attempt == attempts or self._stopping.wait(delay):
+                break
+            delay = min(delay * 2, self.cfg.retry_backoff_max_s)
+        with self._lock:
+            self.failures += 1
+            self._failed.append(failure_entry(name, alert, attempt, why, self._clock()))
+        log.warning("alert %s failed after %d attempts: %s", name, attempt, why)
+
+    def take_failures(self) -> list[LogEntry]:
+        """Deliveries that failed for good since the last call, as event-log entries."""
+        with self._lock:
+            out = list(self._failed)
+            self._failed.clear()
+        return out
 
     def _post(self, alert: Alert) -> None:
         assert self.cfg.webhook is not None
-        request = urllib.request.Request(
-            self.cfg.webhook,
-            data=alert.to_json(),
-            headers={"Content-Type": "application/json", "User-Agent": "gpufleet"},
-            method="POST",
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.cfg.webhook_timeout_s) as reply:
-                reply.read(4096)
-        except (OSError, ValueError) as exc:  # URLError and HTTPError are OSErrors
-            self.failures += 1
-            log.warning("alert webhook %s failed: %s", self.cfg.webhook, exc)
+        post_json(self.cfg.webhook, alert.to_json(), self.cfg.webhook_timeout_s)
 
     def _run_command(self, alert: Alert) -> None:
         try:
@@ -249,22 +338,67 @@ class AlertDispatcher:
                 capture_output=True,
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            self.failures += 1
-            log.warning("alert command %s failed: %s", self.cfg.command[0], exc)
+            raise DeliveryError(str(exc)) from exc
 
     def drain(self, timeout_s: float = 10.0) -> bool:
         """Wait until every queued alert was sent (or failed); False on timeout."""
         deadline = time.monotonic() + timeout_s
-        while self._outbox.unfinished_tasks:
-            if time.monotonic() > deadline:
-                return False
-            with self._outbox.all_tasks_done:
-                self._outbox.all_tasks_done.wait(0.05)
+        for box in tuple(self._outboxes.values()):
+            while box.unfinished_tasks:
+                if time.monotonic() > deadline:
+                    return False
+                with box.all_tasks_done:
+                    box.all_tasks_done.wait(0.05)
         return True
 
     def close(self) -> None:
-        """Stop the sender thread after what is queued."""
-        if self._sender is not None:
-            self._outbox.put(None)
-            self._sender.join(timeout=self.cfg.webhook_timeout_s + self.cfg.command_timeout_s)
-            self._sender = None
+        """Stop the sender threads after what is queued (no more retry waits)."""
+        self._stopping.set()
+        for box in self._outboxes.values():
+            box.put(None)
+        bound = (self.cfg.webhook_timeout_s + self.cfg.command_timeout_s) * (self.cfg.retries + 1)
+        for thread in self._senders.values():
+            thread.join(timeout=bound)
+        self._senders.clear()
+        self._outboxes.clear()
+
+
+def _reasons(entry: LogEntry) -> tuple[str, ...]:
+    return tuple(r.strip() for r in entry.text.split(":", 1)[-1].split(";") if r.strip())
+
+
+def _stamp(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+
+
+def single_alert(entry: LogEntry) -> Alert:
+    """The alert of one log entry."""
+    return Alert(
+        entry.node, entry.gpu, entry.verdict or "", _reasons(entry), _stamp(entry.t), entry.t,
+        entry.kind, entry.text,
+    )  # fmt: skip
+
+
+def storm_alert(held: list[LogEntry]) -> Alert:
+    """One alert for every entry the rate limit held back: the nodes by name, the count."""
+    nodes = tuple(dict.fromkeys(e.node for e in held))
+    named = nodes[:STORM_NAMES]
+    more = f" and {len(nodes) - len(named)} more" if len(nodes) > len(named) else ""
+    verdicts = ", ".join(sorted({e.verdict or "" for e in held}))
+    text = (
+        f"storm: {len(held)} more alerts ({verdicts}) on {len(nodes)} nodes: "
+        f"{', '.join(named)}{more} (every one is in the event log)"
+    )
+    first = min(e.t for e in held)
+    summary = (f"{len(held)} alerts on {len(nodes)} nodes",)
+    return Alert(
+        f"{len(nodes)} nodes", None, "storm", summary, _stamp(first), first, "storm", text,
+        suppressed_before=len(held), nodes=named, count=len(held),
+    )  # fmt: skip
+
+
+def failure_entry(receiver: str, alert: Alert, attempts: int, why: str, t: float) -> LogEntry:
+    """A delivery that failed for good, as the event log shows it."""
+    text = f"alert {receiver} failed after {attempts} attempts: {why} ({alert.text})"
+    node = "fleet" if alert.kind == "storm" else alert.node
+    return LogEntry(t, node, "alert_failed", text[:500], "warn", alert.gpu)

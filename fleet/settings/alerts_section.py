@@ -28,18 +28,27 @@ class AlertsSection(Section):
     """URL to POST each alert to as JSON: node, gpu, verdict, reasons, time (ISO 8601 UTC),
     t (unix seconds), kind, text. Unset: no webhook."""
     webhook_timeout_s: float = Field(default=5.0, gt=0.0, le=60.0)
-    """Seconds to wait for the webhook to answer before giving up on that alert."""
+    """Seconds one webhook request may take in all (connect, send, answer); a receiver
+    still answering then is cut off and the attempt failed."""
     command: tuple[str, ...] = ()
     """A program and its arguments to run per alert, the alert's JSON on its standard
     input, e.g. ["notify-send", "gpufleet"]. Run without a shell. Empty: none."""
     command_timeout_s: float = Field(default=10.0, gt=0.0, le=300.0)
     """Seconds the command may run before it is stopped."""
+    retries: int = Field(default=3, ge=0, le=10)
+    """A failed webhook or command delivery is tried again this many times, then
+    recorded in the event log as failed."""
+    retry_backoff_s: float = Field(default=2.0, gt=0.0, le=300.0)
+    """Seconds before the first retry; each later wait doubles."""
+    retry_backoff_max_s: float = Field(default=60.0, gt=0.0, le=3600.0)
+    """The longest wait between two tries."""
     repeat_after_s: float = Field(default=900.0, ge=0.0)
     """The same alert (node, GPU, verdict) is not sent again within this many seconds:
     a flapping GPU alerts once, not every flap."""
     max_per_minute: int = Field(default=20, ge=1, le=10_000)
-    """At most this many alerts are sent per minute; the rest are counted and reported
-    in the next one sent (a fleet-wide outage is one storm, not 1,000 webhooks)."""
+    """At most this many alerts are sent per minute; the rest of the same tick go out
+    at once as one storm alert naming their nodes and the count (a fleet-wide outage is
+    one storm, not 1,000 webhooks)."""
 
     @field_validator("command")
     @classmethod

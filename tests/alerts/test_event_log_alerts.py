@@ -133,7 +133,7 @@ def test_webhook_posts_json_to_a_real_server_deduplicated(
     assert body["reasons"] == ["XID 79"] and str(body["time"]).endswith("+00:00")
 
 
-def test_rate_limit_holds_back_a_storm_and_counts_it(
+def test_rate_limit_sends_what_it_holds_back_as_one_storm_alert_at_once(
     webhook: tuple[str, list[dict[str, object]]],
 ) -> None:
     url, received = webhook
@@ -142,14 +142,18 @@ def test_rate_limit_holds_back_a_storm_and_counts_it(
     dispatcher = AlertDispatcher(cfg, Acknowledgements(None), lambda: now[0])
     try:
         storm = [entry(f"node-{i:04d}", None, "broken") for i in range(10)]
-        assert len(dispatcher.observe(storm)) == 3
+        sent = dispatcher.observe(storm)
+        assert [a.kind for a in sent] == ["broken"] * 3 + ["storm"]
+        assert sent[-1].count == 7 and sent[-1].nodes == tuple(
+            f"node-{i:04d}" for i in range(3, 10)
+        )
         now[0] += 61
         later = dispatcher.observe([entry("node-0100", None, "broken")])
-        assert later[0].suppressed_before == 7
+        assert later[0].suppressed_before == 0  # nothing waits for a later alert
         assert dispatcher.drain()
     finally:
         dispatcher.close()
-    assert len(received) == 4 and received[-1]["suppressed_before"] == 7
+    assert len(received) == 5 and received[3]["count"] == 7
 
 
 def test_acknowledged_nodes_and_gpus_do_not_alert_and_acks_persist(tmp_path: Path) -> None:
