@@ -1,7 +1,13 @@
 """The DCGM fields gpufleet serves and how each is read from a GPU snapshot.
 
 Names, types and units follow dcgm-exporter's ``etc/default-counters.csv``
-(NVIDIA/dcgm-exporter); the help texts are gpufleet's own.
+(NVIDIA/dcgm-exporter at d5e5f510a1b6b393f39a43293ccd9dc985defc79, release 4.5.3-4.8.2);
+the help texts are gpufleet's own. The opt-in fields of dcgm-exporter 4.8.4 (fabric
+health, the management power limit) take their meaning and values from DCGM's
+``dcgmlib/dcgm_fields.h`` (NVIDIA/DCGM at 72fa3feaa67d716a75323a8f47c34ff3ee73f824,
+DCGM 4.6.0): field 174 ``DCGM_FI_DEV_FABRIC_HEALTH_MASK``, 175
+``DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY`` (0 not supported, 1 healthy, 2 unhealthy, 3 limited
+capacity) and 160 ``DCGM_FI_DEV_POWER_MGMT_LIMIT`` (W).
 """
 
 from __future__ import annotations
@@ -57,6 +63,21 @@ def _fb_free(gpu: GpuSnapshot) -> float | None:
 
 def _field(name: str, type_: Literal["gauge", "counter"], help_: str, attr: str) -> DcgmField:
     return DcgmField(name, type_, help_, attrgetter(attr))
+
+
+def _optional(name: str, type_: Literal["gauge", "counter"], help_: str, attr: str) -> DcgmField:
+    """A field read by attribute name from a snapshot that may not carry it.
+
+    The node agent reports these where the driver and the agent have them (the NVML
+    total energy counter as the slow field ``energy_mj``, ...); a snapshot without the
+    attribute, like a reading that failed, emits no series.
+    """
+
+    def read(gpu: GpuSnapshot) -> Reading:
+        value: Reading = getattr(gpu, attr, None)
+        return value
+
+    return DcgmField(name, type_, help_, read)
 
 
 FIELDS: tuple[DcgmField, ...] = (
@@ -166,6 +187,34 @@ FIELDS: tuple[DcgmField, ...] = (
         "gauge",
         "1 when a row remap failed.",
         "remap_failure",
+    ),
+    # In dcgm-exporter's default set; the agent reports them where it reads them.
+    _optional("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock (MHz).", "mem_clock_mhz"),
+    _optional("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (C).", "memory_temp_c"),
+    _optional(
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "counter",
+        "Energy used since the driver was loaded (mJ).",
+        "energy_mj",
+    ),
+    # Opt-in in dcgm-exporter 4.8.4. A limit and a status code go up and down: gauges.
+    _optional(
+        "DCGM_FI_DEV_POWER_MGMT_LIMIT",
+        "gauge",
+        "Power management limit requested (W).",
+        "power_mgmt_limit_w",
+    ),
+    _optional(
+        "DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY",
+        "gauge",
+        "Fabric health: 0 not supported, 1 healthy, 2 unhealthy, 3 limited capacity.",
+        "fabric_health_summary",
+    ),
+    _optional(
+        "DCGM_FI_DEV_FABRIC_HEALTH_MASK",
+        "gauge",
+        "Fabric health bitmask (NVML_GPU_FABRIC_HEALTH_MASK_*).",
+        "fabric_health_mask",
     ),
 )
 

@@ -1,7 +1,5 @@
 """[metrics] the Prometheus endpoint (docs/metrics.md)."""
 
-from typing import Literal
-
 from pydantic import field_validator
 
 from exporter.addr import DEFAULT_METRICS_ADDR, parse_addr
@@ -33,11 +31,6 @@ class MetricsSection(Section):
     repeat what the per-second gauges say; ``rate()`` over them is
     ``gpufleet_port_receive_bytes_per_second`` and ``gpufleet_port_errors_per_second``
     (docs/metrics.md, "Raw port counters")."""
-    dcgm_names: Literal["4.8", "4.9"] = "4.8"
-    """The field names and units of /metrics/dcgm: "4.8" as dcgm-exporter 4.8 and earlier
-    name them, "4.9" as dcgm-exporter 4.9.0 with DCGM 4.7 does (renamed fields, clocks in
-    Hz, energy in J, utilization as a 0-1 ratio, memory in bytes). A scrape can ask for
-    the other with ``/metrics/dcgm?names=4.9`` (docs/metrics.md)."""
 
     @field_validator("addr")
     @classmethod
