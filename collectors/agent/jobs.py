@@ -258,8 +258,13 @@ def _identity(entry: Dict[str, Any]) -> Tuple[Any, ...]:
     return tuple(entry.get(name) for name in ("gpu", "scheduler", "job", "step", "pod", "uid"))
 
 
-def list_jobs(proc_root: str) -> Dict[str, Any]:
+def list_jobs(proc_root: str, scan: bool = True) -> Dict[str, Any]:
     """Ask NVML for each GPU's compute processes and attribute them (the agent's path).
+
+    Args:
+        proc_root: where procfs is mounted.
+        scan: also walk every process for Slurm allocations without a GPU process
+            (the costly part: one ``cgroup`` read per process on the node).
 
     Returns:
         ``{"schema": 1, "jobs": [...], "errors": [...]}``.
@@ -270,23 +275,57 @@ def list_jobs(proc_root: str) -> Dict[str, Any]:
     try:
         count = pynvml.nvmlDeviceGetCount()
     except pynvml.NVMLError as exc:
-        return {
-            "schema": JOBS_SCHEMA,
-            "jobs": [],
-            "errors": [{"gpu": None, "error": error_name(exc)}],
-        }
+        failed = [{"gpu": None, "error": error_name(exc)}]
+        return {"schema": JOBS_SCHEMA, "jobs": [], "errors": failed}
     for index in range(count):
         try:
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             uuids.append(_text(pynvml.nvmlDeviceGetUUID(handle)))
-            pairs.extend(
-                (index, int(p.pid)) for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
-            )
+            running = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+            pairs.extend((index, int(p.pid)) for p in running)
         except pynvml.NVMLError as exc:
             if len(uuids) <= index:
                 uuids.append("")
             errors.append({"gpu": index, "error": error_name(exc)})
-    return {"schema": JOBS_SCHEMA, "jobs": attribute(proc_root, pairs, uuids), "errors": errors}
+    jobs = attribute(proc_root, pairs, uuids, None if scan else [])
+    return {"schema": JOBS_SCHEMA, "jobs": jobs, "errors": errors}
+
+
+class JobReporter:
+    """The agent's side of ``jobs``: called on each slow tick, answers a message or None.
+
+    NVML's process lists are read on every call; the walk of every process for idle
+    allocations runs at most every ``scan_s`` and its finds are reused in between.
+    """
+
+    def __init__(self, proc_root: str, refresh_s: float = 300.0, scan_s: float = 60.0) -> None:
+        self._proc_root = proc_root
+        self._watch = JobWatch(refresh_s)
+        self._scan_s = scan_s
+        self._scanned_at: Optional[float] = None
+        self._allocated: List[Dict[str, Any]] = []
+
+    def poll(self, t: float) -> Optional[Dict[str, Any]]:
+        """The ``jobs`` message to send at ``t``, or None (nothing changed, not due)."""
+        scan = self._scanned_at is None or t - self._scanned_at >= self._scan_s
+        body = list_jobs(self._proc_root, scan)
+        if scan:
+            self._scanned_at = t
+            self._allocated = [e for e in body["jobs"] if e["via"] == "env"]
+        else:
+            body["jobs"] = _merged(body["jobs"], self._allocated)
+        watched = self._watch.body(t, body["jobs"])
+        if watched is None:
+            return None
+        watched["errors"] = body["errors"]
+        return jobs_message(t, watched)
+
+
+def _merged(found: List[Dict[str, Any]], allocated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """``found`` plus the remembered allocations on GPUs where their job has no process."""
+    present = {(e["gpu"], e.get("job"), e.get("step")) for e in found}
+    extra = [e for e in allocated if (e["gpu"], e.get("job"), e.get("step")) not in present]
+    return sorted(found + extra, key=_order)
 
 
 def _text(value: Any) -> str:
