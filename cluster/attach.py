@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +32,8 @@ from cluster.publisher import SeriesRequest
 from cluster.remote_export import export_from_folders, export_through_shards
 from cluster.remote_probes import RemoteProbes
 from cluster.shards import STALE_INTERVALS
+from cluster.signed_wire import owned_events, owned_summary
+from cluster.signing import ShardKeys
 from cluster.wire import (
     EVENTS_WILDCARD,
     SUMMARY_WILDCARD,
@@ -79,6 +82,9 @@ class AttachedFleet:
             exports from it; without it, every shard exports its part over NATS.
         sla_refresh_s: seconds between asking the shards for their SLA ledgers.
         auth: credentials and trust for NATS (``[cluster]``'s ``nats_*`` keys).
+        keys: the shards' public keys (``[cluster] shard_public_keys``): only what the
+            owning shard signed is shown; the rest is dropped and counted (``dropped``).
+            None: unsigned summaries are taken as they come.
     """
 
     def __init__(
@@ -92,9 +98,11 @@ class AttachedFleet:
         history_dir: Path | None = None,
         sla_refresh_s: float = SLA_REFRESH_S,
         auth: NatsAuth | None = None,
+        keys: ShardKeys | None = None,
     ) -> None:
         self.url = url
         self._auth = auth
+        self.keys = keys
         self.history_dir = history_dir
         self.read_only = read_only
         self.board = ShardBoard(stale_intervals)
@@ -165,21 +173,55 @@ class AttachedFleet:
         self._replayed = True
         return True
 
+    @property
+    def dropped(self) -> Counter[str]:
+        """Messages and nodes not shown, by reason (malformed, unsigned, ...)."""
+        counts: Counter[str] = Counter()
+        if self.malformed:
+            counts["malformed"] = self.malformed
+        if self.keys is not None:
+            counts.update(self.keys.dropped)
+        return counts
+
+    def _opened(self, data: bytes) -> tuple[int | None, bytes] | None:
+        """The signing shard (None when not checking) and the body; None when dropped."""
+        if self.keys is None:
+            return None, data
+        return self.keys.open(data)
+
     async def _on_summary(self, msg: Msg) -> None:
         self.received_bytes += len(msg.data)
+        opened = self._opened(msg.data)
+        if opened is None:
+            return
+        signer, body = opened
         try:
-            summary = decode_summary(msg.data)
+            summary = decode_summary(body)
         except (msgspec.DecodeError, msgspec.ValidationError):
             self.malformed += 1
             return
+        if signer is not None and self.keys is not None:
+            checked = owned_summary(self.keys, signer, summary)
+            if checked is None:
+                return
+            summary = checked
         self.board.apply_summary(summary, self._clock())
 
     async def _on_events(self, msg: Msg) -> None:
+        opened = self._opened(msg.data)
+        if opened is None:
+            return
+        signer, body = opened
         try:
-            batch = decode_events(msg.data)
+            batch = decode_events(body)
         except (msgspec.DecodeError, msgspec.ValidationError):
             self.malformed += 1
             return
+        if signer is not None and self.keys is not None:
+            owned = owned_events(self.keys, signer, batch)
+            if owned is None:
+                return
+            batch = owned
         # Replayed history fills the node screens; only what happens now is "new".
         live = batch.taken_at >= self._clock() - 2 * self._tick_s
         self.board.apply_events(batch, live=live)

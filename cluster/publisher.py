@@ -27,7 +27,9 @@ from cluster.chunked import CHUNK_BYTES, ChunkStore
 from cluster.fleet_sla import LedgerRequest, shard_ledger
 from cluster.probe_wire import ProbeCancel, ProbeReply, ProbeRequest, ProgressForwarder
 from cluster.remote_export import ExportAsk, ExportPart, ShardHistoryFiles, shard_export_part
+from cluster.section import ClusterSection
 from cluster.shards import ShardSpec
+from cluster.signing import ShardSigner, SigningKeyError
 from cluster.wire import (
     GpuVerdictChange,
     ProbeOutcome,
@@ -75,6 +77,8 @@ class ShardPublisher:
         chunk_bytes: the most payload bytes in one chunk of a large reply.
         auth: credentials and trust for NATS; default: the fleet configuration's
             ``[cluster]`` table (what ``serve --shard`` was given).
+        signer: signs every summary part and event batch; default: the ``[cluster]``
+            table's ``signing_key_file``, if any.
     """
 
     def __init__(
@@ -89,9 +93,11 @@ class ShardPublisher:
         files: ShardHistoryFiles | None = None,
         chunk_bytes: int = CHUNK_BYTES,
         auth: NatsAuth | None = None,
+        signer: ShardSigner | None = None,
     ) -> None:
         self._fleet = fleet
         self._auth = auth
+        self._signer = signer
         self._ledger = ledger
         self._contract = contract
         self._files = files
@@ -116,6 +122,7 @@ class ShardPublisher:
         Raises:
             BusError: NATS is not reachable.
         """
+        self._signer = self._signer or self._configured_signer()
         self._nc = nc = await connect(self._url, f"gpufleet-shard-{self.spec}", self._nats_auth())
         await ensure_event_stream(nc.jetstream())
         k = self.spec.index
@@ -129,6 +136,21 @@ class ShardPublisher:
         self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
         self._unsubscribe = self._fleet.subscribe(self.on_snapshot)
 
+    def _cluster_section(self) -> ClusterSection | None:
+        config = getattr(self._fleet, "config", None)
+        cluster = getattr(config, "cluster", None)
+        return cluster if isinstance(cluster, ClusterSection) else None
+
+    def _configured_signer(self) -> ShardSigner | None:
+        cluster = self._cluster_section()
+        try:
+            return None if cluster is None else cluster.signer(self.spec.index)
+        except SigningKeyError as exc:
+            raise BusError(str(exc)) from None
+
+    def _seal(self, body: bytes) -> bytes:
+        return body if self._signer is None else self._signer.seal(body)
+
     def _nats_auth(self) -> NatsAuth:
         """The given credentials, else those of the fleet's own ``[cluster]`` table.
 
@@ -137,8 +159,7 @@ class ShardPublisher:
         """
         if self._auth is not None:
             return self._auth
-        config = getattr(self._fleet, "config", None)
-        cluster = getattr(config, "cluster", None)
+        cluster = self._cluster_section()
         if cluster is None:
             return NatsAuth()
         try:
@@ -210,12 +231,12 @@ class ShardPublisher:
             return
         parts, self._summary = self._summary, []
         for part in parts:
-            await nc.publish(summary_subject(self.spec.index), part)
+            await nc.publish(summary_subject(self.spec.index), self._seal(part))
             self.sent_bytes += len(part)
         js = nc.jetstream()
         while self._batches:
             batch = self._batches[0]
-            await js.publish(events_subject(self.spec.index), batch, timeout=5.0)
+            await js.publish(events_subject(self.spec.index), self._seal(batch), timeout=5.0)
             self._batches.popleft()  # only once the stream has it
             self.sent_bytes += len(batch)
 

@@ -8,6 +8,12 @@ from pydantic import Field, field_validator
 
 from cluster.auth import NatsAuth, read_secret
 from cluster.shards import STALE_INTERVALS, ShardSpec, parse_shard
+from cluster.signing import (
+    ShardKeys,
+    ShardSigner,
+    load_signer,
+    parse_public_key,
+)
 from fleet.settings.base import Section
 
 
@@ -43,6 +49,22 @@ class ClusterSection(Section):
     """Client certificate presented to NATS (servers with ``verify: true``)."""
     nats_tls_key_file: Path | None = None
     """Private key of ``nats_tls_cert_file`` (unset: the key is in the certificate file)."""
+
+    signing_key_file: Path | None = None
+    """This shard's Ed25519 private key (PEM: ``openssl genpkey -algorithm ed25519``): it
+    signs every summary and event batch it publishes. Unset: published unsigned."""
+    shard_public_keys: tuple[str, ...] = ()
+    """Every shard's public key, shard 1's first, as base64 of its 32 raw bytes
+    (``openssl pkey -in KEY -pubout -outform DER | tail -c 32 | base64``). Set: viewers
+    drop what is unsigned, from an unknown shard, or for a node rendezvous hashing over
+    this many shards gives to another shard, counting each."""
+
+    @field_validator("shard_public_keys")
+    @classmethod
+    def _valid_keys(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for text in value:
+            parse_public_key(text)  # raises ValueError saying what was expected
+        return value
 
     @field_validator("shard")
     @classmethod
@@ -80,6 +102,22 @@ class ClusterSection(Section):
             tls_cert_file=self.nats_tls_cert_file,
             tls_key_file=self.nats_tls_key_file,
         )
+
+    def shard_keys(self) -> ShardKeys | None:
+        """The shards' public keys for checking what they publish; None when not listed."""
+        if not self.shard_public_keys:
+            return None
+        return ShardKeys([parse_public_key(text) for text in self.shard_public_keys])
+
+    def signer(self, shard: int) -> ShardSigner | None:
+        """Shard ``shard``'s signer, None without ``signing_key_file``.
+
+        Raises:
+            SigningKeyError: the key file cannot be read or is not an Ed25519 key.
+        """
+        if self.signing_key_file is None:
+            return None
+        return load_signer(self.signing_key_file, shard)
 
     @property
     def shard_spec(self) -> ShardSpec | None:
