@@ -66,6 +66,7 @@ class LiveJobs:
     def __init__(self, describe: Describe | None = None) -> None:
         self._open: dict[str, dict[_Key, JobInterval]] = {}
         self._describe = describe
+        self._changed: set[str] = set()
 
     def ingest(self, node: str, message: Jobs, received: float) -> list[JobInterval]:
         """Take a node's ``jobs`` message; the intervals it ended (ended at ``received``)."""
@@ -78,11 +79,15 @@ class LiveJobs:
             kept = before.get(key)
             after[key] = kept if kept is not None else self._opened(node, entry, key, received)
         self._open[node] = after
+        if after.keys() != before.keys():
+            self._changed.add(node)
         return [replace(old, end=received) for key, old in before.items() if key not in after]
 
     def node_gone(self, node: str, at: float) -> list[JobInterval]:
         """Close every interval of a node that was removed from the fleet."""
         closed = self._open.pop(node, {})
+        if closed:
+            self._changed.add(node)
         return [replace(old, end=at) for old in closed.values()]
 
     def current(self) -> list[JobInterval]:
@@ -92,6 +97,15 @@ class LiveJobs:
     def on_gpu(self, node: str, gpu: int) -> list[JobInterval]:
         """The open intervals of one GPU (several when jobs share it)."""
         return [self._described(i) for i in self._sorted(node) if i.gpu == gpu]
+
+    def node_jobs(self, node: str) -> tuple[JobInterval, ...]:
+        """The open intervals of one node, by GPU (what its snapshot shows)."""
+        return tuple(self._described(i) for i in self._sorted(node))
+
+    def take_changed(self) -> set[str]:
+        """The nodes whose jobs changed since the last call (then forgotten)."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     def jobs(self) -> set[str]:
         """The ids of every job (and pod) on some GPU now."""
@@ -130,3 +144,23 @@ class LiveJobs:
     def describe(self, interval: JobInterval) -> JobInterval:
         """``interval`` with the scheduler's name, account and partition when known."""
         return self._described(interval)
+
+
+def matches_job(intervals: Iterable[JobInterval], text: str) -> bool:
+    """The filter's ``job:TEXT``: a job id (or pod UID) equal to it, or a name containing it."""
+    needle = text.lower()
+    return any(i.job == text or (i.name and needle in i.name.lower()) for i in intervals)
+
+
+def matches_user(intervals: Iterable[JobInterval], text: str) -> bool:
+    """The filter's ``user:NAME``: a job of that user (case-insensitive) on the node."""
+    return any(i.user.lower() == text.lower() for i in intervals)
+
+
+def gpu_job_text(intervals: Iterable[JobInterval], gpu: int) -> str:
+    """The job column of one GPU: its job ids, a step's repeats folded (``4242,77``)."""
+    ids: list[str] = []
+    for interval in intervals:
+        if interval.gpu == gpu and interval.job not in ids:
+            ids.append(interval.job)
+    return ",".join(ids)

@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from collectors.sanitize import clean_text
+from fleet.jobs import Describe, Described
 from fleet.settings.jobs_section import JobsSection
 
 MAX_EPOCH_S = 253_402_300_799
@@ -184,3 +185,15 @@ class SlurmMetadata:
             self._jobs[meta.job] = meta
         while len(self._jobs) > self._section.metadata_jobs:
             self._jobs.popitem(last=False)
+
+
+def describer(metadata: SlurmMetadata) -> Describe:
+    """The live jobs' ``describe`` (``fleet.jobs.LiveJobs``) answered from this cache."""
+
+    def describe(job: str) -> Described | None:
+        meta = metadata.get(job)
+        if meta is None:
+            return None
+        return Described(meta.name, meta.account, meta.partition, meta.user)
+
+    return describe

@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.protocol import Jobs, decode_line
 from exporter.workload import render_workload
-from fleet.jobs import Described, LiveJobs
+from fleet.jobs import Described, LiveJobs, gpu_job_text, matches_job, matches_user
 from history.jobs import JobHistoryWriter, read_job_history
 
 UUID0 = "GPU-00000000-1111-2222-3333-444444444444"
@@ -96,3 +96,16 @@ def test_the_jobs_table_round_trips_and_duckdb_reads_it(tmp_path: Path) -> None:
     writer.closed(closed)
     writer.flush(live.current(), T0 + 7200)
     assert read_job_history(tmp_path).height == 2
+
+
+def test_what_the_screens_and_filters_read() -> None:
+    live = LiveJobs(describe=lambda job: Described("llama-pretrain", "nlp", "h100"))
+    live.ingest("n1", _jobs(0, (0, UUID0, "41", "0"), (0, UUID0, "41", "1")), T0)
+    live.ingest("n2", _jobs(0, (1, UUID1, "42", "0")), T0)
+    assert live.take_changed() == {"n1", "n2"}
+    live.ingest("n1", _jobs(1, (0, UUID0, "41", "0"), (0, UUID0, "41", "1")), T0 + 10)
+    assert live.take_changed() == set()  # the same jobs again: no change to show
+    n1 = live.node_jobs("n1")
+    assert gpu_job_text(n1, 0) == "41" and gpu_job_text(n1, 1) == ""
+    assert matches_job(n1, "41") and matches_job(n1, "pretrain") and not matches_job(n1, "4")
+    assert matches_user(n1, "ALICE") and not matches_user(n1, "bob")

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from fleet.jobs import Described
 from fleet.settings.jobs_section import JobsSection
 from ledger.jobs.slurm_meta import (
     MetadataError,
     SlurmMetadata,
+    describer,
     parse_jobs,
     remote_command,
     squeue_argv,
@@ -133,3 +135,17 @@ async def test_the_cache_is_bounded_and_asks_only_when_due() -> None:
     assert [meta.get(j).name for j in ("2", "3", "4")] == ["j2", "j3", "j4"]  # type: ignore[union-attr]
     assert await meta.refresh(120.0) == 0
     assert meta.last_error is not None and len(meta) == 3  # a bad answer keeps the cache
+
+
+async def test_live_jobs_are_described_from_the_cache() -> None:
+    async def run(argv: Sequence[str]) -> bytes:
+        return json.dumps(
+            {"jobs": [{"job_id": 9, "name": "sft", "user_name": "carol", "account": "a1",
+                       "partition": "p1"}]}
+        ).encode()  # fmt: skip
+
+    meta = SlurmMetadata(JobsSection(), run)
+    await meta.refresh(0.0)
+    describe = describer(meta)
+    assert describe("9") == Described("sft", "a1", "p1", "carol")
+    assert describe("10") is None
