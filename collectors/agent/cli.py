@@ -59,6 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--proc-root", default=None, help="procfs mount point for 'processes' (default /proc)"
     )
+    parser.add_argument(
+        "--renter-user",
+        action="append",
+        default=[],
+        metavar="USER",
+        help="a user whose GPU processes are the renter's (repeat); with --renter-process, "
+        "any other process is the provider's and is reported as foreign",
+    )
+    parser.add_argument(
+        "--renter-process",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a process name (/proc/PID/comm) that is the renter's whoever runs it (repeat)",
+    )
     parser.add_argument("--host", default=None, help="node name in hello (default: hostname)")
     _add_sim_arguments(parser)
     parser.add_argument(
@@ -96,6 +111,8 @@ class Options:
         self.sysfs_root: Optional[str] = namespace.sysfs_root
         self.proc_root: Optional[str] = namespace.proc_root
         self.host: str = namespace.host or socket.gethostname()
+        self.renter_users: List[str] = list(namespace.renter_user)
+        self.renter_processes: List[str] = list(namespace.renter_process)
         self.sim: Optional[str] = namespace.sim
         self.sim_node: str = namespace.sim_node
         self.sim_seed: int = namespace.sim_seed

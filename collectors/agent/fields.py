@@ -46,6 +46,17 @@ GPU_SLOW_FIELDS = (
     "nvlink_crc_flit",  # sum over links of CRC flit errors (FI 38)
     "nvlink_crc_data",  # sum over links of CRC data errors (FI 45)
     "power_limit_w",  # enforced power limit, W
+    # Appended later (additive: the controller reads fields by name, never by position).
+    "pcie_gen",  # current PCIe link generation (nvmlDeviceGetCurrPcieLinkGeneration)
+    "pcie_gen_max",  # the most the GPU and slot support (nvmlDeviceGetMaxPcieLinkGeneration)
+    "pcie_width",  # current PCIe link width, lanes
+    "pcie_width_max",  # the widest the GPU and slot support
+    "energy_mj",  # NVML total energy counter, mJ since the driver loaded (Volta and newer)
+    # Compute processes on the GPU (nvmlDeviceGetComputeRunningProcesses + /proc), judged
+    # against the renter identity the agent was given; null when it was given none.
+    "foreign_mem_mib",  # MiB held by processes that are not the renter's
+    "foreign_procs",  # how many such processes
+    "renter_procs",  # how many of the renter's processes
 )
 
 # Per link inside ``links`` on slow samples: [state, replay, recovery, crc_flit, crc_data].

@@ -21,6 +21,7 @@ from collectors.agent.gpus import Gpu, open_gpus, system_versions
 from collectors.agent.loop import Agent, Clock, RealClock
 from collectors.agent.nvmlcall import error_name
 from collectors.agent.processes import list_processes
+from collectors.agent.renter import RenterIdentity
 from collectors.agent.sampler import NodeSampler
 from collectors.agent.sysfs import (
     AttributeReader,
@@ -119,7 +120,14 @@ def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: boo
     nvml, gpus, nvml_error = _open_nvml()
     root = options.sysfs_root or "/sys"
     reader = AttributeReader(keep_open=is_sysfs_mount(root))
-    sampler = NodeSampler(gpus, discover_ports(root, reader), discover_nics(root, reader))
+    renter = RenterIdentity(options.renter_users, options.renter_processes)
+    sampler = NodeSampler(
+        gpus,
+        discover_ports(root, reader),
+        discover_nics(root, reader),
+        renter,
+        options.proc_root or "/proc",
+    )
     writer.send(_hello(options, sampler, clock, nvml))
     if nvml_error is not None:
         writer.send(wire.error(clock.time(), error_name(nvml_error), _nvml_hint(nvml_error)))

@@ -4,18 +4,34 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+import pynvml
+
 from collectors.agent import wire
+from collectors.agent.fields import GPU_SLOW_FIELDS
 from collectors.agent.gpus import Gpu, GpuLost
+from collectors.agent.nvmlcall import error_name, is_gpu_lost
+from collectors.agent.renter import RenterIdentity, gpu_usage
 from collectors.agent.sysfs import IbPort, Nic
 
 Errors = Dict[str, Dict[str, str]]
+USAGE_FIELDS = ("foreign_mem_mib", "foreign_procs", "renter_procs")
+_USAGE_AT = [GPU_SLOW_FIELDS.index(name) for name in USAGE_FIELDS]
 
 
 class NodeSampler:
     """Builds ``sample`` messages from the node's GPUs, HCA ports and NICs."""
 
-    def __init__(self, gpus: List[Gpu], ports: List[IbPort], nics: List[Nic]) -> None:
+    def __init__(
+        self,
+        gpus: List[Gpu],
+        ports: List[IbPort],
+        nics: List[Nic],
+        renter: Optional[RenterIdentity] = None,
+        proc_root: str = "/proc",
+    ) -> None:
         self.gpus = gpus
+        self.renter = renter if renter else None  # no identity: the fields stay null
+        self.proc_root = proc_root
         self.ports = ports
         self.nics = nics
         # GPUs lost since the last call, for the caller to announce once.
@@ -68,6 +84,8 @@ class NodeSampler:
             return None, None
         try:
             row, links, failed = gpu.read_slow()
+            if self.renter is not None and row is not None:
+                self._add_usage(gpu, row, errs)
         except GpuLost:
             gpu.lost = True
             self.newly_lost.append(gpu)
@@ -75,6 +93,19 @@ class NodeSampler:
         if failed:
             errs.setdefault(str(gpu.index), {}).update(failed)
         return row, links
+
+    def _add_usage(self, gpu: Gpu, row: List[Any], errs: Errors) -> None:
+        try:
+            usage = gpu_usage(gpu.handle, self.proc_root, self.renter)  # type: ignore[arg-type]
+        except pynvml.NVMLError as exc:
+            if is_gpu_lost(exc):
+                raise GpuLost(gpu.index) from exc
+            errs.setdefault(str(gpu.index), {}).update(
+                {name: error_name(exc) for name in USAGE_FIELDS}
+            )
+            return
+        for at, value in zip(_USAGE_AT, usage):
+            row[at] = value
 
     def take_newly_lost(self) -> List[Gpu]:
         """GPUs lost since the last call (each reported once)."""

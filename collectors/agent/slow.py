@@ -41,6 +41,10 @@ def _power_limit(handle: Any) -> Any:
     return finite(pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0)
 
 
+def _total_energy(handle: Any) -> Any:
+    return int(pynvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+
+
 _CORR, _UNC = pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 _VOL, _AGG = pynvml.NVML_VOLATILE_ECC, pynvml.NVML_AGGREGATE_ECC
 
@@ -67,6 +71,11 @@ SLOW_SOURCES: Dict[str, List[Source]] = {
     "nvlink_crc_flit": [pynvml.NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, _SUM + "crc_flit"],
     "nvlink_crc_data": [pynvml.NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL, _SUM + "crc_data"],
     "power_limit_w": [_power_limit],
+    "pcie_gen": [pynvml.nvmlDeviceGetCurrPcieLinkGeneration],
+    "pcie_gen_max": [pynvml.nvmlDeviceGetMaxPcieLinkGeneration],
+    "pcie_width": [pynvml.nvmlDeviceGetCurrPcieLinkWidth],
+    "pcie_width_max": [pynvml.nvmlDeviceGetMaxPcieLinkWidth],
+    "energy_mj": [pynvml.NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, _total_energy],
 }
 
 

@@ -159,7 +159,8 @@ class BasicCalls(LibraryBase):
         ret, view = self.device(handle)
         if view is None or ret:
             return ret
-        out(ref).value = POWER_LIMIT_MW
+        cap = view.faults.power_cap_w
+        out(ref).value = POWER_LIMIT_MW if cap is None else cap * 1000
         return SUCCESS
 
     def _c_nvmlDeviceGetPowerManagementLimit(self, handle: Any, ref: Any) -> int:

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.sim.calls_delivery import CHECK_PID, RESIDENT_PID, provider_pids
 from collectors.sim.cbase import (
     ERROR_INSUFFICIENT_SIZE,
     ERROR_INVALID_ARGUMENT,
@@ -29,7 +30,7 @@ from collectors.sim.cbase import (
     value,
 )
 from collectors.sim.effects import SimEvent
-from collectors.sim.model import GpuView
+from collectors.sim.model import CHECK_MEMORY, GpuView
 
 # SBE, DBE, PState, XID, Clock, SBE storm, DRAM retirement event/failure, (non)fatal
 # poison, GPU unavailable, recovery action: what an H100 on a recent driver reports.
@@ -189,14 +190,14 @@ class EventCalls(LibraryBase):
         ret, view = self.device(handle)
         if view is None or ret:
             return ret
-        running = [] if view.reading.pid is None else [view.reading.pid]
+        running = running_processes(view)
         capacity, out(count).value = out(count).value, len(running)
         if not running:
             return SUCCESS
         if procs is None or capacity < len(running):
             return ERROR_INSUFFICIENT_SIZE
-        for i, pid in enumerate(running):
-            procs[i].pid, procs[i].usedGpuMemory = pid, view.reading.memory_used
+        for i, (pid, used) in enumerate(running):
+            procs[i].pid, procs[i].usedGpuMemory = pid, used
             procs[i].gpuInstanceId = procs[i].computeInstanceId = NO_INSTANCE
         return SUCCESS
 
@@ -231,3 +232,12 @@ def _gpm_metric(view: GpuView, metric_id: int) -> float | None:
         61: r.util_gpu * 2500.0,  # NVLink total TX MiB/s
     }
     return metrics.get(metric_id)
+
+
+def running_processes(view: GpuView) -> list[tuple[int, int]]:
+    """(pid, bytes used) of the job and the provider's processes on the GPU now."""
+    provider = {RESIDENT_PID: view.faults.reserved_bytes, CHECK_PID: CHECK_MEMORY}
+    pids = provider_pids(view)
+    job_bytes = view.reading.memory_used - sum(provider[p] for p in pids)
+    running = [] if view.reading.pid is None else [(view.reading.pid, max(0, job_bytes))]
+    return running + [(p, provider[p]) for p in pids]

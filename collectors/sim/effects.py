@@ -19,6 +19,7 @@ EVENT_DBE = 0x2
 EVENT_XID = 0x8
 CLOCK_HW_SLOWDOWN = 0x8
 CLOCK_HW_THERMAL = 0x40
+GIB = 1 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,10 @@ class GpuFaultState:
     thermal: tuple[int, float] | None = None  # (temperature C, clock factor)
     slow_factor: float = 1.0
     generation: int = 0  # bumps when a recover swaps the board (new UUID)
+    reserved_bytes: int = 0  # held by the provider's resident process (memory_reserved)
+    power_cap_w: int | None = None  # enforced power limit while power_capped holds
+    pcie: tuple[int, int] | None = None  # (gen, width) of the link while pcie_degraded holds
+    provider_load: bool = False  # the provider's check runs on the GPU now
 
 
 @dataclass(slots=True)
@@ -225,6 +230,30 @@ def _degraded(state: PortFaultState, fault: Fault, t: float, active: bool, end: 
         state.rate = str(fault.params["rate"])
 
 
+def _memory_reserved(
+    state: GpuFaultState, fault: Fault, t: float, active: bool, end: float
+) -> None:
+    if active:
+        state.reserved_bytes += round(float(fault.params["gib"]) * GIB)
+
+
+def _power_capped(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    if active:
+        watts = int(fault.params["watts"])
+        state.power_cap_w = watts if state.power_cap_w is None else min(state.power_cap_w, watts)
+
+
+def _pcie_degraded(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    if active:
+        state.pcie = (int(fault.params["gen"]), int(fault.params["width"]))
+
+
+def _provider_check(state: GpuFaultState, fault: Fault, t: float, active: bool, end: float) -> None:
+    # The check runs for ``duration`` at the start of every ``period`` from ``at``.
+    if active and (t - fault.at) % float(fault.params["period"]) < float(fault.params["duration"]):
+        state.provider_load = True
+
+
 _GPU_EFFECTS = {
     "xid79": _xid79,
     "ecc_dbe": _ecc_dbe,
@@ -234,6 +263,10 @@ _GPU_EFFECTS = {
     "nvlink_down": _nvlink_down,
     "thermal_slowdown": _thermal,
     "slow_gpu": _slow,
+    "memory_reserved": _memory_reserved,
+    "power_capped": _power_capped,
+    "pcie_degraded": _pcie_degraded,
+    "provider_check": _provider_check,
 }
 _PORT_EFFECTS = {
     "ib_link_down": _link_down,

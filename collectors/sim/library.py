@@ -9,9 +9,10 @@ unknown symbols raise ``AttributeError``, which ``pynvml`` turns into
 from __future__ import annotations
 
 from collectors.sim.calls_basic import BasicCalls
+from collectors.sim.calls_delivery import DeliveryCalls
 from collectors.sim.calls_events import EventCalls
 from collectors.sim.calls_reliability import ReliabilityCalls
 
 
-class FakeNvmlLibrary(EventCalls, ReliabilityCalls, BasicCalls):
+class FakeNvmlLibrary(DeliveryCalls, EventCalls, ReliabilityCalls, BasicCalls):
     """All the fake calls of one simulated node."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from collectors.sim.effects import CLOCK_HW_SLOWDOWN, CLOCK_HW_THERMAL, GpuFaultState, NodeFaults
 from collectors.sim.identity import GpuIdentity, gpu_identity
 from collectors.sim.scenario import Scenario
-from collectors.sim.workload import GpuReading, NodeWorkload
+from collectors.sim.workload import MEMORY_RESERVED, MEMORY_TOTAL, GpuReading, NodeWorkload
 
 TICKS_PER_S = 100
 
@@ -34,6 +34,7 @@ class NodeModel:
         self.workload = NodeWorkload(seed, node, gpus)
         self.faults = NodeFaults(scenario, node, gpus)
         self._views: dict[int, tuple[int, GpuView]] = {}
+        self._energy: dict[int, tuple[int, int]] = {}  # gpu -> (whole seconds summed, mJ)
 
     def visible(self, t: float) -> list[int]:
         """Physical indices NVML enumerates at ``t`` (a missing GPU is skipped)."""
@@ -54,6 +55,19 @@ class NodeModel:
         self._views[gpu] = (tick, view)
         return view
 
+    def energy_mj(self, gpu: int, t: float) -> int:
+        """NVML's total energy counter at ``t``: the model's power summed second by second
+        since the node started (a whole second at that second's draw), in millijoules."""
+        done, total = self._energy.get(gpu, (0, 0))
+        whole = max(0, math.floor(t))
+        for second in range(done, whole):
+            total += self._compute(gpu, float(second)).reading.power_mw  # mW x 1 s = mJ
+        self._energy[gpu] = (max(done, whole), total)
+        part = t - whole
+        return total + (
+            round(self._compute(gpu, float(whole)).reading.power_mw * part) if part > 0 else 0
+        )
+
     def _compute(self, gpu: int, t: float) -> GpuView:
         faults = self.faults.gpu_state(gpu, t)
         reading = _with_faults(self.workload.reading(gpu, t), faults)
@@ -62,6 +76,7 @@ class NodeModel:
 
 
 def _with_faults(reading: GpuReading, faults: GpuFaultState) -> GpuReading:
+    reading = _with_provider(reading, faults)
     if faults.thermal is not None:
         temp, factor = faults.thermal
         reading = dataclasses.replace(
@@ -74,4 +89,29 @@ def _with_faults(reading: GpuReading, faults: GpuFaultState) -> GpuReading:
     if faults.slow_factor > 1 and reading.util_gpu > 0:
         # A slow GPU still looks busy; it draws a little less because it does less work.
         reading = dataclasses.replace(reading, power_mw=round(reading.power_mw * 0.85))
+    return reading
+
+
+# The provider's check is a full load (a GEMM burn-in); its process holds this much.
+CHECK_MEMORY = 4 << 30
+CHECK_POWER_MW = 650_000
+
+
+def _with_provider(reading: GpuReading, faults: GpuFaultState) -> GpuReading:
+    """Provider processes' memory and load, then the power cap over everything."""
+    memory = reading.memory_used + faults.reserved_bytes
+    if faults.provider_load:
+        reading = dataclasses.replace(
+            reading,
+            util_gpu=100,
+            util_mem=max(reading.util_mem, 60),
+            sm_active=max(reading.sm_active, 95.0),
+            power_mw=max(reading.power_mw, CHECK_POWER_MW),
+        )
+        memory += CHECK_MEMORY
+    reading = dataclasses.replace(reading, memory_used=min(memory, MEMORY_TOTAL - MEMORY_RESERVED))
+    if faults.power_cap_w is not None:
+        # The cap holds the draw just under it, as the driver's power capping does.
+        cap_mw = faults.power_cap_w * 1000
+        reading = dataclasses.replace(reading, power_mw=min(reading.power_mw, cap_mw - 2_000))
     return reading

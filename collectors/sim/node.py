@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pynvml
 
+from collectors.sim.calls_delivery import provider_pids
 from collectors.sim.library import FakeNvmlLibrary
 from collectors.sim.model import NodeModel
 from collectors.sim.procfs import ProcWriter
@@ -89,6 +90,12 @@ class SimNode:
         """Seconds since the node's start, from its clock."""
         return self._clock()
 
+    def _provider_pids(self, t: float) -> list[int]:
+        model = self.model
+        if not (model.faults.of_kind("memory_reserved") or model.faults.of_kind("provider_check")):
+            return []  # most nodes: no view computed for this
+        return sorted({p for g in model.visible(t) for p in provider_pids(model.view(g, t))})
+
     def tick(self) -> float:
         """Bring sysfs to the current simulated time and wake event waiters.
 
@@ -98,7 +105,7 @@ class SimNode:
         t = self._clock()
         with self._write_lock:
             self._writer.write(t)
-            self._procs.write(t)
+            self._procs.write(t, self._provider_pids(t))
             due = [code for at, code in self._crashes if at <= t]
             del self._crashes[: len(due)]
         self.library.notify_events()

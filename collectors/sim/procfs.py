@@ -14,6 +14,7 @@ import random
 import shutil
 from pathlib import Path
 
+from collectors.sim.calls_delivery import PROVIDER_ARGV
 from collectors.sim.identity import stream_key
 from collectors.sim.workload import NodeWorkload, Segment
 
@@ -56,10 +57,15 @@ class ProcWriter:
         self._workload = workload
         self._uid = uid
         self._pid: int | None = None
+        self._provider: set[int] = set()
         root.mkdir(parents=True, exist_ok=True)
 
-    def write(self, t: float) -> None:
-        """Bring the tree to time ``t`` (a no-op while the same job runs)."""
+    def write(self, t: float, provider: list[int] | None = None) -> None:
+        """Bring the tree to time ``t``: the job running now and ``provider``'s processes."""
+        self._write_job(t)
+        self._write_provider(provider or [])
+
+    def _write_job(self, t: float) -> None:
         segment = self._workload.segment_at(t)
         pid = segment.pid if segment.gpus else None
         if pid == self._pid:
@@ -69,13 +75,24 @@ class ProcWriter:
         self._pid = pid
         if pid is None:
             return
-        entry = self.root / str(pid)
-        entry.mkdir(exist_ok=True)
-        argv = job_command(self._seed, segment)
-        _write(entry / "cmdline", b"\0".join(w.encode() for w in argv) + b"\0")
-        uid = self._uid
-        status = f"Name:\t{argv[0]}\nPid:\t{pid}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n"
-        _write(entry / "status", status.encode())
+        _write_entry(self.root / str(pid), job_command(self._seed, segment), self._uid)
+
+    def _write_provider(self, pids: list[int]) -> None:
+        wanted = set(pids)
+        for pid in self._provider - wanted:
+            shutil.rmtree(self.root / str(pid), ignore_errors=True)
+        for pid in wanted - self._provider:
+            _write_entry(self.root / str(pid), PROVIDER_ARGV[pid], 0)  # root's daemons
+        self._provider = wanted
+
+
+def _write_entry(entry: Path, argv: list[str], uid: int) -> None:
+    entry.mkdir(exist_ok=True)
+    _write(entry / "cmdline", b"\0".join(w.encode() for w in argv) + b"\0")
+    name = os.path.basename(argv[0])[:15]  # the kernel's comm is at most 15 characters
+    status = f"Name:\t{name}\nPid:\t{entry.name}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n"
+    _write(entry / "status", status.encode())
+    _write(entry / "comm", (name + "\n").encode())
 
 
 def _write(path: Path, data: bytes) -> None:
