@@ -7,8 +7,9 @@ span overlaps it (a repair may span several counted outages across a restart).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,23 @@ def bundle_repairs(
         record = repair_for(records, node, start_ms, end_ms)
         out.append(None if record is None else record_json(record))
     return out
+
+
+def _iso_ms(text: str) -> int:
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def repairs_evidence(
+    data_dir: Path, start_ms: int, end_ms: int, outages: Sequence[dict[str, Any]]
+) -> bytes:
+    """``evidence/repairs.json`` of the SLA bundle: each listed outage (``node``,
+    ``start``, ``end`` as the claim's JSON writes them) with its repair record or null."""
+    start = datetime.fromtimestamp(start_ms / 1000, UTC)
+    end = datetime.fromtimestamp(end_ms / 1000, UTC)
+    spans = [(str(o["node"]), _iso_ms(str(o["start"])), _iso_ms(str(o["end"]))) for o in outages]
+    repairs = bundle_repairs(data_dir, start, end, None, spans)
+    rows = [
+        {"node": o["node"], "start": o["start"], "end": o["end"], "repair": repair}
+        for o, repair in zip(outages, repairs, strict=True)
+    ]
+    return (json.dumps(rows, indent=2) + "\n").encode()

@@ -22,7 +22,8 @@ from ledger.repairs.model import Ack
 
 log = logging.getLogger(__name__)
 
-ACKS_FILE = "acknowledged.json"  # fleet.alerts.ACKS_FILE; the ledger may not import alerts
+ACKS_FILE = "acknowledged.json"  # fleet.alerts.ACKS_FILE, the acknowledgements standing now
+ACKS_JOURNAL = "acknowledgements.jsonl"  # every acknowledgement made, kept after it is lifted
 _TEXT_MAX = 200
 _ACKS_MAX = 100_000
 
@@ -79,8 +80,32 @@ def _events(frame: pl.DataFrame, end_ms: int) -> list[Event]:
 
 
 def read_acks(data_dir: Path) -> list[Ack]:
-    """The operator's acknowledgements (``acknowledged.json``), oldest first."""
-    path = data_dir / ACKS_FILE
+    """The operator's acknowledgements, oldest first: those standing
+    (``acknowledged.json``) and those ever made (``acknowledgements.jsonl``, one JSON
+    object a line, where the desk keeps that journal), the same one counted once."""
+    acks = {(a.node, a.gpu, a.at_ms): a for a in _journal(data_dir / ACKS_JOURNAL)}
+    acks.update({(a.node, a.gpu, a.at_ms): a for a in _standing(data_dir / ACKS_FILE)})
+    return sorted(acks.values(), key=lambda a: (a.at_ms, a.node))
+
+
+def _journal(path: Path) -> list[Ack]:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            lines = [line for _, line in zip(range(_ACKS_MAX), handle, strict=False)]
+    except OSError:
+        return []
+    acks = []
+    for line in lines:
+        try:
+            row = json.loads(line[:4096])
+        except ValueError:
+            continue
+        if (ack := _ack(row)) is not None:
+            acks.append(ack)
+    return acks
+
+
+def _standing(path: Path) -> list[Ack]:
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -90,8 +115,7 @@ def read_acks(data_dir: Path) -> list[Ack]:
         return []
     if not isinstance(rows, list):
         return []
-    acks = [ack for row in rows[:_ACKS_MAX] if (ack := _ack(row)) is not None]
-    return sorted(acks, key=lambda a: (a.at_ms, a.node))
+    return [ack for row in rows[:_ACKS_MAX] if (ack := _ack(row)) is not None]
 
 
 def _ack(row: object) -> Ack | None:

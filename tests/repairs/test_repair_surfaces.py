@@ -68,3 +68,15 @@ def test_each_bundle_outage_gets_its_repair(tmp_path: Path) -> None:
     assert first == second  # one repair across the controller's restart
     assert first["kind"] == "gpu_swap" and first["ticket"] == "T-1"
     assert none is None
+
+
+def test_bundle_evidence_file_from_the_claims_outage_rows(tmp_path: Path) -> None:
+    import json
+
+    from ledger.repairs.bundle import repairs_evidence
+
+    scenario.write(tmp_path)
+    outage = {"node": "gpu-c", "start": "2026-11-02T20:00:00Z", "end": "2026-11-03T06:00:00Z"}
+    (row,) = json.loads(repairs_evidence(tmp_path, ms(0), ms(48), [outage]))
+    assert row["repair"]["kind"] == "node_replaced"
+    assert row["repair"]["time_to_repair_s"] == 10 * 3600
