@@ -32,6 +32,7 @@ from history.jobs import JobHistoryWriter, read_job_history
 from history.layout import EVENTS, GPU_MINUTES, SCHEMAS, partition_dir, write_atomic
 from history.reader import HistoryReader
 from ledger.jobs.hits import incidents
+from ledger.jobs.outages import outages_jobs_hit
 from ledger.jobs.report import jobs_section
 from ledger.jobs.view import job_view
 from ledger.report_section import ReportPeriod
@@ -136,3 +137,15 @@ def test_the_job_view_shows_its_gpus_utilization_and_what_happened(tmp_path: Pat
         (0, 95.0, 120, None, ("XID 79: " + describe(79).meaning,)),
         (1, 95.0, 120, None, ()),
     ]
+
+
+def test_an_outage_of_the_node_names_every_job_on_it(tmp_path: Path) -> None:
+    """Outage of n1 at 02:00: job 41 (2 GPUs, 2 h) 4.000; job 42 (1 GPU, began 01:00) 1.000."""
+    _history(tmp_path)
+    (row,) = outages_jobs_hit([{"node": "n1", "start": "2026-01-01T02:00:00Z"}], tmp_path)
+    assert [(j["job"], j["gpus"], j["lost_gpu_hours"]) for j in row["jobs"]] == [
+        ("41", 2, "4.000"),
+        ("42", 1, "1.000"),
+    ]
+    (later,) = outages_jobs_hit([{"node": "n1", "start": "2026-01-01T03:00:00Z"}], tmp_path)
+    assert [j["job"] for j in later["jobs"]] == ["41"]  # 42 ended at 03:00
