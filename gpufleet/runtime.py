@@ -230,6 +230,8 @@ class FleetRuntime:
         recording = data_dir is not None and self.history.recording
         self.drift = DriftTracker(data_dir / STORE_NAME if data_dir and recording else None)
         self.notices: tuple[str, ...] = ()
+        # Why `S` has nothing to log into (the demo's simulated nodes run no shell).
+        self.login_refusal: str | None = None
         if data_dir is not None and not self.history.recording:
             self.notices = (self.history.lock_holder_message,)
         ssh_options = ssh_options or SshOptions()
@@ -435,7 +437,13 @@ class FleetRuntime:
         ]
 
     def ssh_argv(self, node: str) -> list[str] | None:
-        """The ``ssh`` command that logs into ``node`` as gpufleet reaches it."""
+        """The ``ssh`` command that logs into ``node`` as gpufleet reaches it.
+
+        Raises:
+            NotAvailable: the fleet's nodes have no shell to log into (``login_refusal``).
+        """
+        if self.login_refusal is not None:
+            raise NotAvailable(self.login_refusal)
         target = next((t for t in self.targets if t.name == node), None)
         return None if target is None else ssh_login_argv(target, self._ssh_options)
 

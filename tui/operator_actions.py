@@ -42,6 +42,7 @@ class OperatorActions(App[None]):
     def __init__(self) -> None:
         super().__init__()
         self._alert_batch: list[Alert] = []  # alerts waiting to share one toast
+        self.in_ssh = False  # the terminal is an ssh session's: the app writes nothing to it
 
     def _focused_node(self) -> str | None:
         if isinstance(self.screen, NodeScreen):
@@ -87,7 +88,9 @@ class OperatorActions(App[None]):
         self.push_screen(AckScreen(node), callback=chosen)
 
     def action_ssh(self) -> None:
-        """Suspend the dashboard, run ssh into the node under the cursor, resume."""
+        """Run ssh into the node under the cursor on the terminal, beside the monitor."""
+        if self.in_ssh:
+            return
         name = self._focused_node()
         argv: list[str] | None = None
         if name and isinstance(self.facade, SshLogin):
@@ -99,16 +102,28 @@ class OperatorActions(App[None]):
         if not argv:
             self.notify("No SSH target for this node", title="ssh", severity="warning")
             return
+        self.in_ssh = True
+        self.run_worker(
+            self._ssh_session(argv, name or ""), group="ssh", exclusive=True, exit_on_error=False
+        )
+
+    async def _ssh_session(self, argv: list[str], node: str) -> None:
+        """The screen is suspended and held (nothing drawn on ssh's terminal); the session
+        waits on a thread, so the event loop, and the fleet's tick on it, go on."""
         shown = shlex.join(argv)
         try:
-            with self.suspend():
-                returncode = run_session(argv, name or "")
+            # No frame is written while the terminal is ssh's: the batch holds them all.
+            with self.batch_update(), self.suspend():
+                returncode = await asyncio.to_thread(run_session, argv, node)
+            self.refresh(layout=True)
         except SuspendNotSupported:
             self.notify(f"Cannot suspend here; run: {shown}", title="ssh", severity="warning")
             return
         except OSError as exc:
             self.notify(f"{exc}: {shown}", title="ssh", severity="error")
             return
+        finally:
+            self.in_ssh = False
         if returncode != 0:
             self.notify(f"ssh exited with {returncode}: {shown}", title="ssh")
 
@@ -133,10 +148,11 @@ class OperatorActions(App[None]):
         self.call_later(self._take_alert, alert)
 
     def _take_alert(self, alert: Alert) -> None:
-        if self.alerts_ring:
+        if self.alerts_ring and not self.in_ssh:
             self.bell()
         more = f" (+{alert.suppressed_before} held back)" if alert.suppressed_before else ""
-        if self.alerts_notify and not self.is_headless and self._driver is not None:
+        terminal = not self.is_headless and self._driver is not None and not self.in_ssh
+        if self.alerts_notify and terminal and self._driver is not None:
             # As App.bell does: the driver is the terminal; there is no public writer.
             self._driver.write(notification(f"Alert {alert.node}", alert.text + more))
         self._alert_batch.append(alert)

@@ -1,21 +1,25 @@
-"""`S`: the ssh session run while the dashboard is suspended.
+"""`S`: the ssh session, run beside the monitor while the dashboard's screen is suspended.
 
-While the app is suspended the terminal is back in cooked mode, so ctrl+c sends SIGINT
-to the whole foreground process group: ssh *and* the dashboard, which would die with a
-traceback instead of coming back. The dashboard ignores SIGINT for the session's length
-with a Python handler (reset to the default in the child by exec, so ctrl+c still stops
-ssh). A line says what runs and how to come back: a node without a shell (the demo's)
-would otherwise leave a blank screen.
+The session runs on a thread and the dashboard's event loop goes on: collection, ticks,
+history, alerts and /metrics do not stop while the operator is on a node (run on the
+loop itself, a session left the whole fleet unwatched for as long as it lasted).
+
+ssh runs in a process group of its own, made the terminal's foreground group, as a
+shell's job control does: ctrl+c (and ctrl+z, ctrl+\\) then reach ssh only. In the
+dashboard's group, they also reached every child of the dashboard, the demo's simulated
+agents among them, which then said goodbye and looked like an outage. A line says what
+runs and how to come back: a node without a shell would otherwise leave a blank screen.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import signal
 import subprocess
-import threading
-from collections.abc import Sequence
-from types import FrameType
+import sys
+from collections.abc import Iterator, Sequence
 
 from tui.terminal_notify import printable
 
@@ -32,20 +36,72 @@ def banner(argv: Sequence[str], node: str) -> str:
     )
 
 
-def _ignore(_signum: int, _frame: FrameType | None) -> None:
-    """SIGINT while ssh runs is the session's, not the dashboard's."""
+def controlling_terminal() -> int | None:
+    """The descriptor of the terminal the dashboard runs on; None without one."""
+    try:
+        fd = sys.__stdin__.fileno() if sys.__stdin__ is not None else -1
+    except (OSError, ValueError):
+        return None
+    return fd if fd >= 0 and os.isatty(fd) else None
+
+
+@contextlib.contextmanager
+def foreground(terminal: int | None, group: int) -> Iterator[None]:
+    """Make ``group`` the terminal's foreground group, and give it back on exit.
+
+    The dashboard is a background group meanwhile: taking the terminal back from there
+    raises SIGTTOU unless the calling thread blocks it, so this thread does.
+    """
+    if terminal is None:
+        yield
+        return
+    own = os.getpgrp()
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
+    try:
+        try:
+            os.tcsetpgrp(terminal, group)
+        except OSError:  # a terminal that is not this session's own: no job control on it
+            terminal = None
+        yield
+    finally:
+        if terminal is not None:
+            with contextlib.suppress(OSError):  # the terminal went away: nothing to give back
+                os.tcsetpgrp(terminal, own)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def run_session(argv: Sequence[str], node: str) -> int:
-    """Run ``argv`` (an argument list, no shell) on the terminal; its exit status."""
+    """Run ``argv`` (an argument list, no shell) on the terminal; its exit status.
+
+    Blocks until the session ends: call it on a thread, never on the event loop.
+    """
     print(banner(argv, node), flush=True)
-    if threading.current_thread() is not threading.main_thread():
-        return subprocess.run(list(argv), check=False).returncode  # signals are main's
-    previous = signal.signal(signal.SIGINT, _ignore)
+    terminal = controlling_terminal()
+    child = subprocess.Popen(list(argv), process_group=0)
     try:
-        return subprocess.run(list(argv), check=False).returncode
+        with foreground(terminal, child.pid):
+            # A child that read the terminal before it was handed over was stopped
+            # (SIGTTIN): it goes on now that the terminal is its own.
+            _resume(child.pid)
+            return _wait_running(child)
     finally:
-        # None: a handler not set from Python; Python's own is the one to go back to.
-        signal.signal(
-            signal.SIGINT, previous if previous is not None else signal.default_int_handler
-        )
+        if child.poll() is None:  # the wait was interrupted: no orphan ssh on the terminal
+            child.kill()
+            child.wait()
+
+
+def _resume(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGCONT)
+
+
+def _wait_running(child: subprocess.Popen[bytes]) -> int:
+    """The exit status; a stop (ctrl+z) is resumed at once: the dashboard has no job
+    control to come back to, and a stopped ssh would hold the terminal for good."""
+    while True:
+        _pid, status = os.waitpid(child.pid, os.WUNTRACED)
+        if os.WIFSTOPPED(status):
+            _resume(child.pid)
+            continue
+        child.returncode = os.waitstatus_to_exitcode(status)
+        return child.returncode

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from collectors.demo import start_demo_fleet
+from collectors.demo import DemoFleet, start_demo_fleet
 from collectors.sim.scenario import ScenarioError, load_scenario
 from fleet.model import FleetSnapshot
 from gpufleet.config import Config, parse_config
@@ -60,13 +60,6 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
     # Said first, before any other check or start-up work: the operator sees it at once.
     overload = load_warning(args.nodes, args.gpus_per_node)
@@ -78,6 +71,20 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         return fail(str(exc))
     return asyncio.run(_demo(args))
+
+
+# The simulated nodes answer the agent's command only; an ssh session into one would hang.
+NO_SHELL = "Simulated nodes have no shell: nothing to ssh into (the fleet keeps running)"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
 
 
 DEMO_CONTRACT = """\
@@ -137,13 +144,7 @@ async def _demo(args: argparse.Namespace) -> int:
             )
             return status
         contract_path.write_text(contract, encoding="utf-8")
-        runtime = FleetRuntime(
-            config,
-            demo.targets,
-            data_dir=data_dir,
-            read_only=args.read_only,
-            ssh_options=demo.options,
-        )
+        runtime = demo_runtime(config, demo, data_dir, read_only=args.read_only)
         if overload is not None:
             runtime.notices = (*runtime.notices, overload)
         if args.headless:
@@ -162,6 +163,17 @@ async def _demo(args: argparse.Namespace) -> int:
         return status
     finally:
         await demo.stop()
+
+
+def demo_runtime(
+    config: Config, demo: DemoFleet, data_dir: Path, *, read_only: bool = False
+) -> FleetRuntime:
+    """The runtime watching the demo's simulated nodes (which have no shell for `S`)."""
+    runtime = FleetRuntime(
+        config, demo.targets, data_dir=data_dir, read_only=read_only, ssh_options=demo.options
+    )
+    runtime.login_refusal = NO_SHELL
+    return runtime
 
 
 async def _headless(runtime: FleetRuntime, duration: float | None, metrics_addr: str | None) -> int:

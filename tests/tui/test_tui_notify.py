@@ -17,13 +17,26 @@ from tui.terminal_notify import notification, printable
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _take_controlling_terminal() -> None:
+    """As a login on a terminal: the pty is the new session's controlling terminal, so
+    job control (foreground groups, ctrl+c to the foreground group only) works on it."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def run_in_pty(args: list[str], within_s: float = 120.0) -> bytes:
     """Run ``args`` on a new 120x40 pseudo-terminal; everything it wrote, once it exits."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        args, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, start_new_session=True
+        args,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_take_controlling_terminal,
     )
     os.close(slave)
     out = bytearray()
