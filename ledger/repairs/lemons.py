@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ledger.repairs.evidence import Event
 from ledger.repairs.model import Lemon, RepairRecord
-from ledger.repairs.records import new_serial
+from ledger.repairs.records import CAUSE_LEAD_MS, new_serial
 
 
 def serial_of_uuid(events: Sequence[Event]) -> dict[str, str]:
@@ -29,10 +29,15 @@ def serial_of_uuid(events: Sequence[Event]) -> dict[str, str]:
 def lemons(records: Sequence[RepairRecord], events: Sequence[Event]) -> list[Lemon]:
     """Identities in two or more repair records, with the chain of their failures."""
     serials = serial_of_uuid(events)
+    # (node, uuid) -> its events' (time, GPU), read once: records times events is too many.
+    seen: dict[tuple[str, str], list[tuple[int, int | None]]] = defaultdict(list)
+    for e in events:
+        if e.uuid:
+            seen[(e.node, e.uuid)].append((e.at_ms, e.gpu))
     chains: dict[str, list[tuple[str, int, int | None]]] = defaultdict(list)
     for record in records:
         for uuid in record.serials:
-            gpu = _gpu_of(uuid, record, events)
+            gpu = _gpu_of(seen.get((record.node, uuid), []), record.detected_ms)
             chains[serials.get(uuid, uuid)].append((record.node, record.detected_ms, gpu))
     return [
         Lemon(identity, tuple(chain), moved=len({node for node, _, _ in chain}) > 1)
@@ -41,8 +46,9 @@ def lemons(records: Sequence[RepairRecord], events: Sequence[Event]) -> list[Lem
     ]
 
 
-def _gpu_of(uuid: str, record: RepairRecord, events: Sequence[Event]) -> int | None:
-    for e in events:
-        if e.uuid == uuid and e.node == record.node and e.at_ms >= record.detected_ms:
-            return e.gpu
+def _gpu_of(sightings: list[tuple[int, int | None]], detected_ms: int) -> int | None:
+    """The GPU index of the first sighting near or after the outage's detection."""
+    for at_ms, gpu in sightings:
+        if at_ms >= detected_ms - CAUSE_LEAD_MS:
+            return gpu
     return None

@@ -9,6 +9,7 @@ where the node is next ``up``; with no such interval the repair is still open.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -80,7 +81,9 @@ def _record(
     detected = run[0].start_ms
     end = resolved if resolved is not None else None
     first = detected - CAUSE_LEAD_MS
-    inside = [e for e in events if first <= e.at_ms and (end is None or e.at_ms <= end)]
+    # The node's events are in time order: take the outage's stretch, not all of them.
+    events = _between(events, first, None if end is None else end + ACTION_SLACK_MS)
+    inside = [e for e in events if end is None or e.at_ms <= end]
     actions = _actions(events, detected, end)
     reasons = tuple(dict.fromkeys(r for i in run for r in i.reasons))
     causes = [e for e in inside if e.kind not in ACTION_EVENTS]
@@ -102,6 +105,13 @@ def _record(
         actions=actions,
         unmonitored_ms=blind,
     )
+
+
+def _between(events: list[Event], lo: int, hi: int | None) -> list[Event]:
+    """The events in ``[lo, hi]`` of ``events`` (in time order, as Evidence holds them)."""
+    start = bisect_left(events, lo, key=lambda e: e.at_ms)
+    stop = len(events) if hi is None else bisect_right(events, hi, key=lambda e: e.at_ms)
+    return events[start:stop]
 
 
 def _actions(events: list[Event], detected: int, end: int | None) -> tuple[Action, ...]:
