@@ -54,7 +54,6 @@ def _availability(data: dict[str, Any]) -> str:
 
 
 def _summary_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
-    cur = data["currency"]
     so_far = " so far" if data["provisional"] else ""
     rows = [("Subject", data["subject"])]
     rows += [(k, data[key]) for k, key in (("Account", "account_id"), ("Contract", "contract_id"))
@@ -66,16 +65,35 @@ def _summary_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         ("Coverage (observed share)", _pct(data["coverage_percent"], 2)),
         ("Unmonitored node-hours", f"{data['unmonitored_node_seconds'] / 3600:,.3f}"),
         ("Disputed node-hours (not counted)", f"{data['disputed_node_seconds'] / 3600:,.3f}"),
-        ("Down node-hours", f"{data['down_node_hours']:,.3f}"),
-        ("Tier credit", f"{data['tier_credit_percent']} % of {money(data['bill'], cur)}"),
-        ("Tiered credit" + so_far, money(data["tiered_credit"], cur)),
-        ("Pro-rata credit (lost GPU-hours)" + so_far, money(data["pro_rata_credit"], cur)),
-        (f"Owed{so_far} ({data['contract']['credit_model']})", money(data["owed"], cur)),
+        ("Down node-hours", data["down_node_hours_text"].removesuffix(" node-hours")),
     ]
+    if data["unseen_slots"]["text"]:
+        rows.append(("Never seen", data["unseen_slots"]["text"]))
+    if data["contract_note"]:
+        rows.append(("Contract", data["contract_note"]))
+    rows += _money_rows(data, so_far)
     if data["credit_capped"]:
         rows.append(("Cap", f"capped at {data['contract']['credit_cap_percent']} % of the bill"))
     if data["claim_deadline"]:
         rows.append(("Last day to claim", data["claim_deadline"]))
+    return rows
+
+
+def _money_rows(data: dict[str, Any], so_far: str) -> list[tuple[str, str]]:
+    cur = data["currency"]
+    owed = f"Owed{so_far} ({data['contract']['credit_model']})"
+    names = (
+        ("Tiered credit" + so_far, "tiered_credit"),
+        ("Pro-rata credit (lost GPU-hours)" + so_far, "pro_rata_credit"),
+        (owed, "owed"),
+    )
+    tier = ("Tier credit", f"{data['tier_credit_percent']} % of {money(data['bill'], cur)}")
+    if data["money_withheld"] is None:
+        return [tier, *((label, money(data[key], cur)) for label, key in names)]
+    projection = data["projection"]
+    rows = [(label, data["money_withheld"]) for label, key in names]
+    label = projection["label"]
+    rows += [(f"{name} ({label})", money(projection[key], cur)) for name, key in names]
     return rows
 
 
@@ -128,7 +146,8 @@ def _tables(data: dict[str, Any]) -> list[Table]:
         rows: list[tuple[str, ...]] = [
             (i["node"] + (f" ({i['resource_id']})" if i["resource_id"] else ""),
              _pct(i["availability_percent"]), f"{i['tier_credit_percent']} %",
-             money(i["credit"], data["currency"]))
+             data["money_withheld"] if i["credit"] is None
+             else money(i["credit"], data["currency"]))
             for i in data["instances"]
         ]  # fmt: skip
         out.append(("Per instance", ("Node", "Availability", "Tier", "Credit"), rows, 3))

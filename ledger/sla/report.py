@@ -18,6 +18,13 @@ from history.gaps import MonitorGap
 from history.reader import HistoryReader
 from history.states import StateInterval
 from ledger.sla.assess import compute_sla
+from ledger.sla.claim_words import (
+    PROJECTION,
+    contract_note,
+    downtime_text,
+    money_withheld,
+    unseen_slots,
+)
 from ledger.sla.degraded import degraded_appendix
 from ledger.sla.math import HOUR_MS, Outage, SlaResult, maintenance_spans
 from ledger.sla.period import DAY_MS
@@ -168,6 +175,8 @@ def to_json(report: SlaReport) -> dict[str, Any]:
     availability = None if r.availability_pct is None else float(r.availability_pct)
     complete = r.period.end_ms == r.period.month_end_ms
     per_node_s = 1000 * r.weight  # weighted ms -> node-seconds
+    unseen = unseen_slots(r, c)
+    withheld = money_withheld(r, c)
     return {
         "month": r.period.month,
         "subject": c.claim_subject,
@@ -191,6 +200,10 @@ def to_json(report: SlaReport) -> dict[str, Any]:
         "down_node_seconds": r.down_node_ms / per_node_s,
         "down_node_hours": r.down_node_ms / HOUR_MS / r.weight,
         "down_gpu_hours": r.down_node_ms / HOUR_MS * (1 if r.weight > 1 else c.gpus_per_node),
+        "down_node_hours_text": downtime_text(r, AVAILABILITY_DIGITS),
+        "unseen_slots": {"count": unseen.count, "resource_ids": unseen.resource_ids,
+                         "text": unseen.text()},
+        "contract_note": contract_note(c),
         "outages": [_outage_json(report, o) for o in r.outages if o.counted],
         "forgiven_outages": [_outage_json(report, o) for o in r.outages if not o.counted],
         "disputed": [_outage_json(report, o) for o in r.disputed],
@@ -200,19 +213,36 @@ def to_json(report: SlaReport) -> dict[str, Any]:
             {"node": i.node, "resource_id": c.resource_ids.get(i.node),
              "availability_percent": None if i.availability_pct is None
              else float(i.availability_pct),
-             "tier_credit_percent": str(i.tier_credit_pct), "credit": str(i.credit)}
+             "tier_credit_percent": str(i.tier_credit_pct),
+             "credit": None if withheld else str(i.credit)}
             for i in r.instances
         ],
         "tier_credit_percent": str(r.tier_credit_pct),
         "bill": str(r.bill),
-        "tiered_credit": str(r.tiered_credit),
-        "pro_rata_credit": str(r.pro_rata_credit),
-        "owed": str(r.owed),
+        **_money(report),
         "credit_capped": r.capped,
         "currency": c.currency,
         "daily": daily_figures(report),
         "gpu_degraded_appendix": report.degraded,
     }  # fmt: skip
+
+
+AVAILABILITY_DIGITS = 4  # decimals of a percent the claim prints availability with
+
+
+def _money(report: SlaReport) -> dict[str, Any]:
+    """The credits, or null with the reason and the figures as a labelled projection."""
+    r = report.result
+    figures = {"tiered_credit": str(r.tiered_credit), "pro_rata_credit": str(r.pro_rata_credit),
+               "owed": str(r.owed)}  # fmt: skip
+    withheld = money_withheld(r, report.contract)
+    if withheld is None:
+        return {**figures, "money_withheld": None, "projection": None}
+    return {
+        **dict.fromkeys(figures),
+        "money_withheld": withheld,
+        "projection": {**figures, "label": PROJECTION},
+    }
 
 
 def claim_deadline(report: SlaReport) -> str | None:
@@ -274,6 +304,7 @@ def contract_json(c: SlaSection) -> dict[str, Any]:
         "scope": c.scope,
         "min_downtime_minutes": c.min_downtime_minutes,
         "merge_outages_within_seconds": c.merge_outages_within_seconds,
+        "min_coverage_for_money": c.min_coverage_for_money,
         "credit_cap_percent": None if c.credit_cap_percent is None else str(c.credit_cap_percent),
         "claim_window_days": c.claim_window_days,
         "disputed_threshold_percent": str(c.disputed_threshold_percent),

@@ -78,6 +78,10 @@ class SlaSection(Section):
     min_downtime_minutes: float = Field(default=0.0, ge=0)
     """A "Downtime Period" in the provider's words: down time counts only in runs of at
     least this many consecutive minutes (e.g. 1 or 5)."""
+    min_coverage_for_money: float = Field(default=86_400.0, ge=0)
+    """Seconds of monitored time before the claim shows money: below it every surface
+    reads "insufficient coverage" and the figure appears only as a labelled projection
+    (default one day: minutes of history say nothing about a month)."""
     credit_cap_percent: Decimal | None = Field(default=None, ge=0, le=100)
     """The credit never exceeds this share of the bill (e.g. 50)."""
     claim_window_days: int | None = Field(default=None, ge=1)

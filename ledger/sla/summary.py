@@ -10,6 +10,13 @@ from history.ledger import LedgerInputs, load_ledger, read_ledger
 from history.reader import HistoryReader
 from history.recorder import HistoryRecorder
 from ledger.sla.assess import compute_sla
+from ledger.sla.claim_words import (
+    PANEL_AVAILABILITY_DIGITS,
+    downtime_text,
+    money_withheld,
+    panel_money,
+    panel_notes,
+)
 from ledger.sla.math import HOUR_MS, SlaResult
 from ledger.sla.period import Period, month_of, month_period
 from ledger.sla.section import SlaSection
@@ -63,14 +70,32 @@ def sla_summary(history_or_data_dir: LedgerSource, sla: SlaSection, now: float) 
     """Month-to-date availability, coverage and credit owed as of ``now``."""
     result = sla_for_month(history_or_data_dir, sla, month_of(round(now * 1000)), now)
     availability = result.availability_pct
-    return SlaSummary(
-        month=result.period.month,
-        availability_pct=None if availability is None else float(availability),
-        slo_pct=float(sla.slo_percent),
-        coverage_pct=float(result.coverage_pct),
-        down_node_hours=result.down_node_ms / HOUR_MS / result.weight,
-        tier_credit_pct=float(result.tier_credit_pct),
-        credit_owed=float(result.owed),
-        currency=sla.currency,
-        credit_model=sla.credit_model,
-    )
+    fields = {
+        "month": result.period.month,
+        "availability_pct": None if availability is None else float(availability),
+        "slo_pct": float(sla.slo_percent),
+        "coverage_pct": float(result.coverage_pct),
+        "down_node_hours": result.down_node_ms / HOUR_MS / result.weight,
+        "tier_credit_pct": float(result.tier_credit_pct),
+        "credit_owed": float(result.owed),
+        "currency": sla.currency,
+        "credit_model": sla.credit_model,
+        **panel_texts(result, sla),
+    }
+    known = SlaSummary.__dataclass_fields__  # the panel's words, once the model has them
+    return SlaSummary(**{k: v for k, v in fields.items() if k in known})  # type: ignore[arg-type]
+
+
+def panel_texts(result: SlaResult, sla: SlaSection) -> dict[str, object]:
+    """What the SLA panel prints, worded here so it never says more than the claim:
+    ``money_text`` (the amount, or "insufficient coverage" and a labelled projection),
+    ``money_withheld`` (the reason, or None), ``down_text`` (node-hours at the precision
+    of the availability beside it) and ``notes`` (unseen slots, a contract that cannot
+    credit)."""
+    amount = f"{result.owed:,.2f} {sla.currency}"
+    return {
+        "money_text": panel_money(result, sla, amount),
+        "money_withheld": money_withheld(result, sla),
+        "down_text": downtime_text(result, PANEL_AVAILABILITY_DIGITS),
+        "notes": panel_notes(result, sla),
+    }

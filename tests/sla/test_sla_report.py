@@ -29,6 +29,7 @@ currency = "EUR"
 grace_minutes = 10
 credit_model = "pro_rata"
 tiers = [{below = 99.5, credit_percent = 10}, {below = 90, credit_percent = 25}]
+min_coverage_for_money = 3600  # the 2 h recorded here are enough to show money
 """
 XID = EventRecord(
     t=T0 + 1800, node="gpu-0001", kind="xid", gpu=3, code=79, detail="fallen off the bus"
