@@ -138,7 +138,8 @@ class LiveJobs:
             name=described.name,
             account=described.account,
             partition=described.partition,
-            user=interval.user or described.user,
+            # The scheduler names the user even where the node knows only a uid.
+            user=described.user or interval.user,
         )
 
     def describe(self, interval: JobInterval) -> JobInterval:
