@@ -88,3 +88,14 @@ def test_report_section_has_the_model_and_the_observation_period(tmp_path: Path)
     data = section.to_json()
     assert data["observed"]["node_days"] == pytest.approx(191.9 / 24)
     assert [r["kind"] for r in data["repairs"]][:2] == ["gpu_swap", "reboot"]
+
+
+def test_large_counts_keep_exact_tails() -> None:
+    # A month of a large fleet: thousands of failures. The limits still satisfy their
+    # defining tails, and sit near the normal approximation k +- 1.96 sqrt(k).
+    k = 5798
+    lower, upper = garwood(k)
+    assert 1 - poisson_cdf(k - 1, lower) == pytest.approx(0.025, abs=1e-9)
+    assert poisson_cdf(k, upper) == pytest.approx(0.025, abs=1e-9)
+    assert lower == pytest.approx(k - 1.96 * k**0.5, abs=2)
+    assert upper == pytest.approx(k + 1.96 * k**0.5, abs=3)
