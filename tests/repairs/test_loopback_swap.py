@@ -25,13 +25,13 @@ SCENARIO = """
 kind = "xid79"
 node = "node-001"
 gpu = 2
-at = "8s"
+at = "15s"
 
 [[fault]]
 kind = "recover"
 node = "node-001"
 gpu = 2
-at = "12s"
+at = "18s"
 new_uuid = true
 """
 
@@ -64,6 +64,9 @@ async def test_a_swap_is_a_power_cycle_and_a_gpu_swap_repair(tmp_path: Path) -> 
             # The agent must say hello before the fault: a GPU lost at hello has no identity.
             await eventually(lambda: bool(_uuid(runtime.latest(), "node-001", 2)), 60)
             before = _uuid(runtime.latest(), "node-001", 2)
+            simulation = demo.loopback.simulation
+            assert simulation is not None
+            assert simulation.elapsed < 15, "the agent said hello after the fault: no identity"
             await eventually(
                 lambda: _uuid(runtime.latest(), "node-001", 2) not in (None, "", before), 60
             )
