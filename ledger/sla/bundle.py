@@ -119,10 +119,10 @@ def _events_csv(report: SlaReport, history: HistoryReader, nodes: set[str]) -> b
     events = history.events(period.first_day, period.last_day)
     rows = [
         (iso(round(r["ts"].timestamp() * 1000)), r["node"], r["gpu"], r["kind"], r["code"],
-         r["detail"])
+         r["detail"], r["uuid"] or "")
         for r in events.iter_rows(named=True) if r["node"] in nodes
     ]  # fmt: skip
-    return _csv(("ts", "node", "gpu", "kind", "code", "detail"), rows)
+    return _csv(("ts", "node", "gpu", "kind", "code", "detail", "gpu_uuid"), rows)
 
 
 def _attempts_csv(report: SlaReport, history: HistoryReader, nodes: set[str]) -> bytes:
@@ -198,7 +198,7 @@ def _header(report: SlaReport, data_dir: Path, generator: str, generated_ms: int
         "month": period.month,
         "period": {"start": iso(period.start_ms), "end": iso(period.end_ms)},
         "contract_sha256": hashlib.sha256(contract).hexdigest(),
-        "data_fingerprint": data_fingerprint(data_dir),
+        "data_fingerprint": data_fingerprint(data_dir, period.first_day, period.last_day),
     }
 
 

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 NAMESPACE = "gpufleet-claim"
 MANIFEST = "MANIFEST.json"
 SIGNATURE = "MANIFEST.json.sig"
+_DAY = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
 SIGN_TIMEOUT_S = 30  # ssh-keygen asks no questions of an unencrypted key
 
 
@@ -33,18 +36,33 @@ class SigningError(Exception):
     """The manifest could not be signed or verified (the message says why)."""
 
 
-def data_fingerprint(data_dir: Path) -> dict[str, Any]:
-    """SHA-256 over every history file's path, size and content, in path order."""
+def _read_by_claim(relative: Path, first: date, last: date) -> bool:
+    """Whether the claim of ``first``..``last`` reads this history file: its days, the
+    state intervals that began before them, and files kept without a day."""
+    match = next((_DAY.match(part) for part in relative.parts if _DAY.match(part)), None)
+    if match is None:
+        return True
+    day = date.fromisoformat(match.group(1))
+    if relative.parts[0] == "node_states":
+        return day <= last
+    return first <= day <= last
+
+
+def data_fingerprint(data_dir: Path, first: date, last: date) -> dict[str, Any]:
+    """SHA-256 over the path, size and content of every history file the claim of the
+    days ``first`` to ``last`` reads, in path order (other months are not hashed)."""
     digest = hashlib.sha256()
     count = 0
     for path in sorted(p for p in data_dir.rglob("*.parquet") if p.is_file()):
-        relative = path.relative_to(data_dir).as_posix()
-        if any(part.startswith(".") for part in path.relative_to(data_dir).parts):
+        relative = path.relative_to(data_dir)
+        if any(part.startswith(".") for part in relative.parts):
             continue  # a temporary being written is not part of the history
+        if not _read_by_claim(relative, first, last):
+            continue
         file_digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        digest.update(f"{relative}\0{path.stat().st_size}\0{file_digest}\n".encode())
+        digest.update(f"{relative.as_posix()}\0{path.stat().st_size}\0{file_digest}\n".encode())
         count += 1
-    return {"sha256": digest.hexdigest(), "files": count}
+    return {"sha256": digest.hexdigest(), "files": count, "days": f"{first}..{last}"}
 
 
 def manifest_json(files: dict[str, bytes], header: dict[str, Any]) -> bytes:

@@ -172,3 +172,27 @@ def test_sign_without_a_bundle_or_with_a_missing_key_says_so(
                  "--bundle", str(out), "--sign", str(tmp_path / "k")]) == 2  # fmt: skip
     assert "no such key file" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_data_fingerprint_covers_the_claims_days_and_sees_a_change(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data_dir, _ = setup
+    first = json.loads(bundle(setup, tmp_path / "a.zip")["MANIFEST.json"])["data_fingerprint"]
+    assert first["days"] == "2026-09-01..2026-09-30"
+    october = data_dir / "events" / "date=2026-10-02" / "x.parquet"
+    october.parent.mkdir(parents=True)
+    october.write_bytes(b"another month")  # not read by September's claim
+    second = json.loads(bundle(setup, tmp_path / "b.zip")["MANIFEST.json"])["data_fingerprint"]
+    assert second == first
+    (events,) = (data_dir / "events" / "date=2026-09-10").glob("*.parquet")
+    extra = events.with_name("zz-copy.parquet")
+    extra.write_bytes(events.read_bytes())  # one more file of the claim's days
+    third = json.loads(bundle(setup, tmp_path / "c.zip")["MANIFEST.json"])["data_fingerprint"]
+    assert third["files"] == first["files"] + 1 and third["sha256"] != first["sha256"]
+
+
+def test_the_events_name_the_gpu_uuid(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    events = bundle(setup, tmp_path / "claim.zip")["evidence/events.csv"].decode()
+    assert events.splitlines()[0] == "ts,node,gpu,kind,code,detail,gpu_uuid"
+    assert "2026-09-10T10:29:59Z,gpu-0001,3,xid,79,GPU has fallen off the bus,GPU-0001-3" in events
