@@ -18,6 +18,8 @@ import polars as pl
 from ledger.sla.report import EVIDENCE_TOLERANCE_MS, SlaReport, iso
 
 CAUSAL_PREFIXES = ("xid", "gpu_lost", "ecc", "link_", "nvlink")
+AROUND_MS = 5 * 60_000  # the cause's GPU's minutes listed before and after it
+SAMPLE_COLUMNS = ("util_mean", "power_mean_w", "temp_max_c", "verdict", "samples")
 NOT_RECORDED = "not recorded by this history"
 
 
@@ -63,6 +65,21 @@ def gpu_identities(rollups: pl.DataFrame) -> dict[tuple[str, int], dict[str, Any
     return out
 
 
+def gpu_minutes_around(
+    rollups: pl.DataFrame, node: str, gpu: int, at_ms: int
+) -> list[dict[str, Any]]:
+    """The GPU's recorded minutes from 5 minutes before ``at_ms`` to 5 after it."""
+    ts = pl.col("ts").dt.epoch("ms")
+    rows = rollups.filter(
+        (pl.col("node") == node) & (pl.col("gpu") == gpu)
+        & ts.is_between(at_ms - AROUND_MS, at_ms + AROUND_MS)
+    ).sort("ts")  # fmt: skip
+    return [
+        {"minute": iso(round(r["ts"].timestamp() * 1000)), **{c: r[c] for c in SAMPLE_COLUMNS}}
+        for r in rows.iter_rows(named=True)
+    ]
+
+
 def outage_causes(report: SlaReport, data: dict[str, Any], rollups: pl.DataFrame) -> bytes:
     """``evidence/causes.json``: per outage, its causal event and the GPU it names."""
     identities = gpu_identities(rollups)
@@ -76,7 +93,10 @@ def outage_causes(report: SlaReport, data: dict[str, Any], rollups: pl.DataFrame
     for kind, outage in listed:
         event, relation = pick_cause(outage)
         gpu = None
+        samples: list[dict[str, Any]] = []
         if event is not None and event["gpu"] is not None:
+            at = _ms(event["ts"])
+            samples = gpu_minutes_around(rollups, outage["node"], int(event["gpu"]), at)
             gpu = identities.get((outage["node"], int(event["gpu"])))
             if gpu is None:  # no minute of that GPU was recorded; the event's own UUID
                 gpu = {
@@ -89,7 +109,7 @@ def outage_causes(report: SlaReport, data: dict[str, Any], rollups: pl.DataFrame
         out.append({
             "kind": kind, "node": outage["node"], "resource_id": outage["resource_id"],
             "start": outage["start"], "end": outage["end"], "cause": event,
-            "cause_relation": relation or None, "gpu": gpu,
+            "cause_relation": relation or None, "gpu": gpu, "gpu_minutes_around_cause": samples,
             "node_gpus": [v for (n, _), v in sorted(identities.items()) if n == outage["node"]],
         })  # fmt: skip
     body = {

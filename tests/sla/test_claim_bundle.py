@@ -83,6 +83,10 @@ def test_an_xid_a_second_before_the_outage_is_its_cause_with_the_gpu_named(
     # This history has no serial or PCI bus id columns: the bundle says so, not "".
     assert (gpu["serial"], gpu["pci_bus_id"]) == (None, None)
     assert gpu["missing"] == "serial, pci_bus_id: not recorded by this history"
+    # Its minutes from 10:24:59 to 10:34:59: 10:25 to 10:34, failed from 10:30.
+    around = cause["gpu_minutes_around_cause"]
+    assert [m["minute"][11:16] for m in around] == [f"10:{m}" for m in range(25, 35)]
+    assert [m["verdict"] for m in around] == ["ok"] * 5 + ["fail"] * 5
     assert [g["uuid"] for g in cause["node_gpus"]] == [f"GPU-0001-{g}" for g in range(8)]
 
 
