@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncssh
 
-from collectors.protocol import Error, Hello, ProtocolError, decode_line
+from collectors.protocol import Error, Hello, ProtocolError, Sample, decode_line
 from collectors.ssh.connect import connect_node
 from collectors.ssh.errors import AgentExited, classify
 from collectors.ssh.node import agent_command
@@ -25,17 +25,34 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class NodeCheck:
-    """The outcome of trying one node: its hello, or the status and reason it failed with."""
+    """The outcome of trying one node: its hello, or the status and reason it failed with.
+
+    ``cause``: why a node whose agent said hello still fails (fewer GPUs than expected,
+    NVML missing), in one line that leads with the cause.
+    """
 
     name: str
     hello: Hello | None
     status: NodeStatus
     reason: str
+    cause: str | None = None
 
     @property
     def ok(self) -> bool:
-        """Whether the agent started and said hello."""
-        return self.hello is not None
+        """Whether the agent started, said hello and sees every GPU the node should have."""
+        return self.hello is not None and self.cause is None
+
+
+def gpu_shortfall(hello: Hello, expected: int, nvml_error: Error | None) -> str | None:
+    """Why a node that said hello is not fit to watch, or None when it is."""
+    seen = len(hello.gpus)
+    if nvml_error is not None:
+        return f"no NVML ({nvml_error.code}): {seen} of {expected} expected GPUs"
+    if seen < expected:
+        missing = expected - seen
+        plural = "s" if missing != 1 else ""
+        return f"{missing} GPU{plural} missing: {seen} of {expected} expected GPUs visible"
+    return None
 
 
 async def check_node(
@@ -59,8 +76,10 @@ async def check_node(
             conn, name, content, target.remote_cache_dir, python=target.python
         )
         command = agent_command(target, path, sha256_hex(content))
-        hello = await _first_hello(conn, command, hello_within)
-        return NodeCheck(target.name, hello, "streaming", f"agent {hello.agent} said hello")
+        hello, nvml_error = await _first_hello(conn, command, hello_within)
+        cause = gpu_shortfall(hello, target.expected_gpus, nvml_error)
+        said = f"agent {hello.agent} said hello"
+        return NodeCheck(target.name, hello, "streaming", said, cause)
     except Exception as exc:
         return _failed(target, exc)
     finally:
@@ -69,8 +88,12 @@ async def check_node(
             await asyncio.wait_for(conn.wait_closed(), 2.0)
 
 
-async def _first_hello(conn: asyncssh.SSHClientConnection, command: str, within: float) -> Hello:
-    first: asyncio.Future[Hello] = asyncio.get_running_loop().create_future()
+async def _first_hello(
+    conn: asyncssh.SSHClientConnection, command: str, within: float
+) -> tuple[Hello, Error | None]:
+    """The agent's hello and, when it opened no NVML, the error it sends right after."""
+    said: asyncio.Queue[Hello | Error | Sample] = asyncio.Queue()
+    hello_seen: list[Hello] = []
 
     def on_line(line: bytes) -> None:
         try:
@@ -78,25 +101,48 @@ async def _first_hello(conn: asyncssh.SSHClientConnection, command: str, within:
         except ProtocolError as exc:
             session.fail(exc)
             return
-        if isinstance(message, Error):
+        if isinstance(message, Error) and (message.fatal or not hello_seen):
             session.fail(AgentExited(f"agent error {message.code}: {message.message}"))
-        elif not isinstance(message, Hello):
+        elif not hello_seen and not isinstance(message, Hello):
             session.fail(ProtocolError(f"first message is {type(message).__name__}, not hello"))
-        elif not first.done():
-            first.set_result(message)
+        elif isinstance(message, Hello | Error | Sample):
+            if isinstance(message, Hello):
+                hello_seen.append(message)
+            said.put_nowait(message)
 
     session = AgentChannel(on_line)
     chan, _ = await conn.create_session(lambda: session, command, encoding=None)
+    deadline = asyncio.get_running_loop().time() + within
     try:
-        waiting: set[asyncio.Future[Any]] = {first, session.ended}
-        done, _ = await asyncio.wait(waiting, timeout=within)
-        if first in done:
-            return first.result()
-        if session.ended in done:
-            raise session.ended.result()
-        raise AgentExited(f"no hello from the agent within {within:.0f} s")
+        hello = await _next(said, session, deadline, within)
+        assert isinstance(hello, Hello)  # on_line lets nothing else in first
+        if hello.nvml is not None:
+            return hello, None
+        # Without NVML the agent says why in the message after its hello.
+        after = await _next(said, session, deadline, within)
+        return hello, after if isinstance(after, Error) else None
     finally:
         chan.close()
+
+
+async def _next(
+    said: asyncio.Queue[Hello | Error | Sample],
+    session: AgentChannel,
+    deadline: float,
+    within: float,
+) -> Hello | Error | Sample:
+    if not said.empty():
+        return said.get_nowait()
+    getting = asyncio.ensure_future(said.get())
+    waiting: set[asyncio.Future[Any]] = {getting, session.ended}
+    left = max(0.0, deadline - asyncio.get_running_loop().time())
+    done, _ = await asyncio.wait(waiting, timeout=left)
+    if getting in done:
+        return getting.result()
+    getting.cancel()
+    if session.ended in done:
+        raise session.ended.result()
+    raise AgentExited(f"no hello from the agent within {within:.0f} s")
 
 
 def _failed(target: NodeTarget, exc: BaseException) -> NodeCheck:

@@ -43,7 +43,8 @@ def _shard_count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when every node said hello, 1 when any failed, 2 for a bad configuration."""
+    """Exit 0 when every node said hello with every GPU it should have, 1 when any
+    failed (unreachable, no agent, no NVML, GPUs missing), 2 for a bad configuration."""
     try:
         _, targets, options = load_fleet(args)
     except ConfigError as exc:
@@ -78,7 +79,9 @@ def format_table(results: Sequence[NodeCheck]) -> str:
     """A plain table: node, ok or the failure status, and the hello's facts or the reason."""
     rows = [("NODE", "RESULT", "DETAIL")]
     for result in results:
-        if result.hello is not None:
+        if result.hello is not None and result.cause is not None:
+            rows.append((result.name, "failed", result.cause))
+        elif result.hello is not None:
             hello = result.hello
             model = hello.gpus[0].name if hello.gpus else "no GPU"
             detail = f"{model} x{len(hello.gpus)}, driver {hello.driver or 'N/A'}"
