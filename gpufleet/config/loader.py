@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import platformdirs
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from collectors.errors import FleetError
 from collectors.limits import (
@@ -83,13 +84,39 @@ def _describe(exc: ValidationError, source: str) -> str:
     for err in exc.errors():
         key = ".".join(str(part) for part in err["loc"]) or "(top level)"
         if err["type"] == "extra_forbidden":
-            lines.append(f"{source}: unknown key '{key}'")
+            near = _near_key(err["loc"])
+            hint = f" (did you mean '{near}'?)" if near else ""
+            lines.append(f"{source}: unknown key '{key}'{hint}")
         else:
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {_bounded(repr(got))})"
             lines.append(f"{source}: key '{key}': {err['msg']}{shown}")
     # One line per problem, whatever a key or value holds (a key may contain a newline).
     return "\n".join(clean_text(line, 1000) for line in lines)
+
+
+def _near_key(loc: tuple[int | str, ...]) -> str | None:
+    """The known key closest to a misspelt one at the same place (``host_key_polcy``)."""
+    if not loc:
+        return None
+    models: list[type[BaseModel]] = [Config]
+    for part in loc[:-1]:
+        inner: list[type[BaseModel]] = []
+        for model in models:
+            field = model.model_fields.get(str(part))
+            # Not a field: a table's own key or a list index; the model stays the same.
+            inner.extend(_models_in(field.annotation) if field is not None else [model])
+        models = inner
+    known = {name for model in models for name in model.model_fields}
+    close = difflib.get_close_matches(str(loc[-1]), sorted(known), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    """The config models an annotation holds (``X | None``, ``dict[str, X]``, ``list[X]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
 
 
 def _bounded(text: str, limit: int = 120) -> str:
