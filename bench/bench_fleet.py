@@ -5,8 +5,10 @@ Three processes, so each one's CPU is its own:
 1. the simulated nodes (bench/lib/fleet_nodes.py): one asyncssh listener on 127.0.0.1,
    canned protocol v1 lines in the real agent's shape (8 GPUs, 8 IB ports, 1 NIC;
    every value moves every tick; ``slow``/``links`` every 10th tick), ``t`` = send time,
-   one SSH packet per line as OpenSSH's sshd sends them (``--node-framing asyncssh``:
-   asyncssh's ignore message before each, as runs before 2026-11-23 had it);
+   one SSH packet per line as OpenSSH's sshd sends them (``--node-framing split``: each
+   line in 2-4 packets, as sshd sends a line it read from the agent's pipe in pieces;
+   ``asyncssh``: asyncssh's ignore message before each, as runs before 2026-11-23 had
+   it); XID events and jobs messages at a real fleet's rates beside the samples;
 2. the controller, started through the real CLI (``gpufleet serve -c fleet.toml``)
    wrapped by bench/lib/fleet_probe.py (GC pause timer, sample -> snapshot latency);
    hosts ``node-00001...`` reach the listener through an ``~/.ssh/config`` in a
@@ -19,7 +21,10 @@ RSS (VmRSS) during the window, the largest GC pause
 (and the largest generation-2 pause), sample -> snapshot latency p50/p99, samples
 sent in the window that never reached a snapshot, tick gaps, and /metrics scraped
 every 15 s with the request Prometheus sends, gzip included (scrape time, bytes).
-Then the naive stack's CPU, RSS and samples ingested, and the ratio.
+Then the naive stack's CPU, RSS and samples ingested, and the ratio. Every window
+prints the machine's load average at its start and end and how busy the whole machine
+was (/proc/stat): on a shared VM a process's CPU time grows with the load around it, so
+a figure without its load compares nothing.
 
 ``--ui watch`` runs ``gpufleet watch`` on a 200x50 pseudo-terminal (bench/lib/fleet_watch.py)
 with ``--metrics-addr``, scraped the same way, and adds sample -> screen latency.
@@ -132,16 +137,26 @@ class Window:
     received_bytes: int = 0  # the floor's SSH payload bytes in the window
     nodes_seen: int = 0  # nodes that sent the peer a sample
     failed: int = 0
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average at start and end
+    box_busy_pct: float = 0.0  # the whole machine's CPUs, busy share over the window
 
     @property
     def core_pct(self) -> float:
         return 100 * self.cpu_s / self.wall_s if self.wall_s else float("nan")
 
 
+def box_ticks() -> tuple[int, int]:
+    """The whole machine's busy and total CPU ticks so far (/proc/stat's ``cpu`` line)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return sum(values) - idle, sum(values)
+
+
 def measure(pid: int, seconds: float, scraper: Scraper | None) -> Window:
     """CPU and RSS of ``pid`` over ``seconds`` (starting on a whole second), scraping."""
     time.sleep(1 - time.time() % 1)  # whole seconds: the node counts are per second
     w = Window(t0=time.time())
+    load0, (busy0, total0) = os.getloadavg()[0], box_ticks()
     cpu0, start = cpu_seconds(pid), time.perf_counter()
     next_scrape = start + (1.0 if scraper else float("inf"))
     next_rss = start
@@ -157,7 +172,18 @@ def measure(pid: int, seconds: float, scraper: Scraper | None) -> Window:
         time.sleep(0.2)  # a measuring window, not synchronisation
     w.cpu_s, w.wall_s, w.t1 = cpu_seconds(pid) - cpu0, time.perf_counter() - start, time.time()
     w.rss.append(rss_mib(pid))
+    busy1, total1 = box_ticks()
+    w.load = (round(load0, 2), round(os.getloadavg()[0], 2))
+    w.box_busy_pct = round(100 * (busy1 - busy0) / max(1, total1 - total0), 1)
     return w
+
+
+def load_line(name: str, w: Window) -> str:
+    """One window's CPU beside the load it ran under."""
+    return (
+        f"{name}: {w.core_pct:.2f} % of a core with load {w.load[0]} -> {w.load[1]}, "
+        f"machine {w.box_busy_pct} % busy"
+    )
 
 
 def streaming_count(progress: Path) -> int:
@@ -524,9 +550,23 @@ def main() -> None:
     )
     parser.add_argument(
         "--node-framing",
-        choices=("openssh", "asyncssh"),
+        choices=("openssh", "split", "asyncssh"),
         default="openssh",
-        help="packets per line from the simulated nodes: one (sshd) or two (asyncssh's ignore)",
+        help="packets per line from the simulated nodes: one (sshd reading a line whole), "
+        "2-4 (sshd reading the agent's pipe mid-line) or two (asyncssh's ignore)",
+    )
+    parser.add_argument(
+        "--xids-per-node-hour",
+        type=float,
+        default=1.0,
+        help="application XID events each node sends per hour (0: none)",
+    )
+    parser.add_argument(
+        "--jobs-every",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="each node's jobs message period (the agent's refresh; 0: none)",
     )
     parser.add_argument(
         "--src",
@@ -544,7 +584,8 @@ def main() -> None:
         work = Path(scratch)
         nodes_argv = [*pinned(args.pin, 1), sys.executable, str(HERE / "lib" / "fleet_nodes.py")]
         nodes_argv += ["--workdir", str(work)]
-        nodes_argv += ["--framing", args.node_framing]
+        nodes_argv += ["--framing", args.node_framing, "--jobs-every", str(args.jobs_every)]
+        nodes_argv += ["--xids-per-node-hour", str(args.xids_per_node_hour)]
         sim = subprocess.Popen(nodes_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert sim.stdout is not None and sim.stdin is not None
         announce = json.loads(sim.stdout.readline())
@@ -558,8 +599,11 @@ def main() -> None:
             sim.stdin.close()
             tail = sim.stdout.read().strip().splitlines()
             sim.wait(60)
-        sent = json.loads(tail[-1])["sent"] if tail else {}
+        said = json.loads(tail[-1]) if tail else {}
+    sent = said.get("sent", {})
     figures = summarise(args, ours, sent)
+    figures["node_lines_besides_samples"] = said.get("extra", {})
+    figures["node_packets"] = said.get("packets")
     figures["simulator_cpu_s_during_ours"] = round(sim_cpu, 1)
     figures["node_framing"] = args.node_framing
     if floor is not None:
@@ -576,6 +620,11 @@ def main() -> None:
         figures["naive_samples_per_s"] = round(naive.ingested / max(1e-9, naive.wall_s), 1)
         figures["naive_failed_lines"] = naive.failed
     figures["loadavg"] = os.getloadavg()
+    windows = {"ours": ours["window"], "floor": floor, "naive": naive}
+    for name, w in windows.items():
+        if w is not None:
+            figures[f"load_{name}"] = {"load1": w.load, "machine_busy_pct": w.box_busy_pct}
+            print(load_line(name, w))
     figures["host_cpu"] = host_cpu()
     figures["pinned"] = args.pin
     for key, value in figures.items():

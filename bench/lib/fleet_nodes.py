@@ -12,9 +12,18 @@ All nodes are driven by one task in 20 staggered slots per interval (real nodes 
 in phase), so the simulator stays cheap. Prints one JSON line (port, key paths) once
 listening; when stdin closes prints a JSON line with samples sent per whole second.
 
-Each line goes out as one SSH packet, as OpenSSH's sshd sends an agent's line
-(testkit.loopback.as_openssh; ``--framing asyncssh`` puts asyncssh's ignore message
-back in front of every packet, as the benches before 2026-11-23 measured).
+Events come at a real fleet's rates, not only samples: an ``event`` line (an
+application XID: 13, 31 or 43, the kinds a busy fleet logs most) at
+``--xids-per-node-hour`` per node (drawn per tick, so some nodes send two in a row and
+most none in a window), and a ``jobs`` message per node every ``--jobs-every`` seconds
+(the agent's refresh period, collectors/agent/jobs.py), staggered across nodes.
+
+Each line goes out as one SSH packet, as OpenSSH's sshd sends an agent's line when it
+reads the line whole (testkit.loopback.as_openssh). ``--framing split`` writes every
+line in 2 to 4 pieces cut at points drawn per line, as sshd sends it when it reads the
+agent's pipe mid-line (a slow tick's ~6 KB line spans more than one pipe read);
+``--framing asyncssh`` puts asyncssh's ignore message back in front of every packet,
+as the benches before 2026-11-23 measured.
 
     python bench/lib/fleet_nodes.py --workdir DIR [--gpus 8] [--ports 8] [--interval 1]
 """
@@ -23,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
+import random
 import resource
 import sys
 import time
@@ -42,12 +53,23 @@ from collectors.agent.fields import (
     PORT_FIELDS,
     PROTOCOL_VERSION,
 )
-from collectors.protocol import GpuInfo, Hello, PortInfo, Sample
+from collectors.protocol import (
+    JOBS_SCHEMA,
+    Event,
+    GpuInfo,
+    Hello,
+    JobOnGpu,
+    Jobs,
+    PortInfo,
+    Sample,
+)
 from collectors.sim.sysfs import HW_COUNTERS
 from testkit.loopback.as_openssh import frame_as_openssh
 
 SLOTS = 20
 NVLINKS = 18
+FRAMINGS = ("openssh", "split", "asyncssh")
+APPLICATION_XIDS = (13, 31, 43)  # graphics engine exception, MMU fault, channel reset
 _encoder = msgspec.json.Encoder()
 
 
@@ -82,24 +104,46 @@ class CannedNode:
         )  # fmt: skip
         return _encoder.encode(hello) + b"\n"
 
+    def event(self, t: float, draw: float) -> bytes:
+        """An application XID on one of the node's GPUs (``draw`` in [0, 1) picks which)."""
+        gpu = int(draw * self.gpus)
+        code = APPLICATION_XIDS[int(draw * 997) % len(APPLICATION_XIDS)]
+        message = Event(v=PROTOCOL_VERSION, t=t, kind="xid", gpu=gpu,
+                        uuid=f"GPU-sim-{self.k:05d}-{gpu:02d}", code=code,
+                        detail=f"Xid (PCI:0000:{0x18 + gpu:02x}:00): {code}, pid=4242")  # fmt: skip
+        return _encoder.encode(message) + b"\n"
+
+    def jobs(self, t: float) -> bytes:
+        """Which Slurm job holds each GPU: one job per node, changing every 100 ticks."""
+        job = str(100_000 + self.k * 1_000 + self.seq // 100)
+        entries = [JobOnGpu(gpu=g, uuid=f"GPU-sim-{self.k:05d}-{g:02d}", scheduler="slurm",
+                            job=job, step="0", uid=10_000 + self.k % 500,
+                            user=f"user{self.k % 500:03d}", processes=1)
+                   for g in range(self.gpus)]  # fmt: skip
+        message = Jobs(v=PROTOCOL_VERSION, t=t, schema=JOBS_SCHEMA, jobs=entries)
+        return _encoder.encode(message) + b"\n"
+
     def sample(self, t: float) -> bytes:
         self.seq = n = self.seq + 1
         k = self.k
-        gpus: list[list[int | float | None] | None] = []
+        gpus: list[tuple[int | float | None, ...] | None] = []
         for g in range(self.gpus):
             u = (n * 7 + g * 13 + k) % 101
-            gpus.append([u, (u * 3) % 101, u * 0.9, u * 0.4, 40_000 + (n * 31 + g) % 30_000,
+            gpus.append((u, (u * 3) % 101, u * 0.9, u * 0.4, 40_000 + (n * 31 + g) % 30_000,
                          300.0 + (n * 17 + g * 5) % 400 / 1.0, 40 + (n + g) % 35,
-                         1_400 + (n * 3 + g) % 580, 0, 0])  # fmt: skip
+                         1_400 + (n * 3 + g) % 580, 0, 0))  # fmt: skip
         traffic = self.base + n * 3_000_000_000
-        ports = [
-            [4, 5, 400.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (self.base + n * 1_009) % 4_000_000,
-             traffic + p, traffic - p, n * 2_900_000 + p, n * 2_800_000 + p]
+        ports: list[tuple[int | float | None, ...]] = [
+            (4, 5, 400.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (self.base + n * 1_009) % 4_000_000,
+             traffic + p, traffic - p, n * 2_900_000 + p, n * 2_800_000 + p)
             for p in range(self.ports)
         ]  # fmt: skip
-        nics = [[1, 100_000, 2, self.base + n * 9_000_000, self.base + n * 8_000_000,
-                 0, 0, 0, 0, 0, 0, 0]]  # fmt: skip
-        slow = links = hw = None
+        nic = (1, 100_000, 2, self.base + n * 9_000_000, self.base + n * 8_000_000,
+               0, 0, 0, 0, 0, 0, 0)  # fmt: skip
+        nics: list[tuple[int | float | None, ...]] = [nic]
+        slow: list[tuple[int | float | None, ...] | None] | None = None
+        links: list[tuple[tuple[int | float | None, ...], ...] | None] | None = None
+        hw = None
         if n % 10 == 1:
             # Every port's mlx5 hw_counters, as the real agent lists them each slow tick.
             hw = [
@@ -107,24 +151,27 @@ class CannedNode:
                  for i, name in enumerate(HW_COUNTERS)}
                 for p in range(self.ports)
             ]  # fmt: skip
-            slow = [[0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, n // 10, 0, NVLINKS, NVLINKS,
-                     0, 0, 0, 0, 700.0] for _ in range(self.gpus)]  # fmt: skip
-            links = [[[1, 0, 0, 0, 0] for _ in range(NVLINKS)] for _ in range(self.gpus)]
+            slow = [(0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, n // 10, 0, NVLINKS, NVLINKS,
+                     0, 0, 0, 0, 700.0) for _ in range(self.gpus)]  # fmt: skip
+            links = [tuple((1, 0, 0, 0, 0) for _ in range(NVLINKS)) for _ in range(self.gpus)]
         message = Sample(v=PROTOCOL_VERSION, t=t, seq=n, gpus=gpus, ports=ports, nics=nics,
                          slow=slow, links=links, hw=hw)  # fmt: skip
         return _encoder.encode(message) + b"\n"
 
 
 class Nodes:
-    """Every open session, and the driver that writes their samples in staggered slots."""
+    """Every open session, and the driver that writes their lines in staggered slots."""
 
-    def __init__(self, gpus: int, ports: int, interval: float) -> None:
+    def __init__(self, gpus: int, ports: int, interval: float, traffic: Traffic) -> None:
         self.gpus, self.ports, self.interval = gpus, ports, interval
+        self.traffic = traffic
         self.slots: list[list[tuple[CannedNode, asyncssh.SSHServerProcess[bytes]]]] = [
             [] for _ in range(SLOTS)
         ]
         self.joined = 0
-        self.sent: Counter[int] = Counter()
+        self.sent: Counter[int] = Counter()  # samples per whole second
+        self.extra: Counter[str] = Counter()  # events and jobs messages sent
+        self.packets = 0
 
     async def session(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
         node = CannedNode(self.joined, self.gpus, self.ports, self.interval)
@@ -138,11 +185,24 @@ class Nodes:
         finally:
             slot.remove(entry)
 
+    def lines(self, node: CannedNode, now: float) -> list[bytes]:
+        """What ``node`` writes this tick: its sample, and an event or jobs when due."""
+        out = [node.sample(now)]
+        traffic, draw = self.traffic, self.traffic.rng.random()
+        if draw < traffic.xid_per_tick:
+            out.append(node.event(now, draw / traffic.xid_per_tick))
+            self.extra["event"] += 1
+        if traffic.jobs_ticks and (node.seq + node.k) % traffic.jobs_ticks == 0:
+            out.append(node.jobs(now))
+            self.extra["jobs"] += 1
+        return out
+
     async def drive(self) -> None:
         loop = asyncio.get_running_loop()
         step = self.interval / SLOTS
         next_at = loop.time()
         i = 0
+        pieces = self.traffic.pieces
         while True:
             now = time.time()
             written = 0
@@ -150,7 +210,10 @@ class Nodes:
                 if process.is_closing():
                     continue
                 try:
-                    process.stdout.write(node.sample(now))
+                    for line in self.lines(node, now):
+                        for piece in pieces(line):
+                            process.stdout.write(piece)
+                            self.packets += 1
                 except (OSError, asyncssh.Error):
                     continue
                 written += 1
@@ -158,6 +221,24 @@ class Nodes:
             i += 1
             next_at += step
             await asyncio.sleep(max(0.0, next_at - loop.time()))
+
+
+class Traffic:
+    """How the nodes frame their lines and how often they send events."""
+
+    def __init__(self, framing: str, xids_per_node_hour: float, jobs_every_s: float,
+                 interval: float) -> None:  # fmt: skip
+        self.rng = random.Random(20261129)  # the same draws in every run
+        self.split = framing == "split"
+        self.xid_per_tick = xids_per_node_hour * interval / 3600
+        self.jobs_ticks = round(jobs_every_s / interval) if jobs_every_s > 0 else 0
+
+    def pieces(self, line: bytes) -> list[bytes]:
+        """``line`` as the packets it goes out in: whole, or cut at 1 to 3 drawn points."""
+        if not self.split or len(line) < 8:
+            return [line]
+        cuts = sorted(self.rng.sample(range(1, len(line)), self.rng.randint(1, 3)))
+        return [line[a:b] for a, b in itertools.pairwise([0, *cuts, len(line)])]
 
 
 class _Server(asyncssh.SSHServer):
@@ -174,7 +255,7 @@ class _Server(asyncssh.SSHServer):
         return key.public_data == self._client_key.public_data
 
 
-async def serve(workdir: Path, gpus: int, ports: int, interval: float) -> None:
+async def serve(workdir: Path, gpus: int, ports: int, interval: float, traffic: Traffic) -> None:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     host_key = asyncssh.generate_private_key("ssh-ed25519")
@@ -182,7 +263,7 @@ async def serve(workdir: Path, gpus: int, ports: int, interval: float) -> None:
     key_path = workdir / "client_key"
     client_key.write_private_key(str(key_path))
     key_path.chmod(0o600)
-    nodes = Nodes(gpus, ports, interval)
+    nodes = Nodes(gpus, ports, interval, traffic)
     options = asyncssh.SSHServerConnectionOptions(
         server_host_keys=[host_key], encoding=None, keepalive_interval=30
     )
@@ -201,7 +282,8 @@ async def serve(workdir: Path, gpus: int, ports: int, interval: float) -> None:
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     driver.cancel()
     acceptor.close()
-    print(json.dumps({"sent": {str(k): v for k, v in sorted(nodes.sent.items())}}), flush=True)
+    sent = {str(k): v for k, v in sorted(nodes.sent.items())}
+    print(json.dumps({"sent": sent, "extra": nodes.extra, "packets": nodes.packets}), flush=True)
 
 
 def main() -> None:
@@ -210,11 +292,14 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--ports", type=int, default=8)
     parser.add_argument("--interval", type=float, default=1.0)
-    parser.add_argument("--framing", choices=("openssh", "asyncssh"), default="openssh")
+    parser.add_argument("--framing", choices=FRAMINGS, default="openssh")
+    parser.add_argument("--xids-per-node-hour", type=float, default=1.0)
+    parser.add_argument("--jobs-every", type=float, default=300.0, metavar="S")
     args = parser.parse_args()
-    if args.framing == "openssh":
+    if args.framing != "asyncssh":
         frame_as_openssh()
-    asyncio.run(serve(args.workdir, args.gpus, args.ports, args.interval))
+    traffic = Traffic(args.framing, args.xids_per_node_hour, args.jobs_every, args.interval)
+    asyncio.run(serve(args.workdir, args.gpus, args.ports, args.interval, traffic))
 
 
 if __name__ == "__main__":
