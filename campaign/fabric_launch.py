@@ -46,7 +46,7 @@ class FabricOptions:
     allow_cpu: bool = False
     bytes: int | None = None
     iters: int | None = None
-    gemm: int = 0
+    gemm: int = 4  # GEMMs per all-reduce during the soak
 
 
 @dataclass(slots=True)
@@ -99,7 +99,7 @@ class FabricLauncher:
         port = _free_port()
         limit = self._options.step_timeout_s + KILL_GRACE_S
         tasks = [
-            asyncio.create_task(self._run_node(run, rank, nodes, port))
+            asyncio.create_task(self._run_node(run, rank, nodes, port, purpose))
             for rank, run in enumerate(runs)
         ]
         hung = False
@@ -117,18 +117,22 @@ class FabricLauncher:
             await asyncio.gather(*(self._end(r) for r in runs))
         return _step(purpose, nodes, runs, hung, started, time.monotonic() - begun)
 
-    async def _run_node(self, run: _NodeRun, rank: int, nodes: tuple[str, ...], port: int) -> None:
+    async def _run_node(
+        self, run: _NodeRun, rank: int, nodes: tuple[str, ...], port: int, purpose: Purpose
+    ) -> None:
         self._running[run.node] = run
         try:
             conn = await self._connection(run.node)
-            command = self._command(run.node, rank, nodes, port)
+            command = self._command(run.node, rank, nodes, port, purpose)
             async with conn.create_process(command, encoding="utf-8", errors="replace") as proc:
                 async for line in proc.stdout:
                     _accept(run, line.strip())
         finally:
             self._running.pop(run.node, None)
 
-    def _command(self, node: str, rank: int, nodes: tuple[str, ...], port: int) -> str:
+    def _command(
+        self, node: str, rank: int, nodes: tuple[str, ...], port: int, purpose: Purpose
+    ) -> str:
         o = self._options
         spec = {
             "fabric": True,
@@ -139,7 +143,7 @@ class FabricLauncher:
             "gpus_per_node": o.gpus_per_node,
             "timeout": o.step_timeout_s,
             "allow_cpu": o.allow_cpu,
-            "gemm": o.gemm,
+            "gemm": o.gemm if purpose == "soak" else 0,  # the soak's compute load
         }
         spec.update({k: v for k, v in (("bytes", o.bytes), ("iters", o.iters)) if v})
         python = o.python_for.get(node, "python3")
@@ -150,7 +154,8 @@ class FabricLauncher:
 
     async def _connection(self, node: str) -> asyncssh.SSHClientConnection:
         conn = self._conns.get(node)
-        if conn is None:
+        # A connection the node dropped (a reboot, an agent restart) is opened again.
+        if conn is None or conn.is_closed():
             target = self._targets[node]
             conn = await self._connect(target)
             self._conns[node] = conn

@@ -7,10 +7,15 @@ GPU, and the ranks of every node join one ``torch.distributed`` group whose rend
 is on the first node (NCCL on GPUs, gloo on the CPU). Each rank reports its bus
 bandwidth, ``bytes / time * 2 (n - 1) / n`` over all n ranks.
 
-A simulated node (``GPUFLEET_SIM_PROBE_FAULTS``) may carry ``fabric_slow`` (each
-all-reduce waits that many times its own duration: the collective, and so every node
-in the step, really runs slower) or ``fabric_hang`` (the ranks join the group and
-never all-reduce: the step hangs until its timeout, as a dead link does).
+A simulated node (``GPUFLEET_SIM_PROBE_FAULTS``) runs its ranks on the CPU, where
+every rank of every node shares the same few cores: the measured figure would fall
+with the node count whatever the fabric. So a simulated fabric reports a model, while
+the all-reduce itself still really runs (it is what hangs, and what a dead peer ends):
+each rank's figure is the simulated line rate ``SIM_LINE_GBPS`` divided by the largest
+``fabric_slow`` factor in its group, which the ranks learn from a real all-reduce
+(MAX) of their own factors, as a slow link slows every member of a ring.
+``fabric_hang``: the ranks join the group and never all-reduce, so the step hangs
+until its timeout, as a dead link does.
 
 The node process ends its whole group at the step timeout, on SIGTERM (the SSH
 channel closed: Ctrl-C on the controller) and when a rank fails, so no rank outlives
@@ -37,6 +42,8 @@ PROBE = "fabric"
 GPU_BYTES, GPU_ITERS = 256 << 20, 20
 CPU_BYTES, CPU_ITERS = 1 << 18, 5
 EXIT_OK, EXIT_FAILED, EXIT_TIMEOUT = 0, 1, 124
+# A simulated GPU's share of the fabric: one 400 Gb/s port per GPU is 50 GB/s.
+SIM_LINE_GBPS = 50.0
 
 
 def node_main(spec: Dict[str, Any], emitter: Emitter) -> int:
@@ -57,7 +64,8 @@ def node_main(spec: Dict[str, Any], emitter: Emitter) -> int:
         )
         return EXIT_FAILED
     on_gpu = faults is None and torch.cuda.is_available()
-    ranks = [_start_rank(_rank_spec(spec, i, on_gpu, faults or {}), emitter) for i in range(local)]
+    simulated = {"simulated": True, **faults} if faults is not None else {}
+    ranks = [_start_rank(_rank_spec(spec, i, on_gpu, simulated), emitter) for i in range(local)]
     failed = _wait_ranks(ranks)
     if failed:
         emitter.error("fabric_failed", "all-reduce rank failed: %s" % failed, probe=PROBE)
@@ -89,6 +97,7 @@ def _rank_spec(
         "bytes": int(spec.get("bytes", GPU_BYTES if on_gpu else CPU_BYTES)),
         "iters": int(spec.get("iters", GPU_ITERS if on_gpu else CPU_ITERS)),
         "timeout": float(spec["timeout"]),
+        "simulated": bool(faults),
         "slow": max(1.0, float(faults.get("fabric_slow", 1.0))),
         "hang": bool(faults.get("fabric_hang", False)),
         "gemm": int(spec.get("gemm", 0)),
@@ -175,10 +184,13 @@ def rank_main(rank: Dict[str, Any], emitter: Emitter) -> int:
         return EXIT_TIMEOUT
     try:
         seconds = _all_reduce_seconds(torch, dist, rank)
+        slowest = _group_max(torch, dist, rank["slow"]) if rank["simulated"] else 1.0
     finally:
         dist.destroy_process_group()
     world = rank["world"]
     busbw = rank["bytes"] / seconds * 2.0 * (world - 1) / world / 1e9
+    if rank["simulated"]:
+        busbw = SIM_LINE_GBPS / slowest
     emitter.result(
         PROBE,
         "fabric_busbw",
@@ -188,6 +200,7 @@ def rank_main(rank: Dict[str, Any], emitter: Emitter) -> int:
         rank=rank["rank"],
         ranks=world,
         backend=rank["backend"],
+        simulated=rank["simulated"],
     )
     return EXIT_OK
 
@@ -208,12 +221,16 @@ def _all_reduce_seconds(torch: Any, dist: Any, rank: Dict[str, Any]) -> float:
         began = time.perf_counter()
         dist.all_reduce(buffer)
         _sync(torch, device)
-        if rank["slow"] > 1.0:
-            # The slow node's ranks hold the next collective back: every rank sees it.
-            time.sleep((rank["slow"] - 1.0) * (time.perf_counter() - began))
         reduced += time.perf_counter() - began
     dist.barrier()
     return reduced / rank["iters"]
+
+
+def _group_max(torch: Any, dist: Any, value: float) -> float:
+    """The largest ``value`` across the group, by a real all-reduce."""
+    tensor = torch.tensor([value], dtype=torch.float64)
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    return float(tensor.item())
 
 
 def _sync(torch: Any, device: Any) -> None:
