@@ -181,7 +181,9 @@ def post_json(url: str, body: bytes, deadline_s: float) -> int:
         reply.read(REPLY_BYTES)
     except (OSError, http.client.HTTPException) as exc:
         if not 200 <= status < 300:  # an answer of 2xx took the alert, whatever came after
-            why = f"no answer within {deadline_s:g} s" if expired.is_set() else str(exc)
+            why = f"HTTP {status}" if status else str(exc) or type(exc).__name__
+            if expired.is_set() and not status:
+                why = f"no answer within {deadline_s:g} s"
             raise DeliveryError(why) from exc
     finally:
         timer.cancel()
@@ -399,6 +401,7 @@ def storm_alert(held: list[LogEntry]) -> Alert:
 
 def failure_entry(receiver: str, alert: Alert, attempts: int, why: str, t: float) -> LogEntry:
     """A delivery that failed for good, as the event log shows it."""
-    text = f"alert {receiver} failed after {attempts} attempts: {why} ({alert.text})"
+    tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
+    text = f"alert {receiver} failed after {tries}: {why} ({alert.text})"
     node = "fleet" if alert.kind == "storm" else alert.node
     return LogEntry(t, node, "alert_failed", text[:500], "warn", alert.gpu)

@@ -68,6 +68,18 @@ class Dripper(BaseHTTPRequestHandler):
         pass
 
 
+class Silent(BaseHTTPRequestHandler):
+    """Reads the request and never answers (until the test ends)."""
+
+    def do_POST(self) -> None:  # the http.server API
+        self.rfile.read(int(self.headers["Content-Length"]))
+        server: Any = self.server
+        server.release.wait(WAIT_S)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
 def serve(handler: type[BaseHTTPRequestHandler], **attrs: Any) -> Iterator[Any]:
     server: Any = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
@@ -180,3 +192,19 @@ def test_a_dripping_webhook_is_cut_at_its_deadline_and_never_holds_the_command_h
         dispatcher.close()
     # The answer began with 200 and its headers: the alert was taken, not retried.
     assert dispatcher.failures == 0
+
+
+def test_a_receiver_that_never_answers_fails_at_the_deadline_and_is_logged() -> None:
+    for server in serve(Silent, release=threading.Event()):
+        cfg = AlertsSection(webhook=server.url, webhook_timeout_s=0.3, retries=0)
+        dispatcher = AlertDispatcher(cfg, Acknowledgements(None))
+        try:
+            dispatcher.observe([entry("node-009")])
+            assert dispatcher.drain(WAIT_S)
+        finally:
+            server.release.set()
+            dispatcher.close()
+        (failed,) = dispatcher.take_failures()
+        assert failed.text.startswith(
+            "alert webhook failed after 1 attempt: no answer within 0.3 s"
+        )
