@@ -55,6 +55,14 @@ def register(sub: Any) -> None:
         metavar="BUNDLE",
         help="check a bundle: every file against MANIFEST.json, and its signature if signed",
     )
+    parser.add_argument(
+        "--signer",
+        nargs=2,
+        default=None,
+        metavar=("ALLOWED_SIGNERS", "IDENTITY"),
+        help="with --verify: the signature must be IDENTITY's as the ALLOWED_SIGNERS file "
+        "(ssh-keygen's format) lists it",
+    )
     parser.set_defaults(func=run)
 
 
@@ -67,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet sla: %(message)s")
     if args.verify is not None:
-        return _verify(args.verify)
+        return _verify(args.verify, args.signer)
     if args.sign is not None and args.bundle is None:
         return _fail("--sign signs the evidence bundle: give --bundle FILE.zip too")
     config_path = args.config or default_config_path()
@@ -117,11 +125,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verify(bundle: Path) -> int:
-    from ledger.sla.manifest import SigningError, verify_bundle
+def _verify(bundle: Path, signer: list[str] | None) -> int:
+    from ledger.sla.manifest import Signers, SigningError, verify_bundle
 
+    signers = None if signer is None else Signers(Path(signer[0]), signer[1])
     try:
-        verdict = verify_bundle(bundle)
+        verdict = verify_bundle(bundle, signers)
     except SigningError as exc:
         return _fail(str(exc))
     for problem in verdict.problems:

@@ -134,20 +134,39 @@ def _check_hashes(files: dict[str, bytes], manifest: dict[str, Any]) -> list[str
     return problems
 
 
-def _check_signature(manifest: bytes, signature: bytes) -> tuple[list[str], str]:
+@dataclass(frozen=True, slots=True)
+class Signers:
+    """Whom to accept: an ``allowed_signers`` file (ssh-keygen's format) and an identity."""
+
+    allowed: Path
+    identity: str
+
+
+def _check_signature(
+    manifest: bytes, signature: bytes, signers: Signers | None
+) -> tuple[list[str], str]:
     with tempfile.TemporaryDirectory() as tmp:
         sig = Path(tmp) / SIGNATURE
         sig.write_bytes(signature)
-        done = _ssh_keygen(["-Y", "check-novalidate", "-n", NAMESPACE, "-s", str(sig)], manifest)
+        if signers is None:  # a good signature by some key; its fingerprint is printed
+            args = ["-Y", "check-novalidate", "-n", NAMESPACE, "-s", str(sig)]
+        else:
+            args = ["-Y", "verify", "-f", str(signers.allowed), "-I", signers.identity,
+                    "-n", NAMESPACE, "-s", str(sig)]  # fmt: skip
+        done = _ssh_keygen(args, manifest)
     text = (done.stdout + done.stderr).decode("utf-8", "replace")
     if done.returncode != 0:
         return [f"{SIGNATURE}: bad signature ({_first_line(done.stderr or done.stdout)})"], ""
     signer = next((w for w in text.split() if w.startswith("SHA256:")), "")
+    if signers is not None:
+        signer = f"{signers.identity} ({signer})" if signer else signers.identity
     return [], signer
 
 
-def verify_bundle(path: Path) -> Verdict:
-    """Check every file against the manifest, and the manifest against its signature."""
+def verify_bundle(path: Path, signers: Signers | None = None) -> Verdict:
+    """Check every file against the manifest, and the manifest against its signature
+    (made by ``signers.identity`` as ``signers.allowed`` lists it, when given; a bundle
+    without a signature then fails)."""
     try:
         with zipfile.ZipFile(path) as archive:
             files = {name: archive.read(name) for name in archive.namelist()}
@@ -162,6 +181,8 @@ def verify_bundle(path: Path) -> Verdict:
     problems = _check_hashes(files, manifest)
     signer = ""
     if SIGNATURE in files:
-        bad, signer = _check_signature(files[MANIFEST], files[SIGNATURE])
+        bad, signer = _check_signature(files[MANIFEST], files[SIGNATURE], signers)
         problems += bad
+    elif signers is not None:
+        problems.append(f"{path}: not signed, and a signer was asked for")
     return Verdict(tuple(problems), signer)

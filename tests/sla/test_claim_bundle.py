@@ -135,6 +135,10 @@ def test_a_signed_bundle_verifies_with_openssh_and_with_verify(
     capsys.readouterr()
     assert main(["sla", "--verify", str(out)]) == 0
     assert "every file matches MANIFEST.json; signed by SHA256:" in capsys.readouterr().out
+    assert main(["sla", "--verify", str(out), "--signer", str(signers), "ops@example.com"]) == 0
+    assert "signed by ops@example.com (SHA256:" in capsys.readouterr().out
+    assert main(["sla", "--verify", str(out), "--signer", str(signers), "mallory@example"]) == 1
+    assert "MANIFEST.json.sig: bad signature" in capsys.readouterr().err
 
 
 def rewrite(path: Path, name: str, body: bytes) -> None:
