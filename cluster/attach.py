@@ -33,7 +33,7 @@ from cluster.remote_export import export_from_folders, export_through_shards
 from cluster.remote_probes import RemoteProbes
 from cluster.shards import STALE_INTERVALS
 from cluster.signed_wire import owned_events, owned_summary
-from cluster.signing import ShardKeys
+from cluster.signing import ShardKeys, unverified_body
 from cluster.wire import (
     EVENTS_WILDCARD,
     SUMMARY_WILDCARD,
@@ -186,7 +186,7 @@ class AttachedFleet:
     def _opened(self, data: bytes) -> tuple[int | None, bytes] | None:
         """The signing shard (None when not checking) and the body; None when dropped."""
         if self.keys is None:
-            return None, data
+            return None, unverified_body(data)
         return self.keys.open(data)
 
     async def _on_summary(self, msg: Msg) -> None:

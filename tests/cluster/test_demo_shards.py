@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import sys
 from pathlib import Path
 
 import pytest
 
+from cluster.bus import BusError, connect
 from tests.cluster.conftest import EXPECTED_STATE, SCENARIO
 
 pytestmark = pytest.mark.e2e
@@ -40,7 +42,12 @@ async def test_sharded_demo_attaches_and_writes_every_verdict(tmp_path: Path) ->
     assert proc.stdout is not None
     try:
         # The XID 79 event breaks node-002 a tick before its sample shows the GPU lost.
-        await read_until(proc.stdout, "(1 lost); broken: node-002, node-004, node-005", 90)
+        log = await read_until(proc.stdout, "(1 lost); broken: node-002, node-004, node-005", 90)
+        assert "with credentials" in log and "signed summaries" in log
+        url = re.search(r"publishing to (nats://\S+)", log)
+        assert url is not None
+        with pytest.raises(BusError, match="uthorization"):  # no anonymous client
+            await connect(url.group(1), "anonymous")
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGINT)
