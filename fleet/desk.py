@@ -52,13 +52,34 @@ class OperatorDesk:
         self.acks = Acknowledgements(data_dir / ACKS_FILE if data_dir is not None else None)
         self.alerts = AlertDispatcher(cfg or AlertsSection(), self.acks, clock)
         self.history = history
+        self.acks_changed = 0  # counts acknowledgements cleared by the desk itself
 
     def observe(self, snapshot: FleetSnapshot) -> None:
         """Log what changed since the previous snapshot, record it, alert on what broke."""
         new = self.session.observe(snapshot)
+        cleared = self._clear_recovered(new)
+        self.session.entries.extend(cleared)
+        new.extend(cleared)
         if self.history is not None:
             self.history.add(new, snapshot.taken_at)
         self.alerts.observe(new)
+
+    def _clear_recovered(self, entries: Sequence[LogEntry]) -> list[LogEntry]:
+        """A node that is up again is no longer known bad: its acknowledgements go (left,
+        its next failure would not alert), and the log says so."""
+        cleared: list[LogEntry] = []
+        for entry in entries:
+            if entry.verdict != "up":
+                continue
+            held = [a for a in self.acks.all() if a.node == entry.node]
+            for ack in held:
+                self.acks.remove(ack.node, ack.gpu)
+            if held:
+                self.acks_changed += 1
+                what = ", ".join("node" if a.gpu is None else f"GPU {a.gpu}" for a in held)
+                text = f"acknowledgement cleared ({what}): the node is up again"
+                cleared.append(LogEntry(entry.t, entry.node, "ack", text))
+        return cleared
 
     def event_log(self, window_s: float) -> Sequence[LogEntry]:
         """What happened in the last ``window_s`` seconds, newest first: history (so it

@@ -95,6 +95,7 @@ __all__ = [
     "GpuProcess",
     "GpuSeries",
     "GpuSnapshot",
+    "HasDataDir",
     "HasDesk",
     "InventoryError",
     "LogEntry",
@@ -187,6 +188,16 @@ class FleetFacade(Protocol):
 
     def probe_report(self, node: str) -> ProbeReport | None:
         """The latest probe report of ``node`` in this session, judged against the fleet."""
+        ...
+
+
+@runtime_checkable
+class HasDataDir(Protocol):
+    """A facade that records history in a data directory (exports default beside it)."""
+
+    @property
+    def data_dir(self) -> Path | None:
+        """The data directory, or None when nothing is recorded."""
         ...
 
 

@@ -12,7 +12,14 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 
-from fleet.facade import ExportRequest, FleetFacade, FleetSnapshot, HasDesk, OperatorDesk
+from fleet.facade import (
+    ExportRequest,
+    FleetFacade,
+    FleetSnapshot,
+    HasDataDir,
+    HasDesk,
+    OperatorDesk,
+)
 from themes import DEFAULT_THEME, GPUFLEET_DARK, THEME_NAMES, THEMES
 from tui.commands import FleetCommands
 from tui.failures import report_failure
@@ -21,7 +28,7 @@ from tui.operator_actions import OperatorActions
 from tui.probe_view import busy_question
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
-from tui.screens.export_screen import ExportScreen
+from tui.screens.export_screen import EXPORTS_DIR, ExportScreen
 from tui.screens.help_screen import HelpScreen, key_rows
 from tui.screens.main_screen import MainScreen
 from tui.screens.node_screen import NodeScreen
@@ -73,6 +80,7 @@ class GpuFleetApp(OperatorActions):
         own = facade.desk if isinstance(facade, HasDesk) else None
         self.desk: OperatorDesk = own if own is not None else OperatorDesk()
         self._feed_desk = own is None
+        self._acks_seen = 0  # the desk's acks_changed last shown on the grid
         self.alerts_ring = self.desk.alerts.cfg.bell
         self.alerts_notify = self.desk.alerts.cfg.notify
 
@@ -160,6 +168,9 @@ class GpuFleetApp(OperatorActions):
 
     def _apply(self, snapshot: FleetSnapshot) -> None:
         self.shown = snapshot
+        if self.desk.acks_changed != self._acks_seen:  # the desk cleared a recovered node's
+            self._acks_seen = self.desk.acks_changed
+            self.refresh_acks()
         self.main.snapshot = snapshot
         for screen in self.screen_stack:
             if isinstance(screen, NodeScreen):
@@ -224,7 +235,10 @@ class GpuFleetApp(OperatorActions):
         self.push_screen(HelpScreen(key_rows(sections)))
 
     def action_export(self) -> None:
-        self.push_screen(ExportScreen(), callback=self._export_chosen)
+        # Into the data directory, never the working directory (a checkout under `make demo`).
+        data_dir = self.facade.data_dir if isinstance(self.facade, HasDataDir) else None
+        directory = data_dir / EXPORTS_DIR if data_dir is not None else None
+        self.push_screen(ExportScreen(directory), callback=self._export_chosen)
 
     def _export_chosen(self, request: ExportRequest | None) -> None:
         if request is not None:

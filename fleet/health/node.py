@@ -8,6 +8,7 @@ are healthy (ok or warn) or when a port holds a fail verdict, and **up** otherwi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -25,6 +26,15 @@ _FAILED: frozenset[NodeStatus] = frozenset(("unreachable",))
 _CLUSTER_ONLY: frozenset[NodeStatus] = frozenset(("unmonitored",))
 UNREACHABLE_STATUSES: frozenset[NodeStatus] = _FAILED | (BLIND_STATUSES - _CLUSTER_ONLY)
 HEALTHY: frozenset[Verdict] = frozenset(("ok", "warn"))
+
+
+# The reason of a node not heard from yet since it was first tried: start-up, not failure.
+NO_SAMPLE_YET = "no sample yet"
+
+
+def starting_up(state: NodeState, reasons: Sequence[str]) -> bool:
+    """Whether a node's state is start-up (connecting, no sample yet), not a failure."""
+    return state == "unreachable" and any(r.endswith(NO_SAMPLE_YET) for r in reasons)
 
 
 class NodeJudgement(NamedTuple):
@@ -83,20 +93,42 @@ def _unreachable_reason(view: NodeStatusView) -> str | None:
     if view.status in UNREACHABLE_STATUSES:
         return f"{view.status}: {view.reason}" if view.reason else view.status
     if view.silent_s is None:
-        return f"{view.status}: no sample yet" if view.status != "streaming" else "no sample yet"
+        if view.status == "streaming":
+            return NO_SAMPLE_YET
+        return f"{view.status}: {NO_SAMPLE_YET}"
     if view.liveness == "unreachable":
         return f"no sample for {view.silent_s:.0f} s"
     return None
 
 
 def _gpu_reasons(gpus: Sequence[GpuVerdictView], expected: int) -> list[str]:
+    """Each failing GPU's cause first (``GPU 5 lost (XID 79)``), the counts last: a
+    narrow column shows the cause, not "7 of 8 GPUs healthy" and an exception name."""
     healthy = sum(1 for g in gpus if g.verdict in HEALTHY)
     if healthy >= expected:
         return []
-    reasons = [f"{healthy} of {expected} GPUs healthy"]
+    reasons = [gpu_cause(gpu) for gpu in gpus if gpu.verdict not in HEALTHY]
+    reasons.append(f"{healthy} of {expected} GPUs healthy")
     if len(gpus) < expected:
         reasons.append(f"{len(gpus)} of {expected} GPUs visible")
-    for gpu in gpus:
-        if gpu.verdict not in HEALTHY:
-            reasons.append(f"GPU {gpu.gpu}: " + "; ".join(gpu.reasons or (gpu.verdict,)))
     return reasons
+
+
+_XID = re.compile(r"^XID (\d+)")
+_LOST = re.compile(r"^GPU lost \((.+)\)$")
+
+
+def gpu_cause(gpu: GpuVerdictView) -> str:
+    """One GPU's failure, cause first: ``GPU 5 lost (XID 79)``, ``GPU 2 XID 48: ...``;
+    the other reasons follow after a colon."""
+    xids = [m.group(1) for m in map(_XID.match, gpu.reasons) if m]
+    if gpu.verdict == "lost":
+        # The XID says why it fell off; without one, the agent's own word does.
+        notes = [m.group(1) for m in map(_LOST.match, gpu.reasons) if m]
+        why = f"XID {', '.join(xids)}" if xids else ", ".join(notes)
+        # What each XID means stays as evidence, after the cause.
+        rest = [r.partition(": ")[2] or r if _XID.match(r) else r for r in gpu.reasons]
+        rest = [r for r in rest if r != "GPU lost" and not _LOST.match(r)]
+        head = f"GPU {gpu.gpu} lost" + (f" ({why})" if why else "")
+        return head + (": " + "; ".join(rest) if rest else "")
+    return f"GPU {gpu.gpu} " + "; ".join(gpu.reasons or (gpu.verdict,))

@@ -13,6 +13,7 @@ from typing import Any
 
 from collectors.demo import DemoFleet, start_demo_fleet
 from collectors.sim.scenario import ScenarioError, load_scenario
+from fleet.health.node import starting_up
 from fleet.model import FleetSnapshot
 from gpufleet.config import Config, parse_config
 from gpufleet.demo_load import load_warning
@@ -187,12 +188,17 @@ async def _headless(runtime: FleetRuntime, duration: float | None, metrics_addr:
 
 
 def summary_line(snapshot: FleetSnapshot) -> str:
-    """One line per tick: streaming and broken nodes, healthy GPUs, the broken node names."""
-    broken = [n.name for n in snapshot.nodes if n.broken]
+    """One line per tick: streaming, connecting and broken nodes, healthy GPUs, the broken
+    node names. A node not heard from since start-up is connecting, not broken."""
+    connecting = sum(1 for n in snapshot.nodes if starting_up(n.state, n.broken_reasons))
+    broken = [
+        n.name for n in snapshot.nodes if n.broken and not starting_up(n.state, n.broken_reasons)
+    ]
     shown = ", ".join(broken[:6]) + (" ..." if len(broken) > 6 else "")
     return (
         f"nodes {snapshot.nodes_streaming}/{len(snapshot.nodes)} streaming, "
-        f"{len(broken)} broken; GPUs {snapshot.gpus_healthy}/{snapshot.gpus_total} healthy"
+        + (f"{connecting} connecting, " if connecting else "")
+        + f"{len(broken)} broken; GPUs {snapshot.gpus_healthy}/{snapshot.gpus_total} healthy"
         + (f"; broken: {shown}" if broken else "")
     )
 

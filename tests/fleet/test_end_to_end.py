@@ -138,7 +138,7 @@ def test_ticking_snapshots_record_broken_then_up_with_evidence(sysfs_root: Path)
             transitions.extend(state.snapshot(message.t).transitions)
     assert [t.state for t in transitions] == ["up", "broken", "up"]
     # The agent saw the GPU lost before the XID event came through: the evidence says so.
-    assert "GPU 5: GPU lost (NVMLError_GpuIsLost)" in transitions[1].reasons
+    assert transitions[1].reasons[0] == "GPU 5 lost (NVMLError_GpuIsLost)"
 
 
 def test_agent_link_and_memory_faults(sysfs_root: Path) -> None:

@@ -46,8 +46,10 @@ def test_a_transition_carries_its_evidence_and_appears_once() -> None:
     assert len(broken.transitions) == 1
     transition = broken.transitions[0]
     assert (transition.node, transition.state, transition.at) == ("gpu-001", "broken", a.t)
-    assert "GPU 1: GPU lost (NVMLError_GpuIsLost); XID 79: GPU has fallen off the bus" in (
-        transition.reasons
+    # The cause first, then what the XID means, the count last.
+    assert transition.reasons == (
+        "GPU 1 lost (XID 79): GPU has fallen off the bus",
+        "7 of 8 GPUs healthy",
     )
     state.ingest(a.sample())
     again = state.snapshot(a.t)

@@ -64,6 +64,9 @@ def export_range(choice: str, since_date: str, until_date: str) -> tuple[str, st
     return since, until
 
 
+EXPORTS_DIR = "exports"  # under the data directory
+
+
 def default_path(level: str, resolution: str, fmt: str, directory: Path | None = None) -> Path:
     return (directory or Path.cwd()) / f"gpufleet-{level}-{resolution}.{fmt}"
 
