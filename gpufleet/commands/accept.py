@@ -123,7 +123,9 @@ def parse_duration(text: str) -> float:
 def plan_text(config: Config, targets: Sequence[NodeTarget], soak_s: float) -> str:
     """What the campaign would do, stage by stage, without touching a node."""
     a, c = config.acceptance, contract_of(config)
-    rungs = ", ".join(map(str, rung_sizes(len(targets)))) or "none (one node)"
+    # The pair round measures 2 nodes at once; the rungs above it run one group each.
+    above = ", ".join(map(str, rung_sizes(len(targets))[1:]))
+    rungs = f"pairs, then {above} nodes" if above else "pairs" if len(targets) > 1 else "none"
     names = ", ".join(t.name for t in targets[:8]) + (" ..." if len(targets) > 8 else "")
     return (
         f"Acceptance campaign on {len(targets)} nodes: {names}\n"
@@ -131,7 +133,7 @@ def plan_text(config: Config, targets: Sequence[NodeTarget], soak_s: float) -> s
         f"{', model ' + c.gpu_model if c.gpu_model else ''} and the rest of [contract]\n"
         "2. health gate: no fail verdict, clean ECC, no pending remap, no fail-class XID\n"
         f"3. node probes: suite {config.probes.suite}, peers judged by the straggler rule\n"
-        f"4. fabric ladder: pairs, then {rungs} nodes; floor {a.fabric_fraction:g} of the "
+        f"4. fabric ladder: {rungs}; floor {a.fabric_fraction:g} of the "
         f"{a.fabric_denominator} denominator; step timeout {a.step_timeout_s:g} s; bisection\n"
         f"5. soak: {soak_s:g} s of GEMM and all-reduce while the monitor records\n"
     )

@@ -39,7 +39,7 @@ def test_nodes_outside_the_configured_fleet_are_refused() -> None:
 def test_the_plan_names_every_stage_and_the_rungs() -> None:
     config = parse_config({"contract": {"gpus_per_node": 8, "gpu_model": "H100"}})
     plan = plan_text(config, TARGETS, 172800.0)
-    assert "4 nodes" in plan and "pairs, then 2, 4 nodes" in plan
+    assert "4 nodes" in plan and "fabric ladder: pairs, then 4 nodes;" in plan
     assert "8 GPUs per node, model H100" in plan and "172800 s" in plan
     for stage in ("inventory", "health gate", "node probes", "fabric ladder", "soak"):
         assert stage in plan
