@@ -184,3 +184,14 @@ async def test_shard_events_reach_a_viewer_through_the_permissions(
         await viewer.close()
     assert info.config.max_bytes and info.config.max_bytes > 0
     assert info.config.max_msg_size and info.config.max_msg_size > 0
+
+
+def test_the_documented_server_configuration_is_the_one_tested() -> None:
+    hashed = "$2a$11$<bcrypt hash>"
+    users = [shard_user(f"shard-{k}", hashed, k) for k in (1, 2, 3)] + [
+        viewer_user("viewer", hashed),
+        viewer_user("operator", hashed, operator=True),
+    ]
+    server_tls = tls_block("/etc/nats/server.pem", "/etc/nats/server-key.pem", "/etc/nats/ca.pem")
+    doc = (Path(__file__).parents[2] / "docs" / "scale-out.md").read_text()
+    assert authorization_block(users) + "\n" + server_tls in doc
