@@ -25,7 +25,7 @@ from tui.commands import FleetCommands
 from tui.failures import report_failure
 from tui.messages import OpenNode, SnapshotArrived
 from tui.operator_actions import OperatorActions
-from tui.probe_view import busy_question
+from tui.probe_view import busy_question, many_warnings
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.export_screen import EXPORTS_DIR, ExportScreen
@@ -285,13 +285,17 @@ class GpuFleetApp(OperatorActions):
 
     def action_probe_suspects(self) -> None:
         names = suspect_nodes(self.shown)
-        if not names:
+        if not names or self.shown is None:
             self.notify("No broken or suspect node to probe", title="Probe")
             return
-        question = (
-            f"Run the quick probe suite on {len(names)} node(s)?\n"
-            + ", ".join(names[:12])
-            + (" …" if len(names) > 12 else "")
+        nodes = [n for n in (self.shown.node(m) for m in names) if n is not None]
+        acked = {a.node: a.note or "no note" for a in self.desk.acknowledgements()}
+        question = "\n".join(
+            [
+                f"Run the quick probe suite on {len(names)} node(s)?",
+                ", ".join(names[:12]) + (" …" if len(names) > 12 else ""),
+                *many_warnings(nodes, acked),
+            ]
         )
 
         def confirmed(yes: bool | None) -> None:

@@ -131,3 +131,22 @@ def progress_markup(progress: ProbeProgress | None, width: int = 40) -> str:
     bar = progress_bar(progress.step, progress.steps, width)
     what = f"{progress.probe} on GPU {progress.gpu}"
     return f"{bar} {progress.step}/{progress.steps}  {escape(what)}"
+
+
+def many_warnings(nodes: Sequence[NodeSnapshot], acked: Mapping[str, str]) -> list[str]:
+    """What `P` says before probing several nodes, as `p` does for one: which are busy
+    (their jobs slow down) and which are acknowledged (known bad, maybe being repaired)."""
+    busy = [n.name for n in nodes if busy_question(n) is not None]
+    held = [f"{n.name} ({acked[n.name]})" for n in nodes if n.name in acked]
+    lines = []
+    if busy:
+        lines.append(f"Busy, their jobs slow down: {_few(busy)}")
+    if held:
+        lines.append(f"Acknowledged as known bad: {_few(held)}")
+    return lines
+
+
+def _few(names: Sequence[str], shown: int = 6) -> str:
+    return ", ".join(names[:shown]) + (
+        f" and {len(names) - shown} more" if len(names) > shown else ""
+    )

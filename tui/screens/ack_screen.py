@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -41,7 +42,12 @@ class AckScreen(ModalScreen[tuple[int | None, str] | None]):
         with Vertical(id="dialog"):
             yield Label("Known bad: stays visible, stops alerting.")
             yield Select(scopes, value=WHOLE_NODE, allow_blank=False, id="scope")
-            yield Input(placeholder="note, e.g. ticket #4711, swap booked for Monday", id="note")
+            # Coming back to the note (after a Tab) appends; selecting all would replace it.
+            yield Input(
+                placeholder="note, e.g. ticket #4711, swap booked for Monday",
+                id="note",
+                select_on_focus=False,
+            )
             with Horizontal(id="buttons"):
                 yield Button("Acknowledge", variant="warning", id="ack")
                 yield Button("Cancel", id="cancel")
@@ -49,6 +55,17 @@ class AckScreen(ModalScreen[tuple[int | None, str] | None]):
     def on_mount(self) -> None:
         self.query_one("#dialog").border_title = f"Acknowledge {self.node.name}"
         self.query_one("#note", Input).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed while a button has focus (after a Tab) belongs to the note, not to
+        nothing. Space still presses the button."""
+        if not isinstance(self.focused, Button) or event.character in (None, " "):
+            return
+        if event.is_printable:
+            note = self.query_one("#note", Input)
+            note.focus()
+            note.insert_text_at_cursor(event.character)
+            event.stop()
 
     def _answer(self) -> None:
         scope = self.query_one("#scope", Select).value
