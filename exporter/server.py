@@ -25,7 +25,7 @@ from exporter.gzip_body import gzip_stream, gzipped
 from exporter.http_request import BadRequest, Request, parse_request
 from exporter.streaming import StreamAborted, send_parts
 from exporter.text import CONTENT_TYPE
-from exporter.web_config import WebConfig
+from exporter.web_config import FAILURE_REFILL_S, WebConfig
 from fleet.native_heap import release_free_heap
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,9 @@ HEADER_LIMIT = 16 * 1024  # bytes of request line and headers; a scraper sends a
 IDLE_TIMEOUT_S = 75.0  # keep-alive connections idle longer than this are closed
 TEXT = "text/plain; charset=utf-8"
 _GZIP_HEADERS = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}  # copied, never changed
+MAX_CONNECTIONS = 128  # Prometheus keeps one per target; 128 leaves room for people
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+REASONS |= {429: "Too Many Requests", 503: "Service Unavailable"}
 REASONS |= {405: "Method Not Allowed"}
 REASONS |= {431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 REASONS |= {503: "Service Unavailable"}
@@ -65,6 +67,7 @@ class MetricsServer:
             freed among the long-lived allocations ingest made meanwhile, left ~20 MiB
             of holes resident at 1,000 nodes until the next full collection's trim (up
             to 30 s later); the trim took ~5 ms there (bench/results/history.md, run 10).
+        max_connections: client connections served at once; more are answered 503.
     """
 
     def __init__(
@@ -78,6 +81,7 @@ class MetricsServer:
         routes: Router | None = None,
         web: WebConfig | None = None,
         after_stream: Callable[[], object] = release_free_heap,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.host, self.port = parse_addr(addr)
         self._after_stream = after_stream
@@ -90,6 +94,8 @@ class MetricsServer:
         self._on_stop = tuple(on_stop)
         self._server: asyncio.Server | None = None
         self._clients: set[asyncio.Task[None]] = set()
+        self._max_connections = max_connections
+        self.refused_connections = 0  # connections turned away at the cap
 
     @property
     def bound_port(self) -> int:
@@ -149,6 +155,14 @@ class MetricsServer:
     ) -> None:
         task = asyncio.current_task()
         assert task is not None
+        if len(self._clients) >= self._max_connections:
+            # Each connection holds a file descriptor `serve` shares with its SSH
+            # sessions: past the cap a client is told to come back, not queued.
+            self.refused_connections += 1
+            with contextlib.suppress(ConnectionError):
+                await _respond(writer, 503, b"too many connections\n", TEXT, False)
+            writer.close()
+            return
         self._clients.add(task)
         try:
             await self._serve_requests(reader, writer)
@@ -181,12 +195,18 @@ class MetricsServer:
     async def _answer(self, request: Request, writer: asyncio.StreamWriter) -> None:
         head_only = request.method == "HEAD"
         path = request.path.split("?", 1)[0]
-        if self._web.users and not await asyncio.to_thread(
-            self._web.authorized, request.headers.get("authorization")
-        ):
-            challenge = {"WWW-Authenticate": 'Basic realm="gpufleet"'}
-            await _respond(writer, 401, b"unauthorized\n", TEXT, head_only, challenge)
-            return
+        if self._web.users:
+            verdict = await asyncio.to_thread(
+                self._web.check, request.headers.get("authorization"), _client_of(writer)
+            )
+            if verdict == "throttled":
+                retry = {"Retry-After": str(int(FAILURE_REFILL_S))}
+                await _respond(writer, 429, b"too many failed logins\n", TEXT, head_only, retry)
+                return
+            if verdict != "ok":
+                challenge = {"WWW-Authenticate": 'Basic realm="gpufleet"'}
+                await _respond(writer, 401, b"unauthorized\n", TEXT, head_only, challenge)
+                return
         if path == "/metrics":
             await self._stream_metrics(request, writer, head_only, self._stream)
         elif path == "/-/healthy":
@@ -266,6 +286,12 @@ class MetricsServer:
                 if close is not None:
                     close()  # an abandoned render releases its renderer
                 self._after_stream()
+
+
+def _client_of(writer: asyncio.StreamWriter) -> str:
+    """The peer's address (not its port: a guesser opens a new connection per try)."""
+    peer = writer.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else "?"
 
 
 async def _respond(

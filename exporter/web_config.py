@@ -23,6 +23,9 @@ import binascii
 import hashlib
 import ssl
 import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,13 @@ CLIENT_AUTH = {
 }
 VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
 MAX_FILE_BYTES = 1 << 20
+# Failed logins per client: a burst, then one more per refill period. A wrong password
+# costs a bcrypt check (~50 ms of a core at cost 10); eight threads guessing drove
+# `serve` to 1.7 cores before this. A throttled client is answered without bcrypt.
+FAILURES_BURST = 5
+FAILURE_REFILL_S = 2.0
+MAX_TRACKED_CLIENTS = 4096  # beyond this the longest-quiet client is forgotten
+MAX_VERIFIED = 64  # good (user, password) digests kept; a rotation adds one
 
 
 class WebConfigError(ValueError):
@@ -55,11 +65,63 @@ class WebConfig:
     # Prometheus sends the same credentials on every scrape.
     _verified: set[bytes] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    clock: Callable[[], float] = time.monotonic
+    # client -> (failures still allowed, when last counted)
+    _failures: OrderedDict[str, tuple[float, float]] = field(default_factory=OrderedDict)
+    bcrypt_checks: int = 0  # passwords verified with bcrypt (the expensive path)
+    throttled: int = 0  # requests answered 429 without checking their password
 
     @property
     def scheme(self) -> str:
         """``https`` with TLS, else ``http``."""
         return "http" if self.tls is None else "https"
+
+    def check(self, header: str | None, client: str) -> str:
+        """``ok``, ``denied`` or ``throttled`` (too many failed logins from ``client``
+        lately: answered without running bcrypt). A password verified before passes
+        even then (cached), so a scraper is not locked out by a guesser beside it.
+
+        Runs bcrypt: call it off the event loop.
+        """
+        if not self.users or self._cached(header):
+            return "ok"
+        with self._lock:
+            if not self._may_try(client):
+                self.throttled += 1
+                return "throttled"
+        if self.authorized(header):
+            return "ok"
+        with self._lock:
+            self._count_failure(client)
+        return "denied"
+
+    def _cached(self, header: str | None) -> bool:
+        digest = self._digest(_basic_credentials(header))
+        with self._lock:
+            return digest is not None and digest in self._verified
+
+    def _digest(self, credentials: tuple[str, bytes] | None) -> bytes | None:
+        if credentials is None:
+            return None
+        user, password = credentials
+        hashed = self.users.get(user)
+        if hashed is None:
+            return None
+        return hashlib.sha256(b"\0".join((user.encode(), password, hashed))).digest()
+
+    def _allowance(self, client: str) -> float:
+        tokens, at = self._failures.get(client, (float(FAILURES_BURST), self.clock()))
+        now = self.clock()
+        return min(float(FAILURES_BURST), tokens + (now - at) / FAILURE_REFILL_S)
+
+    def _may_try(self, client: str) -> bool:
+        return self._allowance(client) >= 1.0
+
+    def _count_failure(self, client: str) -> None:
+        self._failures[client] = (self._allowance(client) - 1.0, self.clock())
+        self._failures.move_to_end(client)
+        while len(self._failures) > MAX_TRACKED_CLIENTS:
+            self._failures.popitem(last=False)
 
     def authorized(self, header: str | None) -> bool:
         """Whether an ``Authorization`` header lets the request in (always, without users).
@@ -79,12 +141,15 @@ class WebConfig:
         with self._lock:
             if digest in self._verified:
                 return True
+            self.bcrypt_checks += 1
         try:
             ok = bcrypt.checkpw(password, hashed)
         except ValueError:  # a malformed hash in the file never lets anyone in
             return False
         if ok:
             with self._lock:
+                if len(self._verified) >= MAX_VERIFIED:
+                    self._verified.clear()  # only good passwords land here: rare
                 self._verified.add(digest)
         return ok
 
