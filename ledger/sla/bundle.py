@@ -26,6 +26,8 @@ import polars as pl
 
 from history.reader import HistoryReader
 from history.states import StateInterval
+from ledger.jobs.outages import jobs_hit_file
+from ledger.repairs.bundle import repairs_evidence
 from ledger.sla.causes import outage_causes
 from ledger.sla.manifest import MANIFEST, SIGNATURE, data_fingerprint, manifest_json, sign
 from ledger.sla.render import render_html, render_markdown
@@ -178,6 +180,10 @@ def bundle_files(report: SlaReport, data_dir: Path) -> dict[str, bytes]:
         "evidence/causes.json": outage_causes(
             report, data, history.rollups(report.result.period.days())
         ),
+        "evidence/repairs.json": repairs_evidence(
+            data_dir, report.result.period.start_ms, report.result.period.end_ms, listed
+        ),
+        "evidence/jobs_hit.json": jobs_hit_file(data["outages"], data_dir),
         "coverage_log.csv": _coverage_csv(data),
     }
 

@@ -191,7 +191,8 @@ def test_the_evidence_bundle_holds_the_claim_evidence_and_a_manifest_that_checks
             "evidence/outages.csv", "evidence/events.csv", "evidence/state_intervals.csv",
             "evidence/connection_attempts.csv",
             "evidence/samples_around_outages.json", "evidence/probes.csv",
-            "evidence/causes.json", "SHA256SUMS", "MANIFEST.json"} == set(files)  # fmt: skip
+            "evidence/causes.json", "evidence/repairs.json", "evidence/jobs_hit.json",
+            "SHA256SUMS", "MANIFEST.json"} == set(files)  # fmt: skip
     for line in files["SHA256SUMS"].decode().splitlines():  # what `sha256sum -c` checks
         digest, name = line.split("  ")
         assert hashlib.sha256(files[name]).hexdigest() == digest
