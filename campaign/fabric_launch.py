@@ -108,8 +108,8 @@ class FabricLauncher:
                 await asyncio.gather(*tasks)
         except TimeoutError:
             hung = True
-        except (OSError, asyncssh.Error) as exc:
-            runs[0].errors.append(f"{type(exc).__name__}: {exc}")
+        except (OSError, asyncssh.Error):
+            pass  # recorded on the node's run; the step is judged failed below
         finally:
             for task in tasks:
                 task.cancel()
@@ -127,6 +127,9 @@ class FabricLauncher:
             async with conn.create_process(command, encoding="utf-8", errors="replace") as proc:
                 async for line in proc.stdout:
                     _accept(run, line.strip())
+        except (OSError, asyncssh.Error) as exc:
+            run.errors.append(f"{type(exc).__name__}: {exc}")
+            raise  # the step cannot complete without this node: end the others now
         finally:
             self._running.pop(run.node, None)
 
