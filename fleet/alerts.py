@@ -74,6 +74,20 @@ class Acknowledgement:
     gpu: int | None
     note: str
     at: float
+    ticket: str | None = None  # the provider's ticket id, when the operator gave one
+
+
+MAX_TICKET_CHARS = 200
+ACKS_JOURNAL = "acknowledgements.jsonl"
+"""Every acknowledgement ever made, one JSON line each, beside the standing file: the
+standing file forgets an acknowledgement when it is lifted, and a past repair's record
+(time to acknowledge, the ticket) needs it afterwards."""
+
+
+def _ticket(value: object) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()[:MAX_TICKET_CHARS]
 
 
 class Acknowledgements:
@@ -95,6 +109,7 @@ class Acknowledgements:
                     None if gpu is None else int(gpu),
                     str(row.get("note", "")),
                     float(row.get("at", 0.0)),
+                    _ticket(row.get("ticket")),
                 )
                 self._items[(ack.node, ack.gpu)] = ack
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -112,11 +127,24 @@ class Acknowledgements:
         except OSError as exc:
             log.warning("could not save acknowledgements to %s: %s", self.path, exc)
 
-    def add(self, node: str, gpu: int | None, note: str, at: float) -> Acknowledgement:
-        ack = Acknowledgement(node, gpu, note.strip(), at)
+    def add(
+        self, node: str, gpu: int | None, note: str, at: float, ticket: str | None = None
+    ) -> Acknowledgement:
+        ack = Acknowledgement(node, gpu, note.strip(), at, _ticket(ticket))
         self._items[(node, gpu)] = ack
         self._save()
+        self._journal(ack)
         return ack
+
+    def _journal(self, ack: Acknowledgement) -> None:
+        if self.path is None:
+            return
+        journal = self.path.with_name(ACKS_JOURNAL)
+        try:
+            with journal.open("a", encoding="utf-8") as out:  # appended, never rewritten
+                out.write(json.dumps(asdict(ack), sort_keys=True) + "\n")
+        except OSError as exc:
+            log.warning("could not append to %s: %s", journal, exc)
 
     def remove(self, node: str, gpu: int | None) -> bool:
         found = self._items.pop((node, gpu), None) is not None
