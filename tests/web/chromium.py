@@ -78,11 +78,16 @@ class Page:
 
     async def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page."""
-        result = await self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        result = await self.send(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         return result["result"].get("value")
 
     async def screenshot(self) -> bytes:
-        """A PNG of the page as drawn."""
+        """A PNG of the page once the browser has drawn what it has received."""
+        await self.evaluate(
+            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
         result = await self.send("Page.captureScreenshot", format="png")
         return base64.b64decode(result["data"])
 
