@@ -93,6 +93,15 @@ class GpuSnapshot:
     recovery_action: int | None = None
     nvlink_active: int | None = None
     nvlink_total: int | None = None
+    # What the delivery ledger judges (slow fields; see docs/protocol.md).
+    pcie_gen: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width: int | None = None
+    pcie_width_max: int | None = None
+    energy_mj: int | None = None  # NVML's total energy counter since the driver loaded
+    foreign_mem_mib: int | None = None  # held by processes that are not the renter's
+    foreign_procs: int | None = None  # None: the agent was given no renter identity
+    renter_procs: int | None = None
     # Derived by FleetState from counter deltas (per second over the last slow window).
     nvlink_crc_rate: float | None = None
     nvlink_replay_delta: int | None = None

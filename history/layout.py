@@ -83,7 +83,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "pcie_width_max": pl.UInt8(),
         "mem_total_bytes": pl.UInt64(),
         "foreign_mem_bytes": pl.UInt64(),  # held by processes that are not the renter's
-        "provider_busy": pl.Boolean(),  # a provider process ran on the GPU this minute
+        "provider_busy": pl.Boolean(),  # a provider process alone on a busy GPU (last reading)
     },
 }
 

@@ -23,8 +23,10 @@ from fleet.watchdog import TickWatchdog
 from history import events as event_rows
 from history.blindness import MonitorBlindness
 from history.coverage import CoverageBook
+from history.delivery_rows import delivery_rows
 from history.gaps import GapBook, load_gaps
 from history.layout import (
+    DELIVERY_MINUTES,
     EVENTS,
     GPU_MINUTES,
     NODE_STATES,
@@ -90,6 +92,7 @@ class HistoryRecorder:
         self._latest_util: float | None = None
         self._last_t: float | None = None  # time of the latest snapshot
         self._last_nodes: tuple[NodeSnapshot, ...] | None = None
+        self._minute_nodes: tuple[NodeSnapshot, ...] = ()
         self.last_tick: TickFrame | None = None
         self._columns = ColumnReader()
         self._last_persist = float("-inf")
@@ -191,6 +194,7 @@ class HistoryRecorder:
         if self._minute.minute_ms is None:
             self._minute.minute_ms = minute_ms
         self._minute.add(tick)
+        self._minute_nodes = snapshot.nodes  # the minute's last readings, for delivery rows
         self.ring.append(tick.t, tick.layout, {c: tick.frame[c].to_numpy() for c in RING_COLUMNS})
         self.last_tick = tick
         util = tick.frame["util"].to_numpy()
@@ -225,6 +229,9 @@ class HistoryRecorder:
         self.series.add_frame(rows)
         if self._store is not None:
             self._store.append(GPU_MINUTES, rows, minute_ms)
+            self._store.append(
+                DELIVERY_MINUTES, delivery_rows(self._minute_nodes, minute_ms), minute_ms
+            )
             self._store.write_dirty()
             self._store.forget_before(minute_ms)
 

@@ -5,7 +5,8 @@ A node's paid time is the period; each of its contracted GPUs is paid for all of
 node's recorded ``unmonitored`` stretches (``ledger.sla.timeline``). The rest is
 observed and judged per GPU and minute, first match wins: ``broken`` (the node
 unreachable, broken for a reason other than some GPUs, or this GPU failed, lost or not
-reported), ``provider`` (a provider process ran on it), ``working`` (SM activity, or
+reported), ``provider`` (a provider process, and none of the renter's, ran on it while
+it was active), ``working`` (SM activity, or
 utilization where SM activity is missing, at or above the floor; a shorter pause than
 ``idle_min_minutes`` is still work), else ``idle``.
 """
@@ -127,7 +128,8 @@ def judge_minutes(minutes: pl.DataFrame, contract: ContractSection) -> pl.DataFr
     frame = frame.with_columns(run=changed.fill_null(True).cum_sum().over("node", "gpu"))
     frame = frame.with_columns(run_len=pl.len().over("node", "gpu", "run"))
     idle = pl.col("below") & (pl.col("run_len") >= contract.idle_min_minutes)
-    busy = pl.col("provider_busy").fill_null(False)
+    # A provider process that only holds memory on an idle GPU is not provider time.
+    busy = pl.col("provider_busy").fill_null(False) & ~pl.col("below")
     failed = pl.col("verdict").is_in(["fail", "lost"])
     cls = (
         pl.when(failed).then(pl.lit("broken"))

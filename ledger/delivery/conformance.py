@@ -61,6 +61,13 @@ def _measures(contract: ContractSection) -> list[tuple[str, pl.Expr, float]]:
     return out
 
 
+def _provider_time(contract: ContractSection) -> pl.Expr:
+    """The classes' ``provider``: a provider process alone on an active GPU."""
+    activity = pl.coalesce(pl.col("sm_active_mean"), pl.col("util_mean"))
+    active = activity.is_not_null() & (activity >= contract.working_floor_percent)
+    return pl.col("provider_busy").fill_null(False) & active
+
+
 def _breaks(kind: str, measured: pl.Expr, contracted: float) -> pl.Expr:
     if kind == "power_limit":
         return (measured - contracted).abs() >= 1.0  # NVML reports whole watts (mW / 1000)
@@ -70,17 +77,21 @@ def _breaks(kind: str, measured: pl.Expr, contracted: float) -> pl.Expr:
 def find_deviations(
     delivery: pl.DataFrame, contract: ContractSection, start_ms: int, end_ms: int
 ) -> list[Deviation]:
-    """Every deviation in ``delivery`` (the ``delivery_minutes`` rows) within the period."""
+    """Every deviation in ``delivery`` (``gpu_minutes`` rows with the ``delivery_minutes``
+    columns joined) within the period."""
     frame = delivery.with_columns(t=pl.col("ts").dt.epoch("ms")).filter(
         (pl.col("t") >= start_ms - MINUTE_MS + 1) & (pl.col("t") < end_ms)
     )
     found: list[Deviation] = []
     for kind, measured, contracted in _measures(contract):
-        rows = (
-            frame.with_columns(m=measured)
-            .filter(pl.col("m").is_not_null() & _breaks(kind, pl.col("m"), contracted))
-            .sort("node", "gpu", "t")
+        rows = frame.with_columns(m=measured).filter(
+            pl.col("m").is_not_null() & _breaks(kind, pl.col("m"), contracted)
         )
+        if kind == "usable_memory":
+            # A provider's check holds memory while it runs: that time is already the
+            # provider's whole GPU (classes), not also a memory shortfall.
+            rows = rows.filter(~_provider_time(contract))
+        rows = rows.sort("node", "gpu", "t")
         found.extend(_intervals(rows, kind, contracted, contract, start_ms, end_ms))
     return sorted(found, key=lambda d: (d.node, d.gpu, d.start_ms, d.kind))
 
