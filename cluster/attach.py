@@ -30,7 +30,7 @@ from cluster.bus import connect
 from cluster.fleet_sla import FleetSla
 from cluster.publisher import SeriesRequest
 from cluster.remote_export import export_from_folders, export_through_shards
-from cluster.remote_probes import RemoteProbes
+from cluster.remote_probes import RemoteProbes, operator_identity
 from cluster.shards import STALE_INTERVALS
 from cluster.signed_wire import owned_events, owned_summary
 from cluster.signing import ShardKeys, unverified_body
@@ -119,6 +119,7 @@ class AttachedFleet:
         self._focus: dict[str, float] = {}
         self._series: dict[tuple[str, int], GpuSeries] = {}
         self.probes = RemoteProbes(lambda: self._nc, self.board.owner_of, read_only)
+        self.probes.operator = operator_identity(None if auth is None else auth.user)
         self._util: list[UtilizationPoint] = []
         self._ticker: asyncio.Task[None] | None = None
         self._replayed = False

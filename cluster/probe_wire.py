@@ -33,14 +33,17 @@ EVENTS_GRACE_S = 5.0  # how long a viewer waits for events the reply says were s
 
 # Progress goes to a reply inbox only: never onto a subject other viewers read.
 Inbox = Annotated[str, msgspec.Meta(pattern=r"^_INBOX\.[A-Za-z0-9_.-]{1,200}$")]
+OperatorName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_.@+ -]{0,120}$")]
 
 
 class ProbeRequest(msgspec.Struct, array_like=True, frozen=True):
-    """A probe run asked of the owning shard; ``progress``: where to send its events."""
+    """A probe run asked of the owning shard; ``progress``: where to send its events;
+    ``operator``: who asked (user@host and NATS user), for the shard's log."""
 
     node: str
     suite: Suite = "quick"
     progress: Inbox | None = None
+    operator: OperatorName = ""
 
 
 class ProbeReply(msgspec.Struct, frozen=True):

@@ -40,6 +40,7 @@ from cluster.wire import (
     summarize,
     summary_subject,
 )
+from collectors.sanitize import clean_text
 from fleet.facade import FleetFacade, GpuSeries
 from fleet.model import FleetSnapshot, Verdict
 from history.layout import day_of_ms
@@ -61,6 +62,9 @@ class SeriesRequest(msgspec.Struct, array_like=True, frozen=True):
     node: str
     gpu: int
     points: int = 120
+
+
+MAX_PROBES_AT_ONCE = 8  # per shard; each loads a node's GPUs for minutes
 
 
 class ShardPublisher:
@@ -115,6 +119,9 @@ class ShardPublisher:
         self._probes: set[asyncio.Task[None]] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self.sent_bytes = 0  # summaries and batches handed to NATS, for the bench
+        self._authenticated = False  # whether NATS knows who asks (set on start)
+        self._probing: set[str] = set()  # nodes with a probe running for a viewer
+        self.refused_probes = 0  # probe requests answered with a refusal
 
     async def start(self) -> None:
         """Connect, make sure the event stream exists, serve requests, follow the fleet.
@@ -123,7 +130,9 @@ class ShardPublisher:
             BusError: NATS is not reachable.
         """
         self._signer = self._signer or self._configured_signer()
-        self._nc = nc = await connect(self._url, f"gpufleet-shard-{self.spec}", self._nats_auth())
+        auth = self._nats_auth()
+        self._authenticated = auth.authenticated or "@" in self._url
+        self._nc = nc = await connect(self._url, f"gpufleet-shard-{self.spec}", auth)
         await ensure_event_stream(nc.jetstream())
         k = self.spec.index
         await nc.subscribe(request_subject(k, "detail"), cb=self._on_detail)
@@ -289,20 +298,51 @@ class ShardPublisher:
         await msg.respond(self._chunks.take(msg.data))
 
     async def _on_probe(self, msg: Msg) -> None:
-        # A probe takes minutes: run it beside the subscription so detail requests flow.
-        task = asyncio.create_task(self._answer_probe(msg))
-        self._probes.add(task)
-        task.add_done_callback(self._probes.discard)
-
-    async def _answer_probe(self, msg: Msg) -> None:
-        forwarder = None
         try:
             asked = msgspec.msgpack.decode(msg.data, type=ProbeRequest)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            await msg.respond(encode(ProbeReply(error=f"malformed probe request: {exc}")))
+            return
+        refusal = self._probe_refusal(asked)
+        if refusal is not None:
+            self.refused_probes += 1
+            log.warning("shard %s: probe of %s refused: %s", self.spec, asked.node, refusal)
+            await msg.respond(encode(ProbeReply(error=refusal)))
+            return
+        log.warning(
+            "shard %s: probe (%s) of %s requested by %s",
+            self.spec,
+            asked.suite,
+            clean_text(asked.node, 200),
+            asked.operator or "an unnamed operator",
+        )
+        # A probe takes minutes: run it beside the subscription so detail requests flow.
+        self._probing.add(asked.node)
+        task = asyncio.create_task(self._answer_probe(msg, asked))
+        self._probes.add(task)
+        task.add_done_callback(self._probes.discard)
+        task.add_done_callback(lambda _: self._probing.discard(asked.node))
+
+    def _probe_refusal(self, asked: ProbeRequest) -> str | None:
+        """Why this request runs no probe, or None. Over a NATS without credentials anyone
+        who reaches the server could ask; one probe per node and a few per shard at once."""
+        if not self._authenticated:
+            return (
+                "probes through NATS need authenticated NATS (users with permissions,"
+                " docs/scale-out.md); this shard connects without credentials"
+            )
+        if asked.node in self._probing:
+            return f"a probe of {clean_text(asked.node, 200)} is already running"
+        if len(self._probing) >= MAX_PROBES_AT_ONCE:
+            return f"{MAX_PROBES_AT_ONCE} probes are running on this shard; try again later"
+        return None
+
+    async def _answer_probe(self, msg: Msg, asked: ProbeRequest) -> None:
+        forwarder = None
+        try:
             if asked.progress is not None and self._nc is not None:
                 forwarder = ProgressForwarder(self._nc.publish, asked.progress)
             report = await self._fleet.probe(asked.node, asked.suite, forwarder)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            reply = ProbeReply(error=f"malformed probe request: {exc}")
         except (PermissionError, KeyError, RuntimeError, OSError) as exc:
             reply = ProbeReply(error=str(exc))
         else:

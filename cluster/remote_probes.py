@@ -9,7 +9,10 @@ sequence it shows for a local fleet.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import logging
+import re
+import socket
 from collections.abc import Callable
 
 import msgspec
@@ -23,6 +26,15 @@ log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 900.0
 _REPLY = msgspec.msgpack.Decoder(ProbeReply)
+
+
+def operator_identity(nats_user: str | None) -> str:
+    """``user@host`` of this process, with the NATS user it logs in as: what a shard
+    logs for each probe it is asked to run."""
+    who = f"{getpass.getuser()}@{socket.gethostname()}"
+    if nats_user:
+        who += f" as {nats_user}"
+    return re.sub(r"[^A-Za-z0-9_.@+ -]", "?", who)[:120]
 
 
 class RemoteProbes:
@@ -46,6 +58,7 @@ class RemoteProbes:
         self._reports: dict[str, ProbeReport] = {}
         self._cancels: set[asyncio.Task[None]] = set()
         self.dropped = 0  # progress events that were malformed or about another node
+        self.operator = operator_identity(None)  # who asks, as the shard logs it
 
     def _where(self, node: str) -> tuple[Client, int]:
         if self.read_only:
@@ -69,7 +82,8 @@ class RemoteProbes:
         inbox = None if on_progress is None else ProgressInbox(node, on_progress)
         sub = None if inbox is None else await nc.subscribe(nc.new_inbox(), cb=inbox.on_message)
         try:
-            asked = ProbeRequest(node, suite, None if sub is None else sub.subject)
+            inbox_subject = None if sub is None else sub.subject
+            asked = ProbeRequest(node, suite, inbox_subject, self.operator)
             subject = request_subject(shard, "probe")
             raw = await nc.request(subject, encode(asked), timeout=PROBE_TIMEOUT_S)
             reply = _REPLY.decode(raw.data)

@@ -14,6 +14,7 @@ from typing import Any
 
 from cluster.attach import AttachedFleet
 from cluster.bus import BusError
+from cluster.section import ClusterSection
 from fleet.model import FleetSnapshot
 from gpufleet.session import fail, wait_for_signal
 
@@ -104,3 +105,13 @@ def write_json(path: Path, snapshot: FleetSnapshot) -> None:
         path.write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
         print(f"gpufleet: cannot write {path}: {exc.strerror}", file=sys.stderr)
+
+
+def viewer_security(cluster: ClusterSection) -> dict[str, Any]:
+    """``AttachedFleet`` keyword arguments from a config's ``[cluster]`` table: the NATS
+    credentials and trust, and the shards' public keys.
+
+    Raises:
+        AuthError: a secret file named there cannot be read.
+    """
+    return {"auth": cluster.nats_auth(), "keys": cluster.shard_keys()}

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from textual.widgets import Static
 
 from cluster.attach import AttachedFleet
-from cluster.natsd import LocalNats
-from gpufleet.demo_shards import shard_processes
+from cluster.auth import NatsAuth
+from cluster.natsd import LocalNats, start_nats_server
+from gpufleet.demo_shards import OPERATOR, make_credentials, shard_processes
 from gpufleet.shard import write_targets_file
 from testkit.loopback.fleet import LoopbackFleet
 from tests.tui.pilot_helpers import SIZE, wait_for
@@ -26,26 +28,41 @@ from tui.screens.probe_screen import ProbeScreen
 pytestmark = pytest.mark.e2e
 
 
-def shard_config(url: str) -> str:
+def shard_config(url: str, password: Path) -> str:
     return (
         '[fleet]\nhosts = ["node-[001-002]"]\nexpected_gpus = 2\ninterval = 0.5\n'
         f"\n[probes]\nprobe_python = {json.dumps(sys.executable)}\n"
-        f"\n[cluster]\nnats_url = {json.dumps(url)}\n"
+        f"\n[cluster]\nnats_url = {json.dumps(url)}\nnats_user = {json.dumps('shard-1')}\n"
+        f"nats_password_file = {json.dumps(str(password))}\n"
     )
 
 
+@pytest.fixture
+async def secured(tmp_path: Path) -> AsyncIterator[tuple[LocalNats, dict[str, Path]]]:
+    """nats-server with a user for the shard and one for the operator (probes need NATS
+    to know who asks)."""
+    authorization, passwords = make_credentials(tmp_path / "credentials", 1)
+    server = await start_nats_server(tmp_path / "nats", config=authorization)
+    try:
+        yield server, passwords
+    finally:
+        await server.stop()
+
+
 async def test_p_probes_on_the_owning_shard_process_with_progress(
-    tmp_path: Path, nats_server: LocalNats
+    tmp_path: Path, secured: tuple[LocalNats, dict[str, Path]]
 ) -> None:
+    nats_server, passwords = secured
     scenario = tmp_path / "quiet.toml"
     scenario.write_text("gpus = 2\n")  # no faults (the default scenario has 8 GPUs)
     config, targets = tmp_path / "shard.toml", tmp_path / "targets.json"
-    config.write_text(shard_config(nats_server.url))
+    config.write_text(shard_config(nats_server.url, passwords["shard-1"]))
     (tmp_path / "data").mkdir()
+    operator = NatsAuth(user=OPERATOR, password=passwords[OPERATOR].read_text().strip())
     async with LoopbackFleet(nodes=2, gpus=2, scenario=scenario, seed=3) as lf:
         write_targets_file(targets, lf.targets(interval=0.5, slow_interval=1.0))
-        async with shard_processes(1, config, targets, tmp_path / "data"):
-            viewer = AttachedFleet(nats_server.url, tick_s=0.5)
+        async with shard_processes([config], targets, tmp_path / "data"):
+            viewer = AttachedFleet(nats_server.url, tick_s=0.5, auth=operator)
             await viewer.start()
             try:
                 app = build_app(viewer, state_path=tmp_path / "ui.json", refresh_s=0.2)
@@ -80,3 +97,5 @@ async def test_p_probes_on_the_owning_shard_process_with_progress(
     assert "quick[/] suite" in table or "quick suite" in table  # the report, drawn
     assert viewer.probes.dropped == 0 and viewer.malformed == 0
     assert viewer.probe_report("node-001") == report
+    shard_log = (tmp_path / "data" / "shard-1.log").read_text()
+    assert "of node-001 requested by" in shard_log and f"as {OPERATOR}" in shard_log
