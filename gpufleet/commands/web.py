@@ -14,17 +14,17 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exporter.addr import parse_addr
 from gpufleet.config import ConfigError
 from gpufleet.config_file import read_config
 from gpufleet.session import fail, wait_for_signal
 from gpufleet.web.access import Access, TokenError, exposure_warning, new_token, read_token
-from gpufleet.web.published import DemoStartError, demo_collector
 from gpufleet.web.section import WebSection
-from gpufleet.web.server import DashboardServer
-from gpufleet.web.tab import viewer_for
+
+if TYPE_CHECKING:
+    from gpufleet.web.server import DashboardServer
 
 
 def register(sub: Any) -> None:
@@ -72,6 +72,7 @@ def _settings(args: argparse.Namespace) -> tuple[WebSection, Path | None]:
             raise ConfigError("--demo serves the simulated fleet: it takes no -c")
         return WebSection(), None
     from gpufleet.config import default_config_path
+    from gpufleet.web.tab import viewer_for  # NATS client: only for this command
 
     path = args.config or default_config_path()
     config = read_config(path, given=args.config is not None)
@@ -99,6 +100,10 @@ async def _serve(
     printed: bool,
     actions: bool,
 ) -> int:
+    # aiohttp and textual-serve load only for this command, not for every gpufleet command.
+    from gpufleet.web.published import DemoStartError
+    from gpufleet.web.server import DashboardServer
+
     try:
         async with _tab_config(args, config_path) as tab_config:
             argv = [sys.executable, "-m", "gpufleet.web.tab", "-c", str(tab_config)]
@@ -127,6 +132,8 @@ def _demo_dir(args: argparse.Namespace) -> Path:
 
 @contextlib.asynccontextmanager
 async def _tab_config(args: argparse.Namespace, config_path: Path | None) -> AsyncIterator[Path]:
+    from gpufleet.web.published import demo_collector
+
     if config_path is not None:
         yield config_path
         return
