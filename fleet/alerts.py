@@ -210,7 +210,9 @@ def post_json(url: str, body: bytes, deadline_s: float) -> int:
     except (OSError, http.client.HTTPException) as exc:
         if not 200 <= status < 300:  # an answer of 2xx took the alert, whatever came after
             why = f"HTTP {status}" if status else str(exc) or type(exc).__name__
-            if expired.is_set() and not status:
+            # The socket's own timeout and the timer are both deadline_s: whichever fires
+            # first, the receiver did not answer in time.
+            if (expired.is_set() or isinstance(exc, TimeoutError)) and not status:
                 why = f"no answer within {deadline_s:g} s"
             raise DeliveryError(why) from exc
     finally:
