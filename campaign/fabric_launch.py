@@ -47,6 +47,7 @@ class FabricOptions:
     bytes: int | None = None
     iters: int | None = None
     gemm: int = 4  # GEMMs per all-reduce during the soak
+    startup_grace_s: float = 60.0  # Python and torch starting on the node, before the step
 
 
 @dataclass(slots=True)
@@ -97,7 +98,7 @@ class FabricLauncher:
         started, begun = self._clock(), time.monotonic()
         runs = [_NodeRun(n) for n in nodes]
         port = _free_port()
-        limit = self._options.step_timeout_s + KILL_GRACE_S
+        limit = self._options.step_timeout_s + self._options.startup_grace_s + KILL_GRACE_S
         tasks = [
             asyncio.create_task(self._run_node(run, rank, nodes, port, purpose))
             for rank, run in enumerate(runs)

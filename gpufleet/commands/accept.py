@@ -43,7 +43,7 @@ from probes.report import ProbeReport
 
 EXIT_INTERRUPTED = 130
 # How long inventory waits for every node's first sample before judging the silent ones.
-FIRST_SAMPLE_WAIT_S = 60.0
+FIRST_SAMPLE_WAIT_S = 120.0
 
 
 def register(sub: Any) -> None:
