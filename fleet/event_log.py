@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from fleet.health.node import starting_up
 from fleet.model import EventRecord, FleetSnapshot, GpuSnapshot, NodeSnapshot, PortBrief
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,17 @@ def state_severity(state: str) -> Severity:
     return "good" if state == "up" else "bad"
 
 
+def transition_text(state: str, reasons: Sequence[str]) -> tuple[str, Severity]:
+    """A node transition in words. Start-up is ``connecting`` (information), never
+    "unreachable": the node was not heard from yet, nothing failed."""
+    if starting_up(state, reasons):
+        waiting = "agent started, waiting for its first sample"
+        connecting = any(r.startswith("connecting") for r in reasons)
+        return f"node connecting: {'no sample yet' if connecting else waiting}", "info"
+    text = f"node {state}" + (": " + "; ".join(reasons) if reasons else "")
+    return text, state_severity(state)
+
+
 def _verdict_severity(verdict: str) -> Severity:
     if verdict in BAD_VERDICTS:
         return "bad"
@@ -75,10 +87,7 @@ class SessionLog:
         """Add (and return) what changed since the previous snapshot."""
         new: list[LogEntry] = []
         for transition in snapshot.transitions:
-            text = f"node {transition.state}"
-            if transition.reasons:
-                text += ": " + "; ".join(transition.reasons)
-            severity = state_severity(transition.state)
+            text, severity = transition_text(transition.state, transition.reasons)
             new.append(
                 LogEntry(
                     transition.at,

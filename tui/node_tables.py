@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from fleet.facade import BrokenInterval, GpuSeries, GpuSnapshot, NodeSnapshot, PortSnapshot
 from tui import format as fmt
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, Cell, Role, port_cell, port_problem, sparkline
+from tui.node_view import is_connecting
 
 SPARK_W = 16
 TELEMETRY_COLUMNS = (
@@ -151,6 +152,8 @@ def interval_lines(intervals: Sequence[BrokenInterval], now: float) -> list[str]
 
 def node_summary(node: NodeSnapshot, now: float) -> str:
     state = {"up": "up", "broken": "BROKEN", "unreachable": "UNREACHABLE"}[node.state]
+    if is_connecting(node):  # start-up: nothing failed, the node was not heard from yet
+        state = "connecting"
     bits = [
         f"{node.name} · {state} since {fmt.stamp(node.state_since)}",
         f"status {node.status}" + (f" ({node.status_reason})" if node.status_reason else ""),

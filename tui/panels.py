@@ -93,11 +93,30 @@ NO_LINK_DATA = "[$muted]no data yet: no node has reported its ports[/]"
 ALL_LINKS_UP = "[$link-up]● all links up, no errors[/]"
 
 
+def _reports_links(node: NodeSnapshot) -> bool:
+    return node.state != "unreachable" and node.status in CONNECTED_STATUSES
+
+
 def links_reported(snapshot: FleetSnapshot | None) -> bool:
     """Whether any node has streamed (only then does "all links up" mean something)."""
     if snapshot is None:
         return False
-    return any(n.state != "unreachable" and n.status in CONNECTED_STATUSES for n in snapshot.nodes)
+    return any(map(_reports_links, snapshot.nodes))
+
+
+def quiet_links_text(snapshot: FleetSnapshot | None) -> str:
+    """The panel's line when no link is in trouble: "all links up" only when every node
+    reports its links; else how many nodes do, and how many are not heard from."""
+    if snapshot is None or not links_reported(snapshot):
+        return NO_LINK_DATA
+    silent = sum(1 for n in snapshot.nodes if not _reports_links(n))
+    if not silent:
+        return ALL_LINKS_UP
+    heard = len(snapshot.nodes) - silent
+    return (
+        f"[$link-up]● links up on {heard} reporting node(s)[/]\n"
+        f"[$muted]{silent} node(s) not reported yet[/]"
+    )
 
 
 def node_link_trouble(node: NodeSnapshot) -> tuple[bool, bool]:

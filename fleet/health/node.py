@@ -32,7 +32,7 @@ HEALTHY: frozenset[Verdict] = frozenset(("ok", "warn"))
 NO_SAMPLE_YET = "no sample yet"
 
 
-def starting_up(state: NodeState, reasons: Sequence[str]) -> bool:
+def starting_up(state: str, reasons: Sequence[str]) -> bool:
     """Whether a node's state is start-up (connecting, no sample yet), not a failure."""
     return state == "unreachable" and any(r.endswith(NO_SAMPLE_YET) for r in reasons)
 
@@ -74,13 +74,21 @@ def judge_node(
     ports: Sequence[Judgement],
     cfg: HealthSection,
     now: float,
+    nvml_error: str | None = None,
 ) -> NodeJudgement:
-    """The node's state from its status, its GPUs' verdicts and its ports' verdicts."""
+    """The node's state from its status, its GPUs' verdicts and its ports' verdicts.
+
+    ``nvml_error``: the NVML error the agent reported when it could not open NVML
+    (``NVMLError_LibraryNotFound``); a node short of GPUs then names it first, as
+    ``gpufleet check`` does.
+    """
     unreachable = _unreachable_reason(view)
     if unreachable is not None:
         return NodeJudgement("unreachable", (unreachable,), NEVER)
     until = NEVER if view.silent_s is None else now - view.silent_s + cfg.stale_unreachable_s
     reasons = _gpu_reasons(gpus, expected_gpus)
+    if reasons and nvml_error is not None and len(gpus) < expected_gpus:
+        reasons.insert(0, f"no NVML ({nvml_error})")
     for port in ports:
         if port.verdict == "fail":
             reasons.extend(r for r in port.reasons if r)

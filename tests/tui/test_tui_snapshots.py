@@ -124,7 +124,8 @@ def test_layout_200x50(snap_compare: SnapCompare, tmp_path: Path) -> None:
 
 
 def test_first_screen_while_connecting(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    """Connecting nodes are connecting (not broken), links say no data yet."""
+    """Connecting nodes are connecting (not broken); links are up on the reporting nodes
+    only, never "all links up" while nodes have not reported."""
     snap = demo_snapshot(24, faults=False)
     nodes = tuple(connecting(n) if i >= 4 else n for i, n in enumerate(snap.nodes))
     fleet = StaticFleet([replace(snap, nodes=nodes)])

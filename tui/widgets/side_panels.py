@@ -13,13 +13,11 @@ from tui.fleet_digest import FleetDigest
 from tui.log_view import entry_markup, kind_width
 from tui.messages import OpenNode
 from tui.panels import (
-    ALL_LINKS_UP,
-    NO_LINK_DATA,
     FailedGpu,
     failed_gpu_markup,
     failed_gpus,
     link_issue_lines,
-    links_reported,
+    quiet_links_text,
     sla_markup,
 )
 
@@ -69,12 +67,12 @@ class InterconnectPanel(Static):
     def watch_snapshot(self, snapshot: FleetSnapshot | None) -> None:
         trouble = self._digest.of(snapshot).trouble if snapshot is not None else None
         lines = link_issue_lines(snapshot, trouble=trouble)
-        reported = links_reported(snapshot)
-        key = [*lines, str(reported)]
+        quiet = quiet_links_text(snapshot) if not lines else ""
+        key = [*lines, quiet]
         if key == self._shown:
             return
         self._shown = key
-        text = "\n".join(lines) if lines else (ALL_LINKS_UP if reported else NO_LINK_DATA)
+        text = "\n".join(lines) if lines else quiet
         self.update(text)
         self.set_class(bool(lines), "-problems")
 
