@@ -4,11 +4,16 @@ delivery ledger and the repairs ledger alike (docs/contract.md)."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from fleet.settings.base import Section
+
+# Login names (POSIX portable, plus the @ some directories use) and kernel process names
+# (`comm`, at most 15 bytes, no control characters): both go to the agent's command line.
+UserName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._][A-Za-z0-9._@-]{0,63}$")]
+ProcessName = Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\x7f/]{1,15}$")]
 
 
 class ContractSection(Section):
@@ -47,12 +52,12 @@ class ContractSection(Section):
     many hours of being reported. Unset: no repair term is checked."""
     fast_replacements_per_month: int | None = Field(default=None, ge=0)
     """Replacements the provider promises per month within `repair_within_hours`."""
-    renter_users: tuple[str, ...] = Field(default=(), max_length=256)
+    renter_users: tuple[UserName, ...] = Field(default=(), max_length=256)
     """Users whose GPU processes are the renter's (e.g. `["alice", "slurm"]`). A process
     of any other user, not in `renter_processes`, is the provider's: its memory counts
     against `usable_memory_gib` and its load is `provider` time. Empty together with
     `renter_processes`: every process is the renter's."""
-    renter_processes: tuple[str, ...] = Field(default=(), max_length=256)
+    renter_processes: tuple[ProcessName, ...] = Field(default=(), max_length=256)
     """Process names (as `/proc/<pid>/comm` gives them) that are the renter's whoever runs
     them, e.g. `["python3", "torchrun"]`."""
     working_floor_percent: float = Field(default=5.0, ge=0, le=100)
@@ -68,3 +73,15 @@ class ContractSection(Section):
     """Credit per GPU-hour of a deviation from the contract, in `currency`, by deviation
     kind, e.g. `{ usable_memory = 0.50, power_limit = 1.00 }`. A kind not listed is shown
     in GPU-hours without money."""
+
+
+def renter_agent_args(contract: ContractSection | None) -> tuple[str, ...]:
+    """The agent's ``--renter-user``/``--renter-process`` options for ``contract``."""
+    if contract is None:
+        return ()
+    args: list[str] = []
+    for user in contract.renter_users:
+        args += ["--renter-user", user]
+    for name in contract.renter_processes:
+        args += ["--renter-process", name]
+    return tuple(args)
