@@ -32,7 +32,7 @@ from cluster.publisher import SeriesRequest
 from cluster.remote_export import export_from_folders, export_through_shards
 from cluster.remote_probes import RemoteProbes, operator_identity
 from cluster.shards import STALE_INTERVALS
-from cluster.signed_wire import owned_events, owned_summary
+from cluster.signed_wire import owned_events, owned_summary, within_bounds
 from cluster.signing import ShardKeys, unverified_body
 from cluster.wire import (
     EVENTS_WILDCARD,
@@ -124,6 +124,7 @@ class AttachedFleet:
         self._ticker: asyncio.Task[None] | None = None
         self._replayed = False
         self.malformed = 0  # messages dropped because they did not decode
+        self.out_of_bounds = 0  # summaries beyond the shard, part or node limits
         self.received_bytes = 0  # summary bytes taken from NATS (the fan-in's load)
 
     @property
@@ -180,6 +181,8 @@ class AttachedFleet:
         counts: Counter[str] = Counter()
         if self.malformed:
             counts["malformed"] = self.malformed
+        if self.out_of_bounds:
+            counts["out of bounds"] = self.out_of_bounds
         if self.keys is not None:
             counts.update(self.keys.dropped)
         return counts
@@ -200,6 +203,9 @@ class AttachedFleet:
             summary = decode_summary(body)
         except (msgspec.DecodeError, msgspec.ValidationError):
             self.malformed += 1
+            return
+        if not within_bounds(summary, self.board.nodes_held(summary.shard, summary.part)):
+            self.out_of_bounds += 1
             return
         if signer is not None and self.keys is not None:
             checked = owned_summary(self.keys, signer, summary)

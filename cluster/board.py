@@ -81,6 +81,12 @@ class ShardBoard:
         for node in summary.nodes:
             self._owner[node.name] = summary.shard
 
+    def nodes_held(self, shard: int, part: int) -> int:
+        """Nodes in every kept summary but ``shard``'s part ``part`` (which a new one replaces)."""
+        return sum(
+            len(seen.summary.nodes) for key, seen in self.shards.items() if key != (shard, part)
+        )
+
     def apply_events(self, batch: ShardEvents, live: bool = True) -> None:
         """Take a batch from the event log; ``live`` ones also go to the next snapshot."""
         for event in batch.events:

@@ -10,7 +10,26 @@ from __future__ import annotations
 import msgspec
 
 from cluster.signing import ShardKeys
-from cluster.wire import ShardEvents, ShardSummary
+from cluster.wire import NODES_PER_MESSAGE, ShardEvents, ShardSummary
+
+MAX_SHARDS = 256  # 12,500 nodes take 13 shards; a count far beyond is not a fleet
+MAX_PARTS = 64  # NODES_PER_MESSAGE nodes each: 32,000 nodes per shard
+# Four times the 12,500-node fleet the design is sized for: a viewer holds no more.
+MAX_FLEET_NODES = 50_000
+
+
+def within_bounds(summary: ShardSummary, others: int) -> bool:
+    """Whether a summary is one a real shard could send and the viewer can hold: shard
+    K of N within the limits, part below parts, at most NODES_PER_MESSAGE nodes, and
+    with the ``others`` nodes already held (in other shards' and parts' summaries) no
+    more than MAX_FLEET_NODES. A flood under made-up shard numbers or parts grows the
+    viewer no further, signed or not."""
+    return (
+        1 <= summary.shard <= summary.count <= MAX_SHARDS
+        and 0 <= summary.part < summary.parts <= MAX_PARTS
+        and len(summary.nodes) <= NODES_PER_MESSAGE
+        and others + len(summary.nodes) <= MAX_FLEET_NODES
+    )
 
 
 def owned_summary(keys: ShardKeys, signer: int, summary: ShardSummary) -> ShardSummary | None:

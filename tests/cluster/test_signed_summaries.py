@@ -15,7 +15,7 @@ from cluster.attach import AttachedFleet
 from cluster.board import ShardBoard
 from cluster.natsd import LocalNats
 from cluster.shards import owner
-from cluster.signed_wire import owned_events
+from cluster.signed_wire import MAX_FLEET_NODES, MAX_PARTS, MAX_SHARDS, owned_events, within_bounds
 from cluster.signing import (
     Sealed,
     ShardKeys,
@@ -24,7 +24,14 @@ from cluster.signing import (
     public_key_text,
     unverified_body,
 )
-from cluster.wire import ShardEvents, ShardSummary, summarize, summary_subject
+from cluster.wire import (
+    NODES_PER_MESSAGE,
+    ShardEvents,
+    ShardSummary,
+    decode_summary,
+    summarize,
+    summary_subject,
+)
 from fleet.model import NodeSnapshot, NodeTransition
 from tests.cluster.test_board import node
 
@@ -128,3 +135,37 @@ def test_a_viewer_without_keys_reads_sealed_and_plain_messages_alike() -> None:
     plain = body(2, [node("gpu-00001")])
     assert unverified_body(signer(2).seal(plain)) == plain
     assert unverified_body(plain) == plain
+
+
+def test_summaries_beyond_the_limits_are_not_kept() -> None:
+    ok = decode_summary(body(2, [node("gpu-00001")]))
+    assert within_bounds(ok, 0)
+    assert not within_bounds(msgspec.structs.replace(ok, shard=4), 0)  # shard 4 of 3
+    assert not within_bounds(msgspec.structs.replace(ok, count=MAX_SHARDS + 1), 0)
+    assert not within_bounds(msgspec.structs.replace(ok, part=MAX_PARTS, parts=MAX_PARTS + 1), 0)
+    assert not within_bounds(ok, MAX_FLEET_NODES)  # the viewer holds as many as it will
+
+
+async def test_a_flood_of_made_up_shards_grows_the_viewer_no_further(
+    nats_server: LocalNats,
+) -> None:
+    """No keys configured (the weakest viewer): bounds still hold."""
+    viewer = AttachedFleet(nats_server.url, tick_s=3600)
+    viewer.board = board = LastSummaryBoard()
+    flood = Client()
+    await viewer.start()
+    await flood.connect(nats_server.url)
+    try:
+        many = [node(f"phantom-{i:05d}") for i in range(NODES_PER_MESSAGE)]
+        for k in range(1, 120):  # 119 shards x 500 nodes: 59,500 phantom nodes
+            (part,) = summarize(k, MAX_SHARDS, 1, 1.0, many, 100.0)
+            await flood.publish(summary_subject(k), part)
+        (last,) = summarize(1, MAX_SHARDS, LAST_SEQ, 1.0, many[:1], 100.0)
+        await flood.publish(summary_subject(1), last)
+        await flood.flush()
+        await asyncio.wait_for(board.arrived.wait(), 60)
+    finally:
+        await flood.close()
+        await viewer.stop()
+    assert board.nodes_held(0, 0) <= MAX_FLEET_NODES
+    assert viewer.dropped["out of bounds"] == 119 - MAX_FLEET_NODES // NODES_PER_MESSAGE
