@@ -1,0 +1,68 @@
+"""Delivery families for ``/metrics``, from the delivery ledger of the month to date.
+
+Computed off the tick (the ledger reads history on a thread, as the repairs ledger's
+families are) and rendered at scrape time from the last result. Labels are bounded:
+the five classes, the four deviation kinds and the nodes; money is left to the report
+(a float sample cannot carry an exact decimal), GPU-hours and energy are served.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from exporter.families import Family, format_value, gauge, label_pairs
+from ledger.delivery.classes import CLASSES
+from ledger.delivery.energy import kwh
+from ledger.delivery.ledger import DeliveryLedger
+
+HOUR_MS = 3_600_000
+GPU_HOURS = gauge(
+    "gpufleet_delivery_gpu_hours",
+    "Paid GPU-hours of the period (month to date) by class",
+    ("class",),
+)
+NODE_IDLE = gauge(
+    "gpufleet_delivery_idle_gpu_hours", "Idle GPU-hours of the period, per node", ("node",)
+)
+DEVIATION_HOURS = gauge(
+    "gpufleet_delivery_deviation_gpu_hours",
+    "GPU-hours the delivered hardware deviated from the contract, by kind",
+    ("kind",),
+)
+ENERGY = gauge("gpufleet_delivery_gpu_energy_kwh", "GPU energy of the period (kWh)", ())
+FACILITY = gauge(
+    "gpufleet_delivery_facility_energy_kwh",
+    "Facility energy of the period: GPU energy x PUE (kWh)",
+    (),
+)
+CO2 = gauge("gpufleet_delivery_co2_kg", "CO2 of the facility energy of the period (kg)", ())
+
+
+def _lines(family: Family, rows: list[tuple[tuple[str, ...], float]]) -> str:
+    out = [family.header()]
+    for labels, value in sorted(rows):
+        text = format_value(value)
+        if text is None:
+            continue
+        pairs = label_pairs(family.labels, labels)
+        out.append(f"{family.name}{{{pairs}}} {text}\n" if pairs else f"{family.name} {text}\n")
+    return "".join(out)
+
+
+def render_delivery(led: DeliveryLedger) -> str:
+    """The families' exposition text for ``led``."""
+    fleet = {c: sum(n.by_class()[c] for n in led.nodes) for c in CLASSES}
+    deviations: Counter[str] = Counter()
+    for d in led.deviations:
+        deviations[d.kind] += d.gpu_ms
+    gpu_kwh = kwh(led.energy.fleet_mj)
+    parts = [
+        _lines(GPU_HOURS, [((c,), fleet[c] / HOUR_MS) for c in CLASSES]),
+        _lines(NODE_IDLE, [((n.node,), n.by_class()["idle"] / HOUR_MS) for n in led.nodes]),
+        _lines(DEVIATION_HOURS, [((k,), ms / HOUR_MS) for k, ms in deviations.items()]),
+        _lines(ENERGY, [((), float(gpu_kwh))]),
+        _lines(FACILITY, [((), float(gpu_kwh * led.pue))]),
+    ]
+    if led.carbon is not None:
+        parts.append(_lines(CO2, [((), float(led.carbon.grams / 1000))]))
+    return "".join(parts)
