@@ -64,11 +64,17 @@ def summary_line(snapshot: FleetSnapshot) -> str:
     broken = [n.name for n in snapshot.nodes if n.broken and n.status != "unmonitored"]
     shown = ", ".join(broken[:6]) + (" ..." if len(broken) > 6 else "")
     lost = sum(1 for n in snapshot.nodes for g in n.gpus if g.verdict == "lost")
+    # A silent shard's GPUs are the monitor's gap: neither healthy nor unhealthy.
+    watched = [n for n in snapshot.nodes if n.status != "unmonitored"]
+    healthy = sum(n.healthy_gpus for n in watched)
+    total = sum(max(n.expected_gpus, n.gpu_count) for n in watched)
+    unseen = snapshot.gpus_total - total
     return (
         f"nodes {snapshot.nodes_streaming}/{len(snapshot.nodes)} streaming, "
         f"{len(broken)} broken, {unmonitored} unmonitored; "
-        f"GPUs {snapshot.gpus_healthy}/{snapshot.gpus_total} healthy"
+        f"GPUs {healthy}/{total} healthy"
         + (f" ({lost} lost)" if lost else "")
+        + (f", {unseen} unmonitored" if unseen else "")
         + (f"; broken: {shown}" if broken else "")
     )
 
