@@ -9,7 +9,7 @@ a snapshot without the attribute emits no series, as a failed reading does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import make_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +34,22 @@ OPT_IN = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ReportingGpu(GpuSnapshot):
-    """A GPU snapshot from an agent that reports the newer readings."""
-
-    mem_clock_mhz: float | None = None
-    memory_temp_c: float | None = None
-    energy_mj: int | None = None
-    power_mgmt_limit_w: float | None = None
-    fabric_health_summary: int | None = None
-    fabric_health_mask: int | None = None
+# Readings a newer agent reports that GpuSnapshot may not have yet (energy_mj it has).
+READINGS = (
+    "mem_clock_mhz",
+    "memory_temp_c",
+    "energy_mj",
+    "power_mgmt_limit_w",
+    "fabric_health_summary",
+    "fabric_health_mask",
+)
+ReportingGpu = make_dataclass(
+    "ReportingGpu",
+    [(n, Any, None) for n in READINGS if n not in GpuSnapshot.__dataclass_fields__],
+    bases=(GpuSnapshot,),
+    frozen=True,
+    slots=True,
+)
 
 
 def default_set() -> dict[str, tuple[str, str]]:
@@ -69,7 +75,8 @@ def with_readings(snapshot: FleetSnapshot, **values: float | int) -> FleetSnapsh
     node = snapshot.nodes[0]
     first = node.gpus[0]
     fields: dict[str, Any] = {f: getattr(first, f) for f in GpuSnapshot.__dataclass_fields__}
-    gpus = (ReportingGpu(**fields, **values), *node.gpus[1:])  # type: ignore[arg-type]
+    fields.update(values)
+    gpus = (ReportingGpu(**fields), *node.gpus[1:])
     return replace(snapshot, nodes=(replace(node, gpus=gpus), *snapshot.nodes[1:]))
 
 
