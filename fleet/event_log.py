@@ -128,6 +128,7 @@ def node_changes(before: NodeSnapshot, after: NodeSnapshot, t: float) -> list[Lo
             old = previous.get(gpu.uuid)
             if old is not None:
                 out.extend(_gpu_changes(after.name, old, gpu, t))
+        out = fold_probe_rows(out)
     if before.port_briefs is not after.port_briefs or before.nic_briefs is not after.nic_briefs:
         ports = {p.name: p for p in before.port_briefs + before.nic_briefs}
         for port in after.port_briefs + after.nic_briefs:
@@ -167,6 +168,26 @@ def _gpu_changes(node: str, old: GpuSnapshot, new: GpuSnapshot, t: float) -> lis
             )
         )
     return out
+
+
+PROBE_RANK = {"pass": 0, "slow": 1, "straggler": 2, "fail": 3}
+
+
+def fold_probe_rows(entries: list[LogEntry]) -> list[LogEntry]:
+    """One row per probe of a node, with its worst verdict, instead of one per GPU:
+    ``probe fail: GPU 5 fail, GPU 2 slow; 6 pass``."""
+    probes = [e for e in entries if e.kind == "probe"]
+    if len(probes) < 2:
+        return entries
+    rest = [e for e in entries if e.kind != "probe"]
+    ranked = sorted(probes, key=lambda e: -PROBE_RANK.get(e.verdict or "", 1))
+    worst = ranked[0]
+    flagged = [f"GPU {e.gpu} {e.verdict}" for e in ranked if e.verdict != "pass"]
+    passed = len(probes) - len(flagged)
+    detail = ", ".join(flagged) + (f"; {passed} pass" if flagged and passed else "")
+    text = f"probe {worst.verdict}: " + (detail or f"{passed} GPUs pass")
+    row = LogEntry(worst.t, worst.node, "probe", text, worst.severity, None, worst.verdict)
+    return [*rest, row]
 
 
 def _port_change(node: str, port: PortBrief, t: float) -> LogEntry:
