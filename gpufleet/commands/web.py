@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--allow-actions",
         action="store_true",
-        help="let browser sessions change nodes (probes, drain, ssh); read-only without",
+        help="let browser sessions change nodes (probes, ssh); read-only without",
     )
     parser.add_argument(
         "--demo", action="store_true", help="serve the simulated demo fleet (no config)"

@@ -23,9 +23,8 @@ class WebSection(Section):
     line), relative to this config file's directory. Without one, ``gpufleet web``
     makes a fresh token at every start and prints the URL that carries it, once."""
     actions: bool = False
-    """Let browser sessions run the actions that change nodes (probes, drain and
-    resume, ssh). Off: every tab is read-only (``--allow-actions`` turns them on for one
-    run)."""
+    """Let browser sessions run the actions that change nodes (probes, ssh into a
+    node). Off: every tab is read-only (``--allow-actions`` turns them on for one run)."""
 
     @field_validator("addr")
     @classmethod
