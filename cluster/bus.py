@@ -74,7 +74,7 @@ async def connect(url: str, name: str, auth: NatsAuth | None = None) -> Client:
         with contextlib.suppress(Exception):  # its reader and flusher tasks end here
             await nc.close()
         reason = _reason([*errors, getattr(nc, "last_error", None)], exc)
-        raise BusError(auth.scrub(f"cannot connect to NATS at {shown}: {reason}")) from None
+        raise BusError(auth.scrub(f"cannot reach NATS at {shown}: {reason}")) from None
     # nats-py applies one limit to the first connect and to reconnects: a wrong URL must
     # fail in seconds, a server restarted later must be found again however long it takes.
     nc.options["max_reconnect_attempts"] = -1
