@@ -4,12 +4,14 @@ private CA, client certificates; who may publish and ask what, and no secret sho
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from nats.aio.client import Client
 
+from cluster import bus
 from cluster.attach import AttachedFleet
 from cluster.auth import NatsAuth, redact
 from cluster.bus import BusError, connect, ensure_event_stream
@@ -195,3 +197,15 @@ def test_the_documented_server_configuration_is_the_one_tested() -> None:
     server_tls = tls_block("/etc/nats/server.pem", "/etc/nats/server-key.pem", "/etc/nats/ca.pem")
     doc = (Path(__file__).parents[2] / "docs" / "scale-out.md").read_text()
     assert authorization_block(users) + "\n" + server_tls in doc
+
+
+async def test_nats_without_credentials_warns_once(
+    nats_server: LocalNats, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bus, "_warned_open", False)  # as in a fresh process
+    caplog.set_level(logging.WARNING, logger="cluster.bus")
+    for _ in range(2):
+        nc = await connect(nats_server.url, "t")
+        await nc.close()
+    warnings = [r for r in caplog.records if "without credentials" in r.getMessage()]
+    assert len(warnings) == 1
