@@ -4,8 +4,8 @@ The session runs on a thread and the dashboard's event loop goes on: collection,
 history, alerts and /metrics do not stop while the operator is on a node (run on the
 loop itself, a session left the whole fleet unwatched for as long as it lasted).
 
-ssh runs in a process group of its own, made the terminal's foreground group, as a
-shell's job control does: ctrl+c (and ctrl+z, ctrl+\\) then reach ssh only. In the
+ssh runs in a process group of its own, made the terminal's foreground group by the
+child itself before ssh starts (as a shell's job control does): ctrl+c (and ctrl+z, ctrl+\\) then reach ssh only. In the
 dashboard's group, they also reached every child of the dashboard, the demo's simulated
 agents among them, which then said goodbye and looked like an outage. A line says what
 runs and how to come back: a node without a shell would otherwise leave a blank screen.
@@ -45,23 +45,32 @@ def controlling_terminal() -> int | None:
     return fd if fd >= 0 and os.isatty(fd) else None
 
 
+# Run first in the child: it takes the terminal's foreground, then becomes ssh. Done in
+# the child before ssh starts, a ctrl+c pressed (or a byte read) at once cannot reach the
+# dashboard's group; from the parent, after the start, it raced the child.
+TAKE_TERMINAL = """\
+import os, signal, sys
+os.setpgid(0, 0)
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+try:
+    os.tcsetpgrp(0, os.getpgrp())
+except OSError:
+    pass
+signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
 @contextlib.contextmanager
-def foreground(terminal: int | None, group: int) -> Iterator[None]:
-    """Make ``group`` the terminal's foreground group, and give it back on exit.
+def terminal_back(terminal: int | None) -> Iterator[None]:
+    """Give the terminal back to the dashboard's group on exit.
 
     The dashboard is a background group meanwhile: taking the terminal back from there
     raises SIGTTOU unless the calling thread blocks it, so this thread does.
     """
-    if terminal is None:
-        yield
-        return
     own = os.getpgrp()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
     try:
-        try:
-            os.tcsetpgrp(terminal, group)
-        except OSError:  # a terminal that is not this session's own: no job control on it
-            terminal = None
         yield
     finally:
         if terminal is not None:
@@ -76,18 +85,14 @@ def run_session(argv: Sequence[str], node: str) -> int:
     Blocks until the session ends: call it on a thread, never on the event loop.
     """
     print(banner(argv, node), flush=True)
-    terminal = controlling_terminal()
-    child = subprocess.Popen(list(argv), process_group=0)
-    try:
-        with foreground(terminal, child.pid):
-            # A child that read the terminal before it was handed over was stopped
-            # (SIGTTIN): it goes on now that the terminal is its own.
-            _resume(child.pid)
+    with terminal_back(controlling_terminal()):
+        child = subprocess.Popen([sys.executable, "-I", "-c", TAKE_TERMINAL, *argv])
+        try:
             return _wait_running(child)
-    finally:
-        if child.poll() is None:  # the wait was interrupted: no orphan ssh on the terminal
-            child.kill()
-            child.wait()
+        finally:
+            if child.poll() is None:  # the wait was interrupted: no orphan ssh on the terminal
+                child.kill()
+                child.wait()
 
 
 def _resume(group: int) -> None:
