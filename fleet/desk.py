@@ -14,7 +14,7 @@ from typing import Protocol
 
 from fleet.alerts import ACKS_FILE, Acknowledgement, Acknowledgements, AlertDispatcher
 from fleet.alerts import AlertListener as AlertListener
-from fleet.event_log import LogEntry, SessionLog, merge_log
+from fleet.event_log import LogEntry, SessionLog, collapse_flaps, merge_log
 from fleet.model import FleetSnapshot
 from fleet.settings.alerts_section import AlertsSection
 
@@ -88,7 +88,7 @@ class OperatorDesk:
         now = self._clock()
         since = now - window_s
         recorded = self.history.read(since, now) if self.history is not None else []
-        return merge_log(recorded, self.session.since(since))
+        return collapse_flaps(merge_log(recorded, self.session.since(since)))
 
     def acknowledge(self, node: str, gpu: int | None, note: str) -> Acknowledgement:
         """Mark ``node`` (or one of its GPUs) known bad: it stays visible, stops alerting."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from fleet.health.node import starting_up
@@ -200,6 +200,45 @@ def _port_change(node: str, port: PortBrief, t: float) -> LogEntry:
         _verdict_severity(port.verdict),
         verdict=port.verdict,
     )
+
+
+FLAP_WINDOW_S = 180.0  # port changes closer than this to each other are one flapping story
+FLAP_MIN = 3  # changes of one port within the window before they read as one row
+
+
+def collapse_flaps(entries: Sequence[LogEntry], window_s: float = FLAP_WINDOW_S) -> list[LogEntry]:
+    """A port that keeps changing becomes one row, where its newest change was:
+    ``mlx5_0 flapped 9× in 3 min, now fail: ...``. ``entries`` newest first."""
+    runs: dict[tuple[str, str], list[list[LogEntry]]] = {}
+    for entry in entries:
+        if entry.kind != "port":
+            continue
+        key = (entry.node, entry.text.split(" ", 1)[0])
+        chains = runs.setdefault(key, [])
+        if chains and chains[-1][-1].t - entry.t <= window_s:
+            chains[-1].append(entry)
+        else:
+            chains.append([entry])
+    folded: dict[int, LogEntry | None] = {}
+    for chains in runs.values():
+        for chain in chains:
+            if len(chain) >= FLAP_MIN:
+                folded[id(chain[0])] = _flap_row(chain)
+                folded.update((id(e), None) for e in chain[1:])
+    out = []
+    for entry in entries:
+        row = folded.get(id(entry), entry)
+        if row is not None:
+            out.append(row)
+    return out
+
+
+def _flap_row(chain: list[LogEntry]) -> LogEntry:
+    newest, oldest = chain[0], chain[-1]
+    name, _, now = newest.text.partition(" ")
+    minutes = max(1, round((newest.t - oldest.t) / 60))
+    text = f"{name} flapped {len(chain)}\u00d7 in {minutes} min, now {now}"
+    return replace(newest, text=text)
 
 
 def merge_log(*sources: Sequence[LogEntry], limit: int = 2_000) -> list[LogEntry]:
