@@ -208,7 +208,7 @@ FLAP_MIN = 3  # changes of one port within the window before they read as one ro
 
 def collapse_flaps(entries: Sequence[LogEntry], window_s: float = FLAP_WINDOW_S) -> list[LogEntry]:
     """A port that keeps changing becomes one row, where its newest change was:
-    ``mlx5_0 flapped 9× in 3 min, now fail: ...``. ``entries`` newest first."""
+    ``mlx5_0 flapped 9\u00d7 in 3 min, now fail: ...`` (9 changes). ``entries`` newest first."""
     runs: dict[tuple[str, str], list[list[LogEntry]]] = {}
     for entry in entries:
         if entry.kind != "port":
