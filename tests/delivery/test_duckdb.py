@@ -9,15 +9,21 @@ import duckdb
 from tests.delivery.month import write_month
 
 
+def _sql(query: str) -> duckdb.DuckDBPyRelation:
+    relation = duckdb.sql(query)
+    assert relation is not None  # a SELECT always gives a relation
+    return relation
+
+
 def test_duckdb_reads_delivery_minutes_and_the_documented_energy_query(tmp_path: Path) -> None:
     write_month(tmp_path)
     glob = str(tmp_path / "delivery_minutes" / "*" / "*.parquet")
-    rows = duckdb.sql(
+    rows = _sql(
         f"SELECT count(*), sum(CASE WHEN provider_busy THEN 1 ELSE 0 END) "
         f"FROM read_parquet('{glob}', hive_partitioning = true)"
     ).fetchall()
     assert rows == [(155_520, 12_960)]  # 4 GPUs x 38,880 minutes; n2 gpu0 20 of each 60
-    kwh = duckdb.sql(
+    kwh = _sql(
         f"SELECT sum(d) / 3.6e9 FROM (SELECT energy_mj::BIGINT - lag(energy_mj::BIGINT) OVER "
         f"(PARTITION BY node, gpu ORDER BY ts) AS d "
         f"FROM read_parquet('{glob}', hive_partitioning = true)) WHERE d >= 0"
