@@ -58,11 +58,14 @@ class OperatorDesk:
         """Log what changed since the previous snapshot, record it, alert on what broke."""
         new = self.session.observe(snapshot)
         cleared = self._clear_recovered(new)
-        self.session.entries.extend(cleared)
+        # Deliveries that failed for good since the last tick: the sender threads hand them
+        # over here, so only the tick touches the session log and history.
+        failed = self.alerts.take_failures()
+        self.session.entries.extend([*cleared, *failed])
         new.extend(cleared)
         if self.history is not None:
-            self.history.add(new, snapshot.taken_at)
-        self.alerts.observe(new)
+            self.history.add([*new, *failed], snapshot.taken_at)
+        self.alerts.observe(new)  # a failed delivery is logged, never alerted again
 
     def _clear_recovered(self, entries: Sequence[LogEntry]) -> list[LogEntry]:
         """A node that is up again is no longer known bad: its acknowledgements go (left,
@@ -90,9 +93,12 @@ class OperatorDesk:
         recorded = self.history.read(since, now) if self.history is not None else []
         return collapse_flaps(merge_log(recorded, self.session.since(since)))
 
-    def acknowledge(self, node: str, gpu: int | None, note: str) -> Acknowledgement:
-        """Mark ``node`` (or one of its GPUs) known bad: it stays visible, stops alerting."""
-        return self.acks.add(node, gpu, note, self._clock())
+    def acknowledge(
+        self, node: str, gpu: int | None, note: str, ticket: str | None = None
+    ) -> Acknowledgement:
+        """Mark ``node`` (or one of its GPUs) known bad: it stays visible, stops alerting.
+        ``ticket`` is the provider's ticket id, which the repairs ledger reports."""
+        return self.acks.add(node, gpu, note, self._clock(), ticket)
 
     def unacknowledge(self, node: str, gpu: int | None) -> bool:
         return self.acks.remove(node, gpu)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from fleet.alerts import ACKS_FILE, ACKS_JOURNAL, Acknowledgements
+from fleet.desk import OperatorDesk
 from ledger.repairs.evidence import read_acks
 
 
@@ -35,3 +36,13 @@ def test_a_ticket_is_bounded_and_survives_a_restart(tmp_path: Path) -> None:
     again = Acknowledgements(tmp_path / ACKS_FILE)
     ack = again.covering("node-001", None)
     assert ack is not None and ack.ticket == "T" * 200
+
+
+def test_the_desk_passes_the_ticket_to_the_journal(tmp_path: Path) -> None:
+    desk = OperatorDesk(data_dir=tmp_path, clock=lambda: 2_000.0)
+    try:
+        ack = desk.acknowledge("node-004", 2, "row remap pending", ticket="PROV-99")
+    finally:
+        desk.close()
+    assert ack.ticket == "PROV-99"
+    assert [(a.node, a.ticket) for a in read_acks(tmp_path)] == [("node-004", "PROV-99")]

@@ -10,6 +10,7 @@ import select
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,11 @@ from typing import Any
 import pytest
 
 from fleet.alerts import Acknowledgements, AlertDispatcher
+from fleet.desk import OperatorDesk
 from fleet.event_log import LogEntry
 from fleet.settings.alerts_section import AlertsSection
 from testkit.snapshots import T0
+from tests.alerts.test_event_log_alerts import broken_tick
 
 WAIT_S = 30.0  # a bound on a wait that a working sender ends long before: a hang fails
 
@@ -208,3 +211,21 @@ def test_a_receiver_that_never_answers_fails_at_the_deadline_and_is_logged() -> 
         assert failed.text.startswith(
             "alert webhook failed after 1 attempt: no answer within 0.3 s"
         )
+
+
+def test_the_desk_puts_a_failed_delivery_in_the_event_log(receiver: Any) -> None:
+    receiver.statuses = [500, 500, 500, 500]
+    cfg = AlertsSection(webhook=receiver.url, retries=1, retry_backoff_s=0.01)
+    healthy, broken = broken_tick()
+    desk = OperatorDesk(cfg, clock=lambda: broken.taken_at + 1)
+    try:
+        desk.observe(healthy)
+        desk.observe(broken)  # node-0003 broken: an alert, refused twice
+        assert desk.alerts.drain(WAIT_S)
+        desk.observe(replace(broken, taken_at=broken.taken_at + 1, transitions=(), new_events=()))
+        log = desk.event_log(3600)
+    finally:
+        desk.close()
+    failed = [e for e in log if e.kind == "alert_failed"]
+    assert failed and {e.node for e in failed} == {"node-0003"}, [e.text for e in log]
+    assert all("failed after 2 attempts: HTTP 500" in e.text for e in failed)
