@@ -32,6 +32,14 @@ _SLOW_INTS = (
     "recovery_action",
     "nvlink_active",
     "nvlink_total",
+    "pcie_gen",
+    "pcie_gen_max",
+    "pcie_width",
+    "pcie_width_max",
+    "energy_mj",
+    "foreign_mem_mib",
+    "foreign_procs",
+    "renter_procs",
 )
 _SLOW_FLAGS = ("retired_pending", "remap_pending", "remap_failure")
 
