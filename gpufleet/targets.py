@@ -7,7 +7,9 @@ from pathlib import Path
 
 from collectors.inventory import InventoryError, expand_hosts, read_hostfile
 from collectors.ssh import KnownHostsDefault, NodeTarget, SshOptions
+from fleet.settings.contract_section import ContractSection, renter_agent_args
 from fleet.settings.fleet_section import FleetSection, HostOverride
+from fleet.settings.jobs_section import JobsSection
 from gpufleet.config.loader import ConfigError
 
 
@@ -32,8 +34,22 @@ def fleet_hosts(
     return names
 
 
+def jobs_agent_args(jobs: JobsSection | None) -> tuple[str, ...]:
+    """The agent's job-attribution options for ``[jobs]`` (none: the agent's defaults)."""
+    if jobs is None:
+        return ()
+    if not jobs.enabled:
+        return ("--no-jobs",)
+    return ("--jobs-refresh", repr(float(jobs.refresh_s)))
+
+
 def targets_from_config(
-    section: FleetSection, base_dir: Path | None = None, source: str = "<config>"
+    section: FleetSection,
+    base_dir: Path | None = None,
+    source: str = "<config>",
+    *,
+    contract: ContractSection | None = None,
+    jobs: JobsSection | None = None,
 ) -> list[NodeTarget]:
     """One :class:`NodeTarget` per host, with [fleet] defaults and matching overrides.
 
@@ -43,6 +59,9 @@ def targets_from_config(
         section: the validated [fleet] section.
         base_dir: directory of the config file, for a relative ``hostfile``.
         source: the config file's name, for error messages.
+        contract: [contract], whose renter users and processes the agent is told, so
+            it can report the provider's own processes as foreign.
+        jobs: [jobs], whether and how often the agent reports scheduler jobs.
 
     Raises:
         ConfigError: the hostfile is unusable or an override matches no host.
@@ -58,10 +77,19 @@ def targets_from_config(
             raise ConfigError(
                 f"{source}: key 'fleet.overrides.\"{key}\"': matches no host of the fleet"
             )
-    return [_target(section, name, [o for h, _, o in overrides if name in h]) for name in names]
+    agent_args = renter_agent_args(contract) + jobs_agent_args(jobs)
+    return [
+        _target(section, name, [o for h, _, o in overrides if name in h], agent_args)
+        for name in names
+    ]
 
 
-def _target(section: FleetSection, name: str, overrides: list[HostOverride]) -> NodeTarget:
+def _target(
+    section: FleetSection,
+    name: str,
+    overrides: list[HostOverride],
+    agent_args: tuple[str, ...] = (),
+) -> NodeTarget:
     values = section.model_dump(
         include={"user", "port", "identity_file", "jump_host", "python", "expected_gpus"}
         | {"remote_cache_dir"}
@@ -84,6 +112,7 @@ def _target(section: FleetSection, name: str, overrides: list[HostOverride]) -> 
         known_hosts=KnownHostsDefault.SSH_CONFIG if known is None else os.path.expanduser(known),
         host_key_policy=section.host_key_policy,
         remote_cache_dir=values["remote_cache_dir"],
+        agent_args=agent_args,
     )
 
 

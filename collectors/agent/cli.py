@@ -74,6 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="a process name (/proc/PID/comm) that is the renter's whoever runs it (repeat)",
     )
+    parser.add_argument(
+        "--no-jobs", action="store_true", help="do not attribute GPUs to scheduler jobs"
+    )
+    parser.add_argument(
+        "--jobs-refresh",
+        type=positive,
+        default=300.0,
+        metavar="SECONDS",
+        help="re-send an unchanged job list this often",
+    )
     parser.add_argument("--host", default=None, help="node name in hello (default: hostname)")
     _add_sim_arguments(parser)
     parser.add_argument(
@@ -113,6 +123,8 @@ class Options:
         self.host: str = namespace.host or socket.gethostname()
         self.renter_users: List[str] = list(namespace.renter_user)
         self.renter_processes: List[str] = list(namespace.renter_process)
+        self.jobs: bool = not namespace.no_jobs
+        self.jobs_refresh: float = namespace.jobs_refresh
         self.sim: Optional[str] = namespace.sim
         self.sim_node: str = namespace.sim_node
         self.sim_seed: int = namespace.sim_seed
