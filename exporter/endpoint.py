@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Iterator
+from typing import Protocol, runtime_checkable
 
 from exporter.dcgm import DcgmExposition
 from exporter.dcgm_sd import DCGM_PATH, SD_PATH, node_from_path, sd_targets
@@ -33,6 +33,25 @@ class ExposedFleet(Protocol):
         ...
 
 
+@runtime_checkable
+class LedgerFamilies(Protocol):
+    """A fleet that keeps month-to-date ledger figures (repairs, delivery) computed off
+    its tick; their families end each ``/metrics`` scrape as it last rendered them."""
+
+    def ledger_families(self) -> str:
+        """The exposition text of the ledger families ("" before the first refresh)."""
+        ...
+
+
+def scrape_parts(renderer: ExpositionRenderer, runtime: ExposedFleet) -> Iterator[bytes]:
+    """``/metrics``: the snapshot's families, then the ledgers' (already rendered text)."""
+    yield from renderer.stream_parts(runtime.latest())
+    if isinstance(runtime, LedgerFamilies):
+        text = runtime.ledger_families()
+        if text:
+            yield text.encode("utf-8")
+
+
 def dcgm_routes(runtime: ExposedFleet, xids: XidTally) -> Router:
     """``/metrics/dcgm``, ``/metrics/dcgm/<node>`` and ``/sd`` for ``runtime``'s fleet."""
     dcgm = DcgmExposition(xids)
@@ -51,7 +70,12 @@ def dcgm_routes(runtime: ExposedFleet, xids: XidTally) -> Router:
 
 
 async def start_metrics_endpoint(
-    addr: str, runtime: ExposedFleet, *, gzip: bool = True, web: WebConfig | None = None
+    addr: str,
+    runtime: ExposedFleet,
+    *,
+    gzip: bool = True,
+    web: WebConfig | None = None,
+    raw_port_counters: bool = False,
 ) -> MetricsServer:
     """Serve ``runtime``'s latest snapshot on ``addr`` until the returned server is stopped.
 
@@ -59,7 +83,9 @@ async def start_metrics_endpoint(
     dcgm-exporter's shape, ``/metrics/dcgm/<node>`` one node of it, and ``/sd`` lists
     those per-node paths for Prometheus' HTTP service discovery. The XID tally is
     subscribed to every snapshot, so XIDs between two scrapes are counted; stopping
-    the server unsubscribes it. ``web`` adds TLS and basic auth (``web.yml``).
+    the server unsubscribes it. ``web`` adds TLS and basic auth (``web.yml``);
+    ``raw_port_counters`` adds ``gpufleet_port_raw_value`` (``[metrics]``). A fleet with
+    :class:`LedgerFamilies` ends the body with its ledger families.
 
     Raises:
         OSError: the address cannot be listened on (taken, or not an address of this host).
@@ -67,10 +93,10 @@ async def start_metrics_endpoint(
     """
     xids = XidTally()
     unsubscribe = runtime.subscribe(xids.observe)
-    renderer = ExpositionRenderer(xids=xids)
+    renderer = ExpositionRenderer(xids=xids, raw_port_counters=raw_port_counters)
     server = MetricsServer(
         addr,
-        stream=lambda: renderer.stream_parts(runtime.latest()),
+        stream=lambda: scrape_parts(renderer, runtime),
         ready=lambda: bool(runtime.ready),
         gzip=gzip,
         on_stop=(unsubscribe,),

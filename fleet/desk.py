@@ -84,6 +84,15 @@ class OperatorDesk:
                 cleared.append(LogEntry(entry.t, entry.node, "ack", text))
         return cleared
 
+    def note(self, entries: Sequence[LogEntry]) -> None:
+        """Entries the fleet's process learned off the tick (a repair resolved, as the
+        refreshed repairs ledger says): in the session log and history, never alerted."""
+        if not entries:
+            return
+        self.session.entries.extend(entries)
+        if self.history is not None:
+            self.history.add(entries, max(e.t for e in entries))
+
     def event_log(self, window_s: float) -> Sequence[LogEntry]:
         """What happened in the last ``window_s`` seconds, newest first: history (so it
         survives a restart) joined with what this process saw. Reads files: call it off

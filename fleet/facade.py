@@ -18,7 +18,16 @@ Three capabilities are optional, each a Protocol of its own (the dashboard asks 
   while it is open; without it, the screen says the listing is not available);
 - :class:`StateHistory` (``broken_intervals(node) -> Sequence[BrokenInterval]``): the
   intervals ``node`` was not up, as the fleet's history records them (without it, the
-  node screen shows the node's current interval only: :func:`current_interval`).
+  node screen shows the node's current interval only: :func:`current_interval`);
+- :class:`HasRepairHistory` (``repair_history(node) -> (rows, serials)``): the node's
+  repairs this month from the repairs ledger, each a :class:`RepairLine`, and the GPU
+  serials it has had (without it, the node screen shows no repair history);
+- :class:`HasCampaign` (``campaign_report() -> Mapping | None``): the acceptance
+  campaign's report document (``campaign.report.report_dict``) while one is on record
+  in the data directory (None: no campaign, and the panel hides).
+
+The desk's ``acknowledge(node, gpu, note, ticket=None)`` takes the provider's ticket id,
+which the repairs ledger reports beside the acknowledgement.
 
 Failures cross this door as :class:`FleetError` subclasses whose message is one line
 for the operator: :class:`UnknownNode`, :class:`ReadOnlyFleet`, :class:`NotAvailable`,
@@ -31,10 +40,10 @@ Hostlist expressions (``node-[001-004]``) are expanded by the domain's own expan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from collectors.agent.fields import GPU_FIELDS
 from collectors.errors import (
@@ -260,3 +269,43 @@ def current_interval(node: NodeSnapshot) -> BrokenInterval | None:
     if node.state == "up":
         return None
     return BrokenInterval(node.state, node.state_since, None, node.broken_reasons)
+
+
+class RepairLine(Protocol):
+    """One repair of a node as the node screen lists it (times already formatted)."""
+
+    @property
+    def detected(self) -> str: ...
+
+    @property
+    def line(self) -> str:
+        """The event log's one-line story of the repair."""
+        ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def breached(self) -> bool:
+        """True when the repair missed the contract's repair term."""
+        ...
+
+
+@runtime_checkable
+class HasRepairHistory(Protocol):
+    """A facade that keeps the repairs ledger of its fleet's history."""
+
+    def repair_history(self, node: str) -> tuple[tuple[RepairLine, ...], tuple[str, ...]]:
+        """``node``'s repairs this month (as last computed, never read here) and the
+        serials its GPUs have had."""
+        ...
+
+
+@runtime_checkable
+class HasCampaign(Protocol):
+    """A facade whose data directory may hold an acceptance campaign."""
+
+    def campaign_report(self) -> Mapping[str, Any] | None:
+        """The campaign's report document as last read (at most once a second, off the
+        event loop); None when there is no campaign."""
+        ...

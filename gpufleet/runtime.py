@@ -37,6 +37,7 @@ from fleet.facade import (
     ProbeListener,
     ProbeReport,
     ReadOnlyFleet,
+    RepairLine,
     SnapshotListener,
     Suite,
     UnknownNode,
@@ -51,6 +52,7 @@ from fleet.state import FleetState, NodeSpec
 from fleet.watchdog import TickWatchdog
 from fleet.xid import XidRepeatFilter
 from gpufleet.config import Config
+from gpufleet.ledger_figures import LedgerFigures, LedgerResult, compute_figures, iso_minute
 from gpufleet.probing import FleetProber
 from history import HistoryRecorder
 from history.desk_log import DeskHistory
@@ -247,6 +249,9 @@ class FleetRuntime:
         self._sla_at = float("-inf")
         self._sla_refresh: asyncio.Future[SlaSummary | None] | None = None
         self._summarize = sla_summary or _ledger_sla_summary
+        self.ledgers = LedgerFigures()  # repairs and delivery, month to date
+        self._ledgers_at = float("-inf")
+        self._ledgers_refresh: asyncio.Future[LedgerResult] | None = None
         self._ticker: asyncio.Task[None] | None = None
         self._stopped = False
         self.heap = HeapFreezer()
@@ -282,6 +287,7 @@ class FleetRuntime:
             self._ticker = None
         await self._ssh.stop()
         await self.sla_refreshed()  # its thread reads the books that closing writes
+        await self.ledgers_refreshed()
         self.tick()  # the last state of the fleet reaches history and listeners
         self.history.close()
         self.desk.close()
@@ -323,11 +329,68 @@ class FleetRuntime:
 
     def _with_figures(self, snapshot: FleetSnapshot) -> FleetSnapshot:
         now = snapshot.taken_at
+        self._refresh_ledgers(now)
         return replace(
             snapshot,
             utilization=self.history.utilization_summary(now),
             sla=self._sla_summary(now),
         )
+
+    def _refresh_ledgers(self, now: float) -> None:
+        """Start a refresh of the repairs and delivery ledgers when one is due (on the
+        SLA summary's schedule, on a thread: each reads a month of history from disk).
+        Without an event loop (a bench ticking from plain code) there is none."""
+        if self.data_dir is None or self._stopped or self._ledgers_refresh is not None:
+            return
+        if now - self._ledgers_at < SLA_REFRESH_S:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._ledgers_at = now
+        args = (self.data_dir, self.config.contract, self.config.energy, now)
+        work = asyncio.to_thread(compute_figures, *args)
+        self._ledgers_refresh = refresh = loop.create_task(work, name="ledger-refresh")
+        refresh.add_done_callback(self._ledgers_refreshed)
+
+    def _ledgers_refreshed(self, refresh: asyncio.Future[LedgerResult]) -> None:
+        self._ledgers_refresh = None
+        if refresh.cancelled() or refresh.exception() is not None:
+            return
+        self.desk.note(self.ledgers.update(refresh.result()))
+
+    async def ledgers_refreshed(self) -> LedgerResult:
+        """Wait for the ledger refresh in progress, if any; the figures served next."""
+        refresh = self._ledgers_refresh
+        if refresh is not None:
+            await asyncio.wait((refresh,))
+        return self.ledgers.latest
+
+    def ledger_families(self) -> str:
+        """The repairs and delivery families for /metrics, as last refreshed."""
+        return self.ledgers.latest.families
+
+    def repair_history(self, node: str) -> tuple[tuple[RepairLine, ...], tuple[str, ...]]:
+        """``node``'s repairs this month as the node screen lists them, and the serials
+        its GPUs have had (in those repairs, then the ones it reports now)."""
+        from ledger.repairs.log_line import repair_line
+        from tui.widgets.repair_history import RepairHistoryRow
+
+        records, breached, serials = self.ledgers.repair_rows(node)
+        rows = tuple(
+            RepairHistoryRow(
+                detected=iso_minute(r.detected_ms),
+                line=repair_line(r),
+                kind=r.kind,
+                breached=r.detected_ms in breached,
+            )
+            for r in records
+        )
+        snapshot = self._latest
+        live = next((n for n in snapshot.nodes if n.name == node), None) if snapshot else None
+        now = [g.serial for g in live.gpus if g.serial] if live is not None else []
+        return rows, tuple(dict.fromkeys((*serials, *now)))
 
     def _sla_summary(self, now: float) -> SlaSummary | None:
         """The latest month-to-date SLA figures; a refresh is started when one is due.

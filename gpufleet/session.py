@@ -60,8 +60,12 @@ async def running(runtime: FleetRuntime, metrics_addr: str | None) -> AsyncItera
         if metrics_addr:
             from exporter.endpoint import start_metrics_endpoint
 
+            metrics = runtime.config.metrics
             server = await start_metrics_endpoint(
-                metrics_addr, runtime, gzip=runtime.config.metrics.gzip
+                metrics_addr,
+                runtime,
+                gzip=metrics.gzip,
+                raw_port_counters=metrics.raw_port_counters,
             )
         yield
     finally:

@@ -137,7 +137,13 @@ async def serve(
     started = time.monotonic()
     try:
         # Bound before connecting: a taken port fails in a second, not after a fleet start.
-        server = await start_metrics_endpoint(addr, runtime, gzip=gzip, web=web)
+        server = await start_metrics_endpoint(
+            addr,
+            runtime,
+            gzip=gzip,
+            web=web,
+            raw_port_counters=runtime.config.metrics.raw_port_counters,
+        )
     except OSError as exc:
         log.error("cannot serve metrics", extra={"addr": addr, "error": str(exc)})
         return 1
