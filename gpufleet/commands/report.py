@@ -31,6 +31,11 @@ def register(sub: Any) -> None:
     when.add_argument("--week", default=None, help="ISO week, YYYY-Www (e.g. 2026-W06)")
     when.add_argument("--since", default=None, help="ISO date or time (UTC unless given)")
     when.add_argument("--until", default=None, help="ISO date or time (default: now)")
+    parser.add_argument(
+        "--jobs",
+        action="store_true",
+        help="the jobs section alone: incidents with the jobs they hit, idle GPU time by job",
+    )
     parser.add_argument("--format", choices=("md", "json", "html"), default="md")
     parser.add_argument("-o", "--output", type=Path, default=None, help="file (default: stdout)")
     parser.set_defaults(func=run)
@@ -42,7 +47,13 @@ def run(args: argparse.Namespace) -> int:
     from gpufleet.config_file import read_config
     from ledger.delivery.grid import GridIntensityError
     from ledger.delivery.period import report_bounds
-    from ledger.delivery.report import build_report, render_html, render_json, render_markdown
+    from ledger.delivery.report import (
+        build_jobs_report,
+        build_report,
+        render_html,
+        render_json,
+        render_markdown,
+    )
 
     logging.basicConfig(level=logging.WARNING, format="gpufleet report: %(message)s")
     config_path = args.config or default_config_path()
@@ -66,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
         if not (root / "coverage").is_dir():
             return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
         try:
-            report = build_report(root, start_ms, end_ms, config.contract, config.energy, now_ms)
+            if args.jobs:
+                report = build_jobs_report(root, start_ms, end_ms, config.contract, config.jobs)
+            else:
+                report = build_report(
+                    root, start_ms, end_ms, config.contract, config.energy, now_ms, config.jobs
+                )
         except (ValueError, GridIntensityError) as exc:
             return _fail(str(exc))
     render = {"json": render_json, "html": render_html, "md": render_markdown}[args.format]

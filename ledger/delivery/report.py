@@ -16,6 +16,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from fleet.settings.contract_section import ContractSection
+from fleet.settings.jobs_section import JobsSection
 from history.reader import HistoryReader
 from ledger.delivery.ledger import build_ledger, period_of
 from ledger.delivery.report_section import DeliverySection
@@ -54,21 +55,38 @@ def build_report(
     contract: ContractSection | None,
     energy: EnergySection,
     now_ms: int,
+    jobs: JobsSection | None = None,
 ) -> Report:
-    """Every ledger's section of [start_ms, end_ms)."""
+    """Every ledger's section of [start_ms, end_ms); ``jobs`` is [jobs] (checkpoints)."""
     period = report_period(data_dir, start_ms, end_ms, contract)
     ledger = build_ledger(
         HistoryReader(data_dir), period_of(start_ms, end_ms), contract or ContractSection(),
         energy, now_ms,
     )  # fmt: skip
-    return Report(start_ms, end_ms, [DeliverySection(ledger), *other_sections(period)])
+    sections = [DeliverySection(ledger), *other_sections(period, jobs)]
+    return Report(start_ms, end_ms, sections)
 
 
-def other_sections(period: ReportPeriod) -> list[ReportSection]:
+def other_sections(period: ReportPeriod, jobs: JobsSection | None = None) -> list[ReportSection]:
     """The other ledgers' sections, in report order."""
+    from ledger.jobs.report import jobs_section
     from ledger.repairs.report import repairs_section
 
-    return [repairs_section(period)]
+    return [repairs_section(period), jobs_section(period, settings=jobs)]
+
+
+def build_jobs_report(
+    data_dir: Path,
+    start_ms: int,
+    end_ms: int,
+    contract: ContractSection | None,
+    jobs: JobsSection | None,
+) -> Report:
+    """The jobs section alone (``gpufleet report --jobs``)."""
+    from ledger.jobs.report import jobs_section
+
+    period = report_period(data_dir, start_ms, end_ms, contract)
+    return Report(start_ms, end_ms, [jobs_section(period, settings=jobs)])
 
 
 def to_json(report: Report) -> dict[str, Any]:
