@@ -16,7 +16,7 @@ from textual.app import App, SuspendNotSupported
 from fleet.facade import Alert, FleetFacade, FleetSnapshot, OperatorDesk, SshLogin
 from tui.alert_toast import GATHER_S, alert_toast
 from tui.failures import report_failure
-from tui.screens.ack_screen import AckScreen
+from tui.screens.ack_screen import AckAnswer, AckScreen
 from tui.screens.confirm_screen import ConfirmScreen
 from tui.screens.event_log_screen import EventLogScreen
 from tui.screens.main_screen import MainScreen
@@ -76,14 +76,17 @@ class OperatorActions(App[None]):
             self.push_screen(ConfirmScreen("Acknowledged", question), callback=remove)
             return
 
-        def chosen(answer: tuple[int | None, str] | None) -> None:
+        def chosen(answer: AckAnswer | None) -> None:
             if answer is None:
                 return
-            gpu, note = answer
-            desk.acknowledge(node.name, gpu, note)
+            gpu, note, ticket = answer
+            desk.acknowledge(node.name, gpu, note, ticket=ticket)
             self.refresh_acks()
             what = node.name if gpu is None else f"{node.name} GPU {gpu}"
-            self.notify(f"{what}: visible, no alerts. {note}", title="Acknowledged")
+            on_ticket = f" Ticket {ticket}." if ticket else ""
+            self.notify(
+                f"{what}: visible, no alerts. {note}{on_ticket}", title="Acknowledged", markup=False
+            )
 
         self.push_screen(AckScreen(node), callback=chosen)
 

@@ -1,8 +1,9 @@
-"""`a`: acknowledge a node or one GPU as known bad, with a note (it stops alerting)."""
+"""`a`: acknowledge a node or one GPU as known bad, with a note and the provider's ticket
+id (it stops alerting; the repairs ledger reports the ticket)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from textual import events
 from textual.app import ComposeResult
@@ -15,6 +16,16 @@ from fleet.facade import NodeSnapshot
 from tui.node_view import gpu_problem
 
 WHOLE_NODE = -1
+TICKET_MAX = 200  # as the acknowledgement keeps it
+
+
+class AckAnswer(NamedTuple):
+    """What the dialog answers: the GPU (None: the whole node), the note, the ticket id
+    (None when left empty)."""
+
+    gpu: int | None
+    note: str
+    ticket: str | None
 
 
 def ack_scopes(node: NodeSnapshot) -> list[tuple[str, int]]:
@@ -27,8 +38,8 @@ def ack_scopes(node: NodeSnapshot) -> list[tuple[str, int]]:
     return scopes
 
 
-class AckScreen(ModalScreen[tuple[int | None, str] | None]):
-    """Answers (GPU index or None for the node, note), or None when cancelled."""
+class AckScreen(ModalScreen[AckAnswer | None]):
+    """Answers an :class:`AckAnswer`, or None when cancelled."""
 
     CSS_PATH = "ack_screen.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
@@ -48,6 +59,12 @@ class AckScreen(ModalScreen[tuple[int | None, str] | None]):
                 id="note",
                 select_on_focus=False,
             )
+            yield Input(
+                placeholder="ticket id (optional), e.g. CS-4711",
+                id="ticket",
+                max_length=TICKET_MAX,
+                select_on_focus=False,
+            )
             with Horizontal(id="buttons"):
                 yield Button("Acknowledge", variant="warning", id="ack")
                 yield Button("Cancel", id="cancel")
@@ -57,7 +74,7 @@ class AckScreen(ModalScreen[tuple[int | None, str] | None]):
         self.query_one("#note", Input).focus()
 
     def on_key(self, event: events.Key) -> None:
-        """Text typed while a button has focus (after a Tab) belongs to the note, not to
+        """Text typed while a button has focus (after Tabs) belongs to the note, not to
         nothing. Space still presses the button."""
         if not isinstance(self.focused, Button) or event.character in (None, " "):
             return
@@ -70,7 +87,9 @@ class AckScreen(ModalScreen[tuple[int | None, str] | None]):
     def _answer(self) -> None:
         scope = self.query_one("#scope", Select).value
         gpu = None if scope == WHOLE_NODE or not isinstance(scope, int) else scope
-        self.dismiss((gpu, self.query_one("#note", Input).value.strip()))
+        note = self.query_one("#note", Input).value.strip()
+        ticket = self.query_one("#ticket", Input).value.strip() or None
+        self.dismiss(AckAnswer(gpu, note, ticket))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "ack":

@@ -1,4 +1,5 @@
-"""One node: per-GPU telemetry with sparklines, reliability, ports, events, broken intervals."""
+"""One node: per-GPU telemetry with sparklines, reliability, ports, events, broken intervals
+and its repair history."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from fleet.facade import (
     FleetError,
     FleetFacade,
     GpuSeries,
+    HasRepairHistory,
     NodeSnapshot,
     OperatorDesk,
     ProcessListing,
@@ -45,6 +47,7 @@ from tui.node_tables import (
 )
 from tui.probe_view import report_markup
 from tui.process_view import PROCESS_COLUMNS, process_note, process_rows, process_title
+from tui.widgets.repair_history import RepairHistory, RepairHistoryRow
 
 EVENTS_SHOWN = 30
 
@@ -71,6 +74,7 @@ class NodeScreen(Screen[None]):
         self._shown: NodeSnapshot | None = None
         self._series_failed = False
         self._intervals_failed = False
+        self._repairs_failed = False
         self._ready = False
         self._processes_pending = False
         self.processes: ProcessListing | None = None
@@ -79,6 +83,7 @@ class NodeScreen(Screen[None]):
         with VerticalScroll(id="node-body"):
             yield Static(id="node-summary")
             yield Static(id="intervals", classes="section")
+            yield RepairHistory(id="repair-history", classes="section")
             yield DataTable(id="telemetry", cursor_type="row", zebra_stripes=True)
             yield DataTable(id="processes", cursor_type="row")
             yield Static(id="process-note")
@@ -91,6 +96,7 @@ class NodeScreen(Screen[None]):
     def on_mount(self) -> None:
         titles = {
             "#intervals": "Broken intervals",
+            "#repair-history": "Repairs this month",
             "#telemetry": "GPUs",
             "#processes": process_title(None),
             "#reliability": "Memory errors, NVLink, reasons",
@@ -198,6 +204,28 @@ class NodeScreen(Screen[None]):
             escape("\n".join(intervals)) if intervals else "[$muted]none seen[/]"
         )
         self.query_one("#events", Static).update(self._events_markup(node))
+        self._show_repairs(node)
+
+    def _show_repairs(self, node: NodeSnapshot) -> None:
+        """The repairs ledger's rows for the node (as last computed: nothing is read here);
+        without the capability, or after it failed once, the panel is hidden."""
+        panel = self.query_one(RepairHistory)
+        facade = self.facade
+        if not isinstance(facade, HasRepairHistory) or self._repairs_failed:
+            panel.display = False
+            return
+        try:
+            lines, serials = facade.repair_history(node.name)
+        except Exception as exc:  # asked on every refresh: reported once, then hidden
+            report_failure(self, "Repair history", exc)
+            self._repairs_failed = True
+            panel.display = False
+            return
+        rows = tuple(RepairHistoryRow(r.detected, r.line, r.kind, r.breached) for r in lines)
+        if rows != panel.rows:
+            panel.rows = rows
+        if tuple(serials) != panel.serials:
+            panel.serials = tuple(serials)
 
     def _intervals(self, node: NodeSnapshot) -> Sequence[BrokenInterval]:
         """The fleet's own record of the node's intervals, else the one it is in now."""
