@@ -5,10 +5,11 @@ history, alerts and /metrics do not stop while the operator is on a node (run on
 loop itself, a session left the whole fleet unwatched for as long as it lasted).
 
 ssh runs in a process group of its own, made the terminal's foreground group by the
-child itself before ssh starts (as a shell's job control does): ctrl+c (and ctrl+z, ctrl+\\) then reach ssh only. In the
-dashboard's group, they also reached every child of the dashboard, the demo's simulated
-agents among them, which then said goodbye and looked like an outage. A line says what
-runs and how to come back: a node without a shell would otherwise leave a blank screen.
+child itself before ssh starts (as a shell's job control does): ctrl+c (and ctrl+z,
+ctrl+\\) then reach ssh only. In the dashboard's group, they also reached every child
+of the dashboard, the demo's simulated agents among them, which then said goodbye and
+looked like an outage. A line says what runs and how to come back: a node without a
+shell would otherwise leave a blank screen.
 """
 
 from __future__ import annotations
