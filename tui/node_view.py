@@ -21,17 +21,18 @@ from fleet.facade import (
     Verdict,
     expand_hosts,
 )
+from tui.delivery_terms import DeliveryTerms, dev_predicate, has_idle_gpu
 from tui.node_facts import GpuFacts, gpu_facts, nic_facts, port_facts
 from tui.tick_columns import MemoryTotals, column_mem_pct
 
 SortKey = Literal["name", "health", "utilization", "memory", "power", "temp"]
 SORT_KEYS: tuple[SortKey, ...] = ("name", "utilization", "health", "memory", "power", "temp")
-STATE_WORDS = ("broken", "warn", "unreachable", "up", "connecting")
+STATE_WORDS = ("broken", "warn", "unreachable", "up", "connecting", "idle")
 PROBE_WORDS = ("slow", "straggler", "fail", "pass", "any")
 PROBE_FLAGGED = frozenset(("slow", "straggler", "fail"))
 FILTER_HELP = (
-    "terms: node-[001-004]  name  state:broken|warn|unreachable|up|connecting  "
-    "why:TEXT  gpu:N  probe:slow|straggler|fail|any"
+    "terms: node-[001-004]  name  state:broken|warn|unreachable|up|connecting|idle  "
+    "why:TEXT  gpu:N  probe:slow|straggler|fail|any  dev:[power|pcie|memory]"
 )
 
 
@@ -302,7 +303,11 @@ class SummaryCache:
 NodePredicate = Callable[[NodeSnapshot, NodeSummary], bool]
 
 
-def _state_matches(word: str, node: NodeSnapshot, summary: NodeSummary) -> bool:
+def _state_matches(
+    word: str, node: NodeSnapshot, summary: NodeSummary, terms: DeliveryTerms
+) -> bool:
+    if word == "idle":
+        return has_idle_gpu(node, terms.working_floor_percent)
     if word == "connecting":
         return is_connecting(node)
     if is_connecting(node):
@@ -316,16 +321,20 @@ def _state_matches(word: str, node: NodeSnapshot, summary: NodeSummary) -> bool:
     return node.state == "up"  # "up"
 
 
-def parse_filter(text: str) -> NodePredicate:
+def parse_filter(text: str, terms: DeliveryTerms | None = None) -> NodePredicate:
     """A predicate for the filter box. Terms separated by spaces must all hold.
 
-    A term is ``state:broken|warn|unreachable|up|connecting``, ``why:TEXT`` (a substring
-    of the node's reasons), ``gpu:N`` (GPU N is not ok), ``probe:slow|straggler|fail|any``
-    (a GPU the last probe flagged), a hostlist expression (``node-[001-004]``, ``a,b``:
-    exact names), or a case-insensitive substring of the name.
+    A term is ``state:broken|warn|unreachable|up|connecting|idle`` (idle: a GPU below
+    the contract's working floor that no one else's process holds), ``why:TEXT`` (a
+    substring of the node's reasons), ``gpu:N`` (GPU N is not ok),
+    ``probe:slow|straggler|fail|any`` (a GPU the last probe flagged), ``dev:`` or
+    ``dev:power|pcie|memory`` (a GPU deviates from the contract: ``terms``), a hostlist
+    expression (``node-[001-004]``, ``a,b``: exact names), or a case-insensitive
+    substring of the name.
     Raises ValueError, in words, when a term cannot be understood.
     """
-    preds: list[NodePredicate] = [_term(t) for t in text.split()]
+    known = terms if terms is not None else DeliveryTerms()
+    preds: list[NodePredicate] = [_term(t, known) for t in text.split()]
     return lambda n, s: all(p(n, s) for p in preds)
 
 
@@ -361,11 +370,14 @@ def _probe_matches(words: list[str], node: NodeSnapshot) -> bool:
     return bool(found & set(words))
 
 
-def _term(term: str) -> NodePredicate:
+def _term(term: str, terms: DeliveryTerms) -> NodePredicate:
     lower = term.lower()
     if lower.startswith("state:"):
         words = _words(term, "state:", STATE_WORDS)
-        return lambda n, s: any(_state_matches(w, n, s) for w in words)
+        return lambda n, s: any(_state_matches(w, n, s, terms) for w in words)
+    if lower.startswith("dev:"):
+        deviates = dev_predicate(term, terms)
+        return lambda n, s: deviates(n)
     if lower.startswith("why:"):
         needle = lower[4:]
         if not needle:

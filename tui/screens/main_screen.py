@@ -1,9 +1,10 @@
-"""The dashboard: header, fleet grid, utilization plot and the three panels."""
+"""The dashboard: header, fleet grid, utilization plot and the side panels."""
 
 from __future__ import annotations
 
 import itertools
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from textual import events, work
 from textual.app import ComposeResult
@@ -13,11 +14,15 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from fleet.facade import FleetFacade, FleetSnapshot, OperatorDesk
+from fleet.facade import FleetFacade, FleetSnapshot, HasCampaign, OperatorDesk
+from tui.capabilities import DeliveryNow
+from tui.delivery_terms import DeliveryTerms
 from tui.failures import report_failure
 from tui.fleet_digest import FleetDigest
 from tui.messages import SeriesLoaded
 from tui.node_view import FILTER_HELP, SORT_KEYS, parse_filter
+from tui.widgets.campaign_panel import CampaignPanel
+from tui.widgets.delivery_panel import DeliveryPanel
 from tui.widgets.fleet_grid import FleetGrid
 from tui.widgets.header import FleetHeader
 from tui.widgets.side_panels import EventsPanel, FailedPanel, InterconnectPanel, SlaPanel
@@ -56,6 +61,8 @@ class MainScreen(Screen[None]):
         self._applied_filter = ""
         # One pass over each snapshot's nodes for the header, grid and panels together.
         self.digest = FleetDigest()
+        self.delivery_terms = _delivery_terms(facade)
+        self._ledger_failed: set[str] = set()  # panels whose facade call failed: hidden
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header", digest=self.digest).data_bind(MainScreen.snapshot)
@@ -74,6 +81,8 @@ class MainScreen(Screen[None]):
                     MainScreen.snapshot
                 )
                 yield SlaPanel(id="sla").data_bind(MainScreen.snapshot)
+                yield CampaignPanel(id="campaign")
+                yield DeliveryPanel(id="delivery")
                 yield EventsPanel(id="events")
         yield Footer()
 
@@ -93,6 +102,10 @@ class MainScreen(Screen[None]):
         self.query_one("#links").border_title = "Interconnect"
         self.query_one("#sla").border_title = "SLA credit"
         self.query_one("#events").border_title = "Events · l for the log"
+        self.query_one("#campaign").border_title = "Acceptance campaign"
+        self.query_one("#delivery").border_title = "Delivery now"
+        self.query_one(FleetGrid).delivery_terms = self.delivery_terms
+        self._show_ledgers()
         self.query_one(FleetGrid).focus()
         self._title_grid()
         if self.read_only:
@@ -106,6 +119,44 @@ class MainScreen(Screen[None]):
         if self.is_mounted and self.query(FleetGrid):
             self.call_after_refresh(self._title_grid)  # after the grid has its new rows
             self._show_events()
+            self._show_ledgers()
+
+    def _show_ledgers(self) -> None:
+        """The campaign and delivery panels, each shown only while its facade call has
+        something to show (a fleet without the capability never shows it)."""
+        campaign = self.query_one(CampaignPanel)
+        report = self._ask("Acceptance campaign", self._campaign_report)
+        campaign.display = report is not None
+        if report is not None and report != campaign.report:
+            campaign.report = report
+        delivery = self.query_one(DeliveryPanel)
+        doc = self._ask("Delivery", self._delivery_doc)
+        delivery.display = doc is not None
+        if doc is not None and doc != delivery.doc:
+            delivery.doc = doc
+
+    def _campaign_report(self) -> Mapping[str, Any] | None:
+        facade = self.facade
+        return facade.campaign_report() if isinstance(facade, HasCampaign) else None
+
+    def _delivery_doc(self) -> Mapping[str, Any] | None:
+        facade = self.facade
+        if not isinstance(facade, DeliveryNow) or self.snapshot is None:
+            return None
+        return facade.delivery_now(self.snapshot)
+
+    def _ask(
+        self, what: str, read: Callable[[], Mapping[str, Any] | None]
+    ) -> Mapping[str, Any] | None:
+        # Asked every tick: a failure is reported once and its panel stays hidden.
+        if what in self._ledger_failed:
+            return None
+        try:
+            return read()
+        except Exception as exc:  # a facade's failure is a notification, never a traceback
+            self._ledger_failed.add(what)
+            report_failure(self, what, exc)
+            return None
 
     def _show_events(self) -> None:
         """The newest session entries, in memory (no file read per tick)."""
@@ -207,7 +258,7 @@ class MainScreen(Screen[None]):
         grid = self.query_one(FleetGrid)
         text = event.value.strip()
         try:
-            parse_filter(text)
+            parse_filter(text, self.delivery_terms)
         except ValueError as exc:
             event.input.add_class("-invalid")
             event.input.border_subtitle = str(exc)
@@ -225,7 +276,7 @@ class MainScreen(Screen[None]):
         grid = self.query_one(FleetGrid)
         text = event.value.strip()
         try:
-            parse_filter(text)
+            parse_filter(text, self.delivery_terms)
         except ValueError as exc:
             kept = self._applied_filter or "nothing"
             self.notify(
@@ -240,3 +291,10 @@ class MainScreen(Screen[None]):
         if not text:
             event.input.add_class("-hidden")
         grid.focus()
+
+
+def _delivery_terms(facade: FleetFacade) -> DeliveryTerms:
+    """The contract's working floor and deviations where the facade knows them."""
+    if not isinstance(facade, DeliveryNow):
+        return DeliveryTerms()
+    return DeliveryTerms(facade.working_floor_percent, facade.deviations)

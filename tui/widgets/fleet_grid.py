@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fleet.facade import FleetSnapshot, NodeSnapshot
+from tui.delivery_terms import DeliveryTerms
 from tui.draw import Cell, Role
 from tui.fleet_digest import FleetDigest
 from tui.grid_rows import GridLayout, column_at, header_cells, layout_for, merge, node_cells
@@ -67,6 +68,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self._predicate = parse_filter("")
         self._frame: tuple[Offset, int] | None = None  # set while a frame is rendered
         self.acks: dict[str, str] = {}  # node -> what the operator acknowledged
+        self.delivery_terms = DeliveryTerms()  # the contract's, where the facade knows it
 
     def set_acks(self, acks: dict[str, str]) -> None:
         """The acknowledged nodes (node -> short label); their lines are redrawn."""
@@ -97,7 +99,7 @@ class FleetGrid(ScrollView, can_focus=True):
 
     def watch_filter_text(self, text: str) -> None:
         try:
-            self._predicate = parse_filter(text)
+            self._predicate = parse_filter(text, self.delivery_terms)
         except ValueError:
             return  # the filter box says why; the last valid filter stays
         self._rebuild(full=True)
