@@ -1,5 +1,6 @@
 """docs/dashboard.md says what the code does: the [alerts] example lists every key the
-section has, and the browser section's options and defaults are the command's."""
+section has, and the browser section's options and defaults are the command's; the filter table
+names every filter term."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from fleet.settings.alerts_section import AlertsSection
 from gpufleet.commands import web
 from gpufleet.web.section import DEFAULT_WEB_ADDR, WebSection
+from tui.delivery_terms import DEV_WORDS
+from tui.node_view import FILTER_HELP, STATE_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "dashboard.md").read_text(encoding="utf-8")
@@ -43,3 +46,13 @@ def test_the_browser_section_names_the_command_s_options_and_defaults() -> None:
         assert f"[web] {key}" in section
     image = re.search(r"!\[[^]]*\]\(([^)]+)\)", section)
     assert image is not None and (ROOT / "docs" / image.group(1)).is_file()
+
+
+def test_every_filter_term_is_in_the_filter_table() -> None:
+    table = DOC[DOC.index("### Filter and sort") :].split("\n### ")[0].split("\n## ")[0]
+    for word in STATE_WORDS:
+        assert f"state:{word}" in table
+    for prefix in set(re.findall(r"\b([a-z]+):", FILTER_HELP)) - {"terms"}:
+        assert f"`{prefix}:" in table, prefix
+    bar = "\\|"  # a | inside a Markdown table cell
+    assert "`dev:" + bar.join(DEV_WORDS) + "`" in table
