@@ -28,6 +28,8 @@ from exporter.catalog import (
     port_kind,
 )
 from exporter.families import EntityKind, Family
+from exporter.node_reason import NODE_REASON, reason_series
+from exporter.workload import WORKLOAD_INFO, workload_series
 from exporter.xids import XidTally
 from fleet.model import FleetSnapshot
 
@@ -60,7 +62,7 @@ class FleetCollector(Collector):
 
     def describe(self) -> Iterable[Metric]:
         """The families without samples, so a registry can detect name clashes."""
-        return [_empty(family) for family in self._families]
+        return [_empty(family) for family in (*self._families, NODE_REASON, WORKLOAD_INFO)]
 
     def collect(self) -> Iterable[Metric]:
         """Every family, with the samples of the latest snapshot."""
@@ -77,7 +79,17 @@ class FleetCollector(Collector):
         if self._previous_s is not None:
             metrics[SCRAPE_DURATION].add_metric([], self._previous_s)
         self._previous_s = time.perf_counter() - started
-        return list(metrics.values())
+        return [*metrics.values(), *_snapshot_infos(snapshot)]
+
+
+def _snapshot_infos(snapshot: FleetSnapshot | None) -> list[Metric]:
+    """The info families after the catalog's, as the text renderer ends its body."""
+    reasons, workload = _empty(NODE_REASON), _empty(WORKLOAD_INFO)
+    for reason in reason_series(snapshot):
+        reasons.add_metric(reason, 1)
+    for job in workload_series(getattr(snapshot, "jobs", ())):
+        workload.add_metric(job, 1)
+    return [reasons, workload]
 
 
 Families = dict[Family, GaugeMetricFamily | CounterMetricFamily]

@@ -48,6 +48,11 @@ GPU_TENSOR = gauge("gpufleet_gpu_tensor_active_percent", "Percent tensor pipes b
 GPU_MEM_USED = gauge("gpufleet_gpu_memory_used_bytes", "Frame buffer memory used.", G)
 GPU_MEM_TOTAL = gauge("gpufleet_gpu_memory_total_bytes", "Frame buffer memory in total.", G)
 GPU_POWER = gauge("gpufleet_gpu_power_watts", "Power draw.", G)
+GPU_ENERGY = counter(
+    "gpufleet_gpu_energy_joules_total",
+    "Energy the GPU used since its driver loaded (NVML's total energy counter).",
+    G,
+)
 GPU_POWER_LIMIT = gauge("gpufleet_gpu_power_limit_watts", "Enforced power limit.", G)
 GPU_TEMP = gauge("gpufleet_gpu_temperature_celsius", "GPU temperature.", G)
 GPU_SM_CLOCK = gauge("gpufleet_gpu_sm_clock_hertz", "SM clock.", G)
@@ -119,6 +124,7 @@ GPU = EntityKind(
         Column(GPU_MEM_USED, "mem_used_bytes"),
         Column(GPU_MEM_TOTAL, "memory_total_bytes", slow=True),
         Column(GPU_POWER, "power_w"),
+        Column(GPU_ENERGY, "energy_mj", scale=1e-3, slow=True),
         Column(GPU_POWER_LIMIT, "power_limit_w", slow=True),
         Column(GPU_TEMP, "temp_c"),
         Column(GPU_SM_CLOCK, "sm_clock_mhz", scale=1e6),

@@ -37,7 +37,9 @@ from exporter.catalog import (
 from exporter.chunks import ChunkScrape, Kinds, sources
 from exporter.columns import KindPlan
 from exporter.families import format_value, label_pairs
+from exporter.node_reason import render_node_reasons
 from exporter.patterns import Templates
+from exporter.workload import render_workload
 from exporter.xids import XidTally
 from fleet.model import FleetSnapshot
 
@@ -182,6 +184,9 @@ class ExpositionRenderer:
                 for chunk in chunks:
                     chunk.release(kind)
         self._blocks = [chunk.blocks for chunk in chunks]
+        yield render_node_reasons(snapshot).encode("utf-8")
+        jobs = getattr(snapshot, "jobs", ())  # set by the fleet state where agents send jobs
+        yield render_workload(jobs).encode("utf-8")
 
     def _shared(self, snapshot: FleetSnapshot | None) -> list[list[str]]:
         """The families that are not per node: fleet, SLA, XIDs, link events, scrape time."""

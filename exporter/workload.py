@@ -21,9 +21,14 @@ WORKLOAD_INFO = gauge(
 )
 
 
+def workload_series(intervals: Iterable[JobInterval]) -> list[tuple[str, ...]]:
+    """The label values of each series, one per (GPU, job), sorted."""
+    return sorted({(i.node, str(i.gpu), i.uuid, i.job, i.user) for i in intervals})
+
+
 def render_workload(intervals: Iterable[JobInterval]) -> str:
     """The family's text (HELP, TYPE and one line per GPU and job), sorted by labels."""
-    series = sorted({(i.node, str(i.gpu), i.uuid, i.job, i.user) for i in intervals})
+    series = workload_series(intervals)
     name = WORKLOAD_INFO.name
     lines = [WORKLOAD_INFO.header()]
     lines.extend(f"{name}{{{label_pairs(WORKLOAD_INFO.labels, labels)}}} 1\n" for labels in series)
