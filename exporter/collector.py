@@ -87,7 +87,7 @@ def _snapshot_infos(snapshot: FleetSnapshot | None) -> list[Metric]:
     reasons, workload = _empty(NODE_REASON), _empty(WORKLOAD_INFO)
     for reason in reason_series(snapshot):
         reasons.add_metric(reason, 1)
-    for job in workload_series(getattr(snapshot, "jobs", ())):
+    for job in workload_series(() if snapshot is None else snapshot.jobs):
         workload.add_metric(job, 1)
     return [reasons, workload]
 

@@ -185,8 +185,7 @@ class ExpositionRenderer:
                     chunk.release(kind)
         self._blocks = [chunk.blocks for chunk in chunks]
         yield render_node_reasons(snapshot).encode("utf-8")
-        jobs = getattr(snapshot, "jobs", ())  # set by the fleet state where agents send jobs
-        yield render_workload(jobs).encode("utf-8")
+        yield render_workload(() if snapshot is None else snapshot.jobs).encode("utf-8")
 
     def _shared(self, snapshot: FleetSnapshot | None) -> list[list[str]]:
         """The families that are not per node: fleet, SLA, XIDs, link events, scrape time."""

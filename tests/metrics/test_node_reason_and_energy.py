@@ -60,3 +60,23 @@ def test_each_gpu_exposes_its_energy_counter_in_joules() -> None:
         labels["gpu"]: value for labels, value in _samples(body, "gpufleet_gpu_energy_joules_total")
     }
     assert energy["0"] == 3_600_000.123  # mJ / 1000; 1 kWh and 123 mJ
+
+
+def test_the_jobs_on_the_snapshot_are_workload_series_on_both_paths() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from exporter.collector import FleetCollector
+    from fleet.jobs import JobInterval
+
+    fleet = demo_snapshot(1, faults=False)
+    gpu = fleet.nodes[0].gpus[3]
+    job = JobInterval(fleet.nodes[0].name, 3, gpu.uuid, "slurm", "4242", "0", "alice", T0)
+    step = replace(job, step="1")  # two steps of one job on the GPU: one series
+    with_jobs = replace(fleet, jobs=(job, step))
+    registry = CollectorRegistry()
+    registry.register(FleetCollector(lambda: with_jobs))
+    for body in (render_exposition(with_jobs), generate_latest(registry)):
+        series = _samples(body, "gpufleet_gpu_workload_info")
+        assert series == [
+            ({"node": job.node, "gpu": "3", "uuid": gpu.uuid, "job": "4242", "user": "alice"}, 1.0)
+        ]
