@@ -75,3 +75,17 @@ async def test_a_bad_address_leaves_no_subscription() -> None:
     with pytest.raises(OSError):
         await start_metrics_endpoint("192.0.2.1:0", fleet)  # TEST-NET-1: not this host's
     assert fleet.listeners == []
+
+
+async def test_raw_port_counters_reach_the_endpoint_only_when_asked() -> None:
+    fleet = PublishingFleet()
+    fleet.publish(troubled_fleet())
+    bodies = []
+    for raw in (False, True):
+        server = await start_metrics_endpoint("127.0.0.1:0", fleet, raw_port_counters=raw)
+        try:
+            bodies.append((await asyncio.to_thread(_get, f"{server.url}/metrics"))[1])
+        finally:
+            await server.stop()
+    assert "gpufleet_port_raw_value{" not in bodies[0]
+    assert "gpufleet_port_raw_value{" in bodies[1]
