@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover
 
 from collectors.agent import wire
 from collectors.agent.events import EventWatcher
+from collectors.agent.jobs import JobReporter
 from collectors.agent.sampler import NodeSampler
 
 
@@ -82,6 +83,7 @@ class Agent:
         slow_interval: float,
         events: Optional[EventWatcher] = None,
         max_samples: Optional[int] = None,
+        jobs: Optional[JobReporter] = None,
     ) -> None:
         self.writer = writer
         self.sampler = sampler
@@ -91,6 +93,7 @@ class Agent:
         # Set only when events are drained inline (no watcher thread): tests, no threads.
         self.inline_events = events
         self.max_samples = max_samples
+        self.jobs = jobs
         self.seq = 0
 
     def run(self) -> str:
@@ -127,6 +130,13 @@ class Agent:
                 wire.event(t, "gpu_lost", gpu.index, gpu.uuid, detail="NVMLError_GpuIsLost")
             )
         self.writer.send(message)
+        if slow and self.jobs is not None:
+            try:
+                found = self.jobs.poll(t)
+            except Exception as exc:  # attribution is best effort: never stop sampling
+                found = wire.error(t, "JobsFailed", type(exc).__name__)
+            if found is not None:
+                self.writer.send(found)
         self.seq += 1
         if self.inline_events is not None:
             self.inline_events.drain()

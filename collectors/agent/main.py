@@ -18,6 +18,7 @@ from collectors.agent.cli import Options, parse_args
 from collectors.agent.events import EventWatcher
 from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, NIC_FIELDS, PORT_FIELDS
 from collectors.agent.gpus import Gpu, open_gpus, system_versions
+from collectors.agent.jobs import JobReporter
 from collectors.agent.loop import Agent, Clock, RealClock
 from collectors.agent.nvmlcall import error_name
 from collectors.agent.processes import list_processes
@@ -116,6 +117,13 @@ def run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool
         raise
 
 
+def _job_reporter(options: Options) -> Optional[JobReporter]:
+    """Scheduler job attribution unless ``--no-jobs``."""
+    if not options.jobs:
+        return None
+    return JobReporter(options.proc_root or "/proc", refresh_s=options.jobs_refresh)
+
+
 def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool) -> int:
     nvml, gpus, nvml_error = _open_nvml()
     root = options.sysfs_root or "/sys"
@@ -141,6 +149,7 @@ def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: boo
         options.slow_interval,
         events=events if inline_events else None,
         max_samples=options.max_samples,
+        jobs=_job_reporter(options),
     )
     try:
         reason = agent.run()
