@@ -42,6 +42,7 @@ import numpy as np
 
 from collectors.updates import NodeStatus
 from fleet.briefs import GpuBrief, PortAlarms, PortBrief
+from fleet.jobs import JobInterval  # a runtime import: msgspec decodes it off the bus
 from fleet.lazy_fields import PENDING as PENDING  # the state passes it for lazy fields
 from fleet.lazy_fields import NodeRows, copier, evolved, install_lazy_fields
 
@@ -171,6 +172,7 @@ class NodeSnapshot:
     agent_version: str | None = None
     model: str | None = None  # GPU model name of GPU 0
     sampled_at: float | None = None  # the node's own clock on its latest sample (Sample.t)
+    jobs: tuple[JobInterval, ...] = ()  # the scheduler jobs on its GPUs now, by GPU
     # Set by FleetState: gpus/ports/nics passed as PENDING are built from these rows.
     rows: NodeRows | None = field(default=None, compare=False, repr=False)
 
@@ -317,6 +319,10 @@ class FleetSnapshot:
     # What happened since the previous snapshot, for the history recorder and exporters.
     transitions: tuple[NodeTransition, ...] = ()
     new_events: tuple[EventRecord, ...] = ()
+    # Set by FleetState: the job on each GPU now, and the intervals that ended since
+    # the previous snapshot (fleet/jobs.py; docs/jobs.md).
+    jobs: tuple[JobInterval, ...] = ()
+    ended_jobs: tuple[JobInterval, ...] = ()
     # Set by FleetState: every GPU's fast readings and verdict as columns.
     columns: GpuColumns | None = field(default=None, compare=False, repr=False)
 

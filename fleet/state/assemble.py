@@ -261,5 +261,6 @@ def _node_snapshot(
         agent_version=hello.agent if hello else None,
         model=node.gpus[0].info.name if node.gpus else None,
         sampled_at=node.sampled_at,
+        jobs=node.jobs,
         rows=rows,
     )

@@ -5,14 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from collectors.protocol import Bye, Error, Event, Hello, Sample
+from collectors.protocol import Bye, Error, Event, Hello, Jobs, Sample
 from collectors.updates import CONNECTED_STATUSES, NodeMessage, NodeUpdate
+from fleet.jobs import JobInterval, LiveJobs
 from fleet.model import (
     EventRecord,
     FleetSnapshot,
     NodeSnapshot,
     NodeTransition,
     UtilizationSummary,
+    evolve,
 )
 from fleet.settings.health_section import HealthSection
 from fleet.state.assemble import refresh
@@ -65,6 +67,11 @@ class FleetState:
         self._order: list[NodeTrack] = list(self._nodes.values())
         self._view: tuple[NodeSnapshot, ...] | None = None
         self._new_events: list[EventRecord] = []
+        # The scheduler jobs on each GPU (the agents' ``jobs`` messages); the runtime may
+        # replace it with one that describes jobs from the scheduler (fleet/jobs.py).
+        self.jobs = LiveJobs()
+        self._ended_jobs: list[JobInterval] = []
+        self._jobs_view: tuple[JobInterval, ...] = ()
         # Nodes the last snapshot judged again (fleet.state.assemble.refresh) and nodes it
         # only restamped with new times and rows (fleet.state.restamp): what a tick cost.
         self.judged = 0
@@ -101,6 +108,8 @@ class FleetState:
             self._new_events.append(node.on_error(message, received))
         elif isinstance(message, Bye):
             self._new_events.append(node.on_bye(message, received))
+        elif isinstance(message, Jobs):
+            self._ended_jobs.extend(self.jobs.ingest(update.node, message, received))
 
     def _adopt(self, name: str) -> NodeTrack:
         # A node the transport knows but the config did not list: watch it with defaults.
@@ -144,9 +153,11 @@ class FleetState:
                 if transition is not None:
                     transitions.append(transition)
         self.judged, self.restamped = judged, restamps
+        changed = self._take_jobs() or changed
         if changed or self._view is None:
             self._view = tuple(node.snap for node in self._order if node.snap is not None)
         events, self._new_events = tuple(self._new_events), []
+        ended, self._ended_jobs = tuple(self._ended_jobs), []
         return FleetSnapshot(
             taken_at=now,
             nodes=self._view,
@@ -154,5 +165,22 @@ class FleetState:
             utilization=UtilizationSummary(now=self._arena.utilization_now()),
             transitions=tuple(transitions),
             new_events=events,
+            jobs=self._jobs_view,
+            ended_jobs=ended,
             columns=self._arena.freeze(),
         )
+
+    def _take_jobs(self) -> bool:
+        """Put the jobs of nodes whose jobs changed on their snapshots; True if any did."""
+        changed = self.jobs.take_changed()
+        if not changed:
+            return False
+        self._jobs_view = tuple(self.jobs.current())
+        for name in changed:
+            node = self._nodes.get(name)
+            if node is None:
+                continue
+            node.jobs = self.jobs.node_jobs(name)
+            if node.snap is not None:
+                node.snap = evolve(node.snap, jobs=node.jobs)
+        return True

@@ -12,6 +12,7 @@ import numpy as np
 from collectors.protocol import Bye, Error, Event, Hello, PortInfo, Sample, Value
 from collectors.updates import NodeStatus, NodeStatusChange
 from fleet.health import GpuVerdictView, NodeJudgement
+from fleet.jobs import JobInterval
 from fleet.model import EventRecord, GpuBrief, NodeSnapshot, NodeState
 from fleet.settings.health_section import HealthSection
 from fleet.state.build import Steady
@@ -112,6 +113,7 @@ class NodeTrack:
         self.facts_moved = True
         self.until = math.inf
         self.snap: NodeSnapshot | None = None
+        self.jobs: tuple[JobInterval, ...] = ()  # the scheduler jobs on its GPUs now
         self.state: NodeState | None = None
         self.state_reasons: tuple[str, ...] = ()
         self.state_since: float | None = None
