@@ -83,6 +83,11 @@ class JobHistoryWriter:
         """Keep ``intervals`` (each with an end) for the next flush."""
         self._closed.extend(i for i in intervals if i.end is not None)
 
+    @property
+    def pending(self) -> bool:
+        """True while closed intervals wait for the next flush."""
+        return bool(self._closed)
+
     def flush(self, open_now: Sequence[JobInterval], now: float) -> list[Path]:
         """Write the buffered closed intervals and replace the open file; paths written."""
         written: list[Path] = []

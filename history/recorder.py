@@ -17,6 +17,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from fleet.jobs import JobInterval
 from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot, UtilizationSummary
 from fleet.records import GpuSeries, UtilizationPoint
 from fleet.watchdog import TickWatchdog
@@ -25,6 +26,7 @@ from history.blindness import MonitorBlindness
 from history.coverage import CoverageBook
 from history.delivery_rows import delivery_rows
 from history.gaps import GapBook, load_gaps
+from history.jobs import JobHistoryWriter
 from history.layout import (
     DELIVERY_MINUTES,
     EVENTS,
@@ -100,6 +102,11 @@ class HistoryRecorder:
         self._lock: RecorderLock | None = None
         self._store: HistoryStore | None = None
         self._closed = False
+        # Scheduler jobs per GPU (docs/jobs.md): closed intervals wait for the next flush;
+        # the open ones are rewritten whole at each.
+        self.jobs = JobHistoryWriter(data_dir) if data_dir is not None else None
+        self._open_jobs: tuple[JobInterval, ...] = ()
+        self._jobs_on_disk = False  # the open-jobs file may list jobs: rewrite it
         if data_dir is not None:
             now = clock()
             today = day_of_ms(round(now * 1000))
@@ -203,6 +210,9 @@ class HistoryRecorder:
         blind = self.blindness.observe(snapshot.taken_at, self._last_t, self.coverage, self.gaps)
         self.states.apply(snapshot, blind=blind)
         self._events.extend(snapshot.new_events)
+        if self.jobs is not None and self.recording:
+            self.jobs.closed(snapshot.ended_jobs)
+        self._open_jobs = snapshot.jobs
         self._last_t = snapshot.taken_at
         if snapshot.taken_at - self._last_persist >= self.config.flush_interval_s:
             self._persist(snapshot.taken_at)
@@ -249,6 +259,7 @@ class HistoryRecorder:
         for relpath, frame in files.items():
             self._store.write(relpath, frame)
         self._store.write_dirty()
+        self._write_jobs(now)
         self._heartbeat(now)
         today = day_of_ms(round(now * 1000))
         if self._day is not None and today != self._day:
@@ -256,6 +267,17 @@ class HistoryRecorder:
             self._store.wait()  # retention must not race a write into an old partition
             self._apply_retention(today)
             self.states.forget_before(today - timedelta(days=KEEP_CLOSED_DAYS))
+
+    def _write_jobs(self, now: float) -> None:
+        # Small files, written inline; a fleet that never ran a job writes none.
+        if self.jobs is None or not (self._open_jobs or self._jobs_on_disk or self.jobs.pending):
+            return
+        try:
+            self.jobs.flush(self._open_jobs, now)
+        except OSError as exc:  # the next flush writes them again
+            log.warning("cannot write the jobs history: %s", exc)
+            return
+        self._jobs_on_disk = bool(self._open_jobs)
 
     def _heartbeat(self, now: float) -> None:
         assert self.data_dir is not None
