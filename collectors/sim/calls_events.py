@@ -235,9 +235,10 @@ def _gpm_metric(view: GpuView, metric_id: int) -> float | None:
 
 
 def running_processes(view: GpuView) -> list[tuple[int, int]]:
-    """(pid, bytes used) of the job and the provider's processes on the GPU now."""
+    """(pid, bytes used) of the jobs and the provider's processes on the GPU now."""
     provider = {RESIDENT_PID: view.faults.reserved_bytes, CHECK_PID: CHECK_MEMORY}
     pids = provider_pids(view)
     job_bytes = view.reading.memory_used - sum(provider[p] for p in pids)
     running = [] if view.reading.pid is None else [(view.reading.pid, max(0, job_bytes))]
+    running += [(pid, max(0, job_bytes)) for pid in view.faults.job_pids]  # scheduler jobs
     return running + [(p, provider[p]) for p in pids]

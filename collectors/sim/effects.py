@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from collectors.sim.jobs import SimJob, gpu_pids, running_jobs
 from collectors.sim.params import NVLINKS
 from collectors.sim.scenario import Fault, Scenario, fault_end
 
@@ -56,6 +57,8 @@ class GpuFaultState:
     power_cap_w: int | None = None  # enforced power limit while power_capped holds
     pcie: tuple[int, int] | None = None  # (gen, width) of the link while pcie_degraded holds
     provider_load: bool = False  # the provider's check runs on the GPU now
+    job: SimJob | None = None  # the scheduler job (``job`` kind) holding the GPU now
+    job_pids: tuple[int, ...] = ()  # its processes NVML lists on the GPU (none if idle)
 
 
 @dataclass(slots=True)
@@ -79,6 +82,7 @@ class NodeFaults:
         self.node = node
         self.gpus = gpus
         self._faults = [(f, fault_end(scenario, f)) for f in scenario.faults_for(node)]
+        self._jobs = self.of_kind("job")
         self.events = tuple(sorted(self._events(), key=lambda e: (e.at, e.gpu, e.event_type)))
 
     def of_kind(self, kind: str) -> list[tuple[Fault, float]]:
@@ -108,7 +112,15 @@ class NodeFaults:
             for f, _ in self.of_kind("recover")
             if f.params.get("new_uuid") and f.at <= t and f.covers_gpu(gpu)
         )
+        if self._jobs:
+            jobs = self.running_jobs(t)
+            state.job = next((j for j in jobs if gpu in j.gpus), None)
+            state.job_pids = tuple(gpu_pids(jobs, gpu))
         return state
+
+    def running_jobs(self, t: float) -> list[SimJob]:
+        """The scheduler jobs (``job`` faults) running at ``t``."""
+        return running_jobs(self._jobs, t, self.gpus) if self._jobs else []
 
     def port_state(self, port: int, t: float) -> PortFaultState:
         """The fault state of HCA ``port`` at ``t``."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import zlib
 from collections.abc import Iterable, Sequence
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collectors.sim.scenario import Fault
+from collectors.sim.workload import Segment
 
 # Far above the workload's PIDs and the provider's, below pid_max's default (4 194 304).
 PID_BASE = 3_000_000
@@ -85,6 +87,22 @@ def running_jobs(faults: Iterable[tuple[Fault, float]], t: float, gpu_count: int
     return [jobs[ident] for ident in sorted(jobs)]
 
 
+def job_segment(job: SimJob) -> Segment:
+    """The load a busy job puts on its GPUs: a training run (level, memory and tensor
+    share in the upper part of the workload's training ranges), checkpoints every 10 min."""
+    return Segment(
+        start=job.start,
+        end=math.inf,
+        gpus=frozenset(job.gpus),
+        level=0.93,
+        memory=0.8,
+        sm_ratio=0.75,
+        tensor_ratio=0.55,
+        checkpoint_every=600.0,
+        pid=job.pid,
+    )
+
+
 def gpu_pids(jobs: Sequence[SimJob], gpu: int) -> list[int]:
     """The PIDs the fake NVML lists on ``gpu``: each busy job's process."""
     return [job.pid for job in jobs if gpu in job.gpus and not job.idle]
@@ -106,6 +124,11 @@ class JobProcs:
             if self._written.get(pid) != job:
                 _write_job(self.root / str(pid), job, uuids)
         self._written = wanted
+
+    @property
+    def written(self) -> bool:
+        """True while the tree holds a job's entry."""
+        return bool(self._written)
 
 
 def _write_job(entry: Path, job: SimJob, uuids: Sequence[str]) -> None:

@@ -8,8 +8,15 @@ from dataclasses import dataclass
 
 from collectors.sim.effects import CLOCK_HW_SLOWDOWN, CLOCK_HW_THERMAL, GpuFaultState, NodeFaults
 from collectors.sim.identity import GpuIdentity, gpu_identity
+from collectors.sim.jobs import SimJob, job_segment
 from collectors.sim.scenario import Scenario
-from collectors.sim.workload import MEMORY_RESERVED, MEMORY_TOTAL, GpuReading, NodeWorkload
+from collectors.sim.workload import (
+    MEMORY_RESERVED,
+    MEMORY_TOTAL,
+    GpuReading,
+    NodeWorkload,
+    Segment,
+)
 
 TICKS_PER_S = 100
 
@@ -70,9 +77,18 @@ class NodeModel:
 
     def _compute(self, gpu: int, t: float) -> GpuView:
         faults = self.faults.gpu_state(gpu, t)
-        reading = _with_faults(self.workload.reading(gpu, t), faults)
+        reading = _with_faults(self._workload_reading(gpu, t, faults.job), faults)
         identity = gpu_identity(self.seed, self.node, gpu, faults.generation)
         return GpuView(gpu, identity, reading, faults)
+
+    def _workload_reading(self, gpu: int, t: float, job: SimJob | None) -> GpuReading:
+        """The workload's reading, or the scheduler job's while one holds the GPU: an idle
+        job leaves it idle, a busy one trains; its process is listed by ``job_pids``."""
+        if job is None:
+            return self.workload.reading(gpu, t)
+        idle = Segment(job.start, math.inf, frozenset(), 0, 0, 0, 0, 1e9, 0)
+        segment = idle if job.idle else job_segment(job)
+        return dataclasses.replace(self.workload.reading(gpu, t, segment), pid=None)
 
 
 def _with_faults(reading: GpuReading, faults: GpuFaultState) -> GpuReading:

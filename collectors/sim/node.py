@@ -13,6 +13,7 @@ from pathlib import Path
 import pynvml
 
 from collectors.sim.calls_delivery import provider_pids
+from collectors.sim.jobs import JobProcs
 from collectors.sim.library import FakeNvmlLibrary
 from collectors.sim.model import NodeModel
 from collectors.sim.procfs import ProcWriter
@@ -68,6 +69,7 @@ class SimNode:
         self.proc_root = sysfs_root / ".sim-proc"
         # The simulated jobs run as the login that runs the agent (a loopback node's user).
         self._procs = ProcWriter(self.proc_root, model.seed, model.workload, os.getuid())
+        self._job_procs = JobProcs(self.proc_root)  # scheduler jobs' processes beside them
         self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._on_crash = on_crash
@@ -96,6 +98,12 @@ class SimNode:
             return []  # most nodes: no view computed for this
         return sorted({p for g in model.visible(t) for p in provider_pids(model.view(g, t))})
 
+    def _write_jobs(self, t: float) -> None:
+        jobs = self.model.faults.running_jobs(t)
+        if jobs or self._job_procs.written:
+            uuids = [self.model.view(g, t).identity.uuid for g in range(self.model.gpus)]
+            self._job_procs.write(jobs, uuids)
+
     def tick(self) -> float:
         """Bring sysfs to the current simulated time and wake event waiters.
 
@@ -106,6 +114,7 @@ class SimNode:
         with self._write_lock:
             self._writer.write(t)
             self._procs.write(t, self._provider_pids(t))
+            self._write_jobs(t)
             due = [code for at, code in self._crashes if at <= t]
             del self._crashes[: len(due)]
         self.library.notify_events()

@@ -93,16 +93,20 @@ class NodeWorkload:
         day = math.cos(2 * math.pi * (t + self._phase) / DAY_S)
         return 0.6 + 0.4 * day
 
-    def reading(self, gpu: int, t: float) -> GpuReading:
-        """The fault-free reading of GPU ``gpu`` at time ``t``."""
+    def reading(self, gpu: int, t: float, segment: Segment | None = None) -> GpuReading:
+        """The fault-free reading of GPU ``gpu`` at time ``t``.
+
+        ``segment`` stands in for the timeline's own (a scheduler job the scenario runs).
+        """
         key = stream_key("noise", self._seed, self._node, gpu)
         second = math.floor(t)
-        segment = self.segment_at(t)
+        if segment is None:
+            segment = self.segment_at(t)
         if gpu not in segment.gpus:
             return _idle_reading(key, second)
         util = self._utilization(segment, key, t)
-        power = self._power(key, gpu, t)
-        temp = 31 + 44 * (self._lagged_power(gpu, t) - IDLE_POWER_MW) / 630_000
+        power = self._power(key, gpu, t, segment)
+        temp = 31 + 44 * (self._lagged_power(gpu, t, segment) - IDLE_POWER_MW) / 630_000
         capped = power >= POWER_LIMIT_MW - 8_000
         return GpuReading(
             util_gpu=util,
@@ -129,8 +133,9 @@ class NodeWorkload:
         wobble = 8 * mix(key, second, 1) - 6
         return max(0, min(100, round(segment.level * 100 + wobble)))
 
-    def _power(self, key: int, gpu: int, t: float) -> int:
-        segment = self.segment_at(t)
+    def _power(self, key: int, gpu: int, t: float, segment: Segment | None = None) -> int:
+        if segment is None:
+            segment = self.segment_at(t)
         if gpu not in segment.gpus:
             return IDLE_POWER_MW + round(5_000 * mix(key, math.floor(t), 5))
         util = self._utilization(segment, key, t) / 100
@@ -138,10 +143,10 @@ class NodeWorkload:
         noise = 15_000 * mix(key, math.floor(t), 5)
         return min(POWER_LIMIT_MW, round(IDLE_POWER_MW + heat + noise))
 
-    def _lagged_power(self, gpu: int, t: float) -> float:
+    def _lagged_power(self, gpu: int, t: float, fixed: Segment | None = None) -> float:
         # Heat sinks lag: temperature follows the last half minute of power, not the instant.
         key = stream_key("noise", self._seed, self._node, gpu)
-        return sum(self._power(key, gpu, t - lag) for lag in (0, 10, 20, 30)) / 4
+        return sum(self._power(key, gpu, t - lag, fixed) for lag in (0, 10, 20, 30)) / 4
 
     def _extend(self) -> None:
         last = self._segments[-1]
