@@ -90,13 +90,21 @@ def run(args: argparse.Namespace) -> int:
         web = load_web_config_for(config.metrics.web_config_file, args.config)
     except WebConfigError as exc:
         return fail(str(exc))
+    nats_url = args.nats_url or config.cluster.nats_url
+    auth = None
+    if nats_url:
+        from cluster.auth import AuthError
+
+        try:  # a missing password file fails here, before the fleet starts
+            auth = config.cluster.nats_auth()
+        except AuthError as exc:
+            return fail(str(exc))
     mine = shard_targets(targets, spec)
     contract = config.sla  # viewers judge the whole fleet's SLA from every shard's ledger
     config = shard_config(config, spec)
     data_dir = shard_data_dir(args.data_dir or default_data_dir(), spec)
     runtime = FleetRuntime(config, mine, data_dir=data_dir, ssh_options=options)
     publisher = None
-    nats_url = args.nats_url or config.cluster.nats_url
     if nats_url:
         from cluster.publisher import ShardPublisher
         from cluster.remote_export import ShardHistoryFiles
@@ -109,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
             ledger=runtime.history.sla_inputs,
             contract=contract,
             files=ShardHistoryFiles(data_dir, runtime.history.flush),
+            auth=auth,
         )
     return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, publisher=publisher, web=web))
 

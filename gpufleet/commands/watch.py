@@ -34,7 +34,10 @@ def register(sub: Any) -> None:
         "--attach",
         default=None,
         metavar="nats://HOST:PORT",
-        help="watch a sharded fleet through NATS (no config, no SSH from here)",
+        help=(
+            "watch a sharded fleet through NATS (no SSH from here; "
+            "-c for [cluster] credentials and shard keys)"
+        ),
     )
     parser.add_argument(
         "--headless", action="store_true", help="with --attach: a summary line per tick, no UI"
@@ -70,16 +73,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_attached(args: argparse.Namespace) -> int:
     from cluster.attach import AttachedFleet
+    from cluster.auth import AuthError
     from cluster.shards import STALE_INTERVALS
-    from gpufleet.attach import watch_attached
+    from gpufleet.attach import viewer_security, watch_attached
 
     if not args.attach.startswith(("nats://", "tls://")):
         return fail(f"--attach {args.attach!r}: expected nats://HOST:PORT")
     refresh_s, stale = 1.0, STALE_INTERVALS
+    security: dict[str, Any] = {}
     if args.config is not None:
         try:
             config = read_config(args.config)
-        except ConfigError as exc:
+            security = viewer_security(config.cluster)
+        except (ConfigError, AuthError) as exc:
             return fail(str(exc))
         refresh_s, stale = config.ui.refresh_s, config.cluster.stale_intervals
     viewer = AttachedFleet(
@@ -88,6 +94,7 @@ def _run_attached(args: argparse.Namespace) -> int:
         tick_s=refresh_s,
         stale_intervals=stale,
         history_dir=args.data_dir,  # export reads the shards' folders; without: over NATS
+        **security,
     )
     return asyncio.run(
         watch_attached(

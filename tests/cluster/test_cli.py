@@ -75,3 +75,26 @@ def test_targets_file_round_trip_and_refusals(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(ValueError, match="not a targets file"):
         read_targets_file(path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["watch", "--attach", "nats://127.0.0.1:4222", "--headless"],
+        ["serve", "--nats-url", "nats://127.0.0.1:4222", "--metrics-addr", "127.0.0.1:0"],
+    ],
+    ids=["watch --attach", "serve"],
+)
+def test_a_missing_nats_password_file_fails_before_connecting(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "fleet.toml"
+    missing = tmp_path / "no-such-password"
+    config.write_text(
+        '[fleet]\nhosts = ["gpu-001"]\n'
+        f'[cluster]\nnats_user = "viewer"\nnats_password_file = "{missing}"\n'
+    )
+    assert main([*argv, "-c", str(config), "--data-dir", str(tmp_path / "data")]) == 2
+    err = capsys.readouterr().err
+    assert "nats_password_file" in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
