@@ -58,10 +58,20 @@ def register(sub: Any) -> None:
         default=None,
         help="run N shard collectors as processes on a local nats-server and attach to them",
     )
+    parser.add_argument(
+        "--accept",
+        action="store_true",
+        help="run a short acceptance campaign on 8 simulated nodes and exit with its status",
+    )
+    parser.add_argument("--soak", default=None, help="with --accept: soak duration (default 20s)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.accept:  # the campaign starts its own 8-node fleet: no load warning for --nodes
+        return _run_accept(args)
+    if args.soak is not None:
+        return fail("--soak needs --accept")
     # Said first, before any other check or start-up work: the operator sees it at once.
     overload = load_warning(args.nodes, args.gpus_per_node)
     if overload is not None:
@@ -232,3 +242,15 @@ def _write_json(path: Path, snapshot: FleetSnapshot) -> None:
         path.write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
         print(f"gpufleet demo: cannot write {path}: {exc.strerror}", file=sys.stderr)
+
+
+def _run_accept(args: argparse.Namespace) -> int:
+    """``demo --accept``: the campaign's report in the data directory, its exit status."""
+    from gpufleet.commands.accept import parse_duration
+    from gpufleet.demo_accept import run_demo_accept
+
+    try:
+        soak = parse_duration(args.soak) if args.soak else None
+    except ValueError as exc:
+        return fail(str(exc))
+    return asyncio.run(run_demo_accept(args.data_dir, soak))
