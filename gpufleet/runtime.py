@@ -18,9 +18,10 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from collectors.process_list import ProcessListing
 from collectors.ssh import SshFleet
@@ -47,10 +48,12 @@ from fleet.link_events import LinkEventDiffer
 from fleet.model import FleetSnapshot, SlaSummary
 from fleet.native_heap import configure_malloc, release_free_heap
 from fleet.pipeline import TickPipeline
+from fleet.settings.contract_section import ContractSection
 from fleet.ssh_login import ssh_login_argv
 from fleet.state import FleetState, NodeSpec
 from fleet.watchdog import TickWatchdog
 from fleet.xid import XidRepeatFilter
+from gpufleet.campaign_view import CampaignView
 from gpufleet.config import Config
 from gpufleet.ledger_figures import LedgerFigures, LedgerResult, compute_figures, iso_minute
 from gpufleet.probing import FleetProber
@@ -250,6 +253,9 @@ class FleetRuntime:
         self._sla_refresh: asyncio.Future[SlaSummary | None] | None = None
         self._summarize = sla_summary or _ledger_sla_summary
         self.ledgers = LedgerFigures()  # repairs and delivery, month to date
+        self.campaign = CampaignView(
+            data_dir, config.acceptance, config.contract or ContractSection()
+        )
         self._ledgers_at = float("-inf")
         self._ledgers_refresh: asyncio.Future[LedgerResult] | None = None
         self._ticker: asyncio.Task[None] | None = None
@@ -366,6 +372,11 @@ class FleetRuntime:
         if refresh is not None:
             await asyncio.wait((refresh,))
         return self.ledgers.latest
+
+    def campaign_report(self) -> Mapping[str, Any] | None:
+        """The acceptance campaign on record in the data directory, as last read (at most
+        once a second, on a thread); None when there is none."""
+        return self.campaign.report()
 
     def ledger_families(self) -> str:
         """The repairs and delivery families for /metrics, as last refreshed."""
