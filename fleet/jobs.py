@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from collectors.protocol import JobOnGpu, Jobs
+if TYPE_CHECKING:  # annotations only: snapshots carry JobInterval without the protocol
+    from collectors.protocol import JobOnGpu, Jobs
 
 # (gpu index, scheduler, job or pod, step)
 _Key = tuple[int, str, str, str]
