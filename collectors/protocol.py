@@ -92,6 +92,10 @@ class Hello(msgspec.Struct, frozen=True, tag_field="type", tag="hello"):
     cuda: Name | None = None
     nvml: Name | None = None
     python: Name | None = None
+    # The kernel's boot id and systemd's machine id (added later: null from older agents
+    # and where unreadable): a new boot id is a reboot, a new machine id another machine.
+    boot_id: Name | None = None
+    machine_id: Name | None = None
     # Fields a GPU cannot report at all (e.g. GPM before Hopper), by GPU index:
     # sent as null in every sample without repeating the error.
     unsupported: Annotated[dict[Word, Fields], msgspec.Meta(max_length=MAX_GPUS)] = {}

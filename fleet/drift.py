@@ -14,6 +14,11 @@ offender (``repeat_offender``), remembered across restarts in ``inventory.json``
 Each slot's identity is kept there too, so a board swapped while the controller was
 down is still a swap when it comes back; and a node whose every GPU changed at once
 (two or more) is a replaced node (``node_replaced``), besides its per-GPU swaps.
+
+The node's own identity comes with each agent hello: a new kernel boot id is a
+``reboot`` ("boot id a -> b"), a new machine id a ``node_replaced`` ("machine id a ->
+b"; then its GPUs' serials changing too is not a second one). The last ids seen are
+remembered in ``inventory.json``, so a reboot while the controller was down counts.
 """
 
 from __future__ import annotations
@@ -128,6 +133,8 @@ class DriftTracker:
     _dirty: bool = False
     _identities: dict[str, tuple[object, ...]] = field(default_factory=dict)
     _flagged: dict[str, str] = field(default_factory=dict)  # failing offender -> reason
+    # Per node, the boot id and machine id of its latest hello (kept across restarts).
+    _boots: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.store is not None:
@@ -140,6 +147,9 @@ class DriftTracker:
         nodes: list[NodeSnapshot] = []
         transitions = list(snapshot.transitions)
         for node in snapshot.nodes:
+            boot = self._boot_event(node, at)
+            if boot is not None:
+                events.append(boot)
             briefs = node.gpu_briefs  # the state's same object while no GPU changed
             if self._briefs.get(node.name) is not briefs:
                 self._briefs[node.name] = briefs
@@ -147,7 +157,8 @@ class DriftTracker:
                 identity = tuple(chain.from_iterable(map(_IDENTITY_KEY, briefs)))
                 if self._identities.get(node.name) != identity:  # seldom: GPU by GPU
                     self._identities[node.name] = identity
-                    events.extend(self._identity_events(node, at))
+                    replaced = boot is not None and boot.kind == "node_replaced"
+                    events.extend(self._identity_events(node, at, replaced))
             judged, transition = self._judge(node, at)
             if self._flagged:
                 judged = self._flag_offenders(judged)
@@ -218,7 +229,36 @@ class DriftTracker:
 
     # -- GPU identity: swaps and repeat offenders ----------------------------------------
 
-    def _identity_events(self, node: NodeSnapshot, at: float) -> list[EventRecord]:
+    # -- the node's own identity: reboots and replacements -------------------------------
+
+    def _boot_event(self, node: NodeSnapshot, at: float) -> EventRecord | None:
+        """``reboot`` when the node's boot id changed, ``node_replaced`` when its machine
+        id did (a replaced machine has booted too: one event says it)."""
+        now = (node.boot_id, node.machine_id)
+        before = self._boots.get(node.name)
+        if now == before or now == (None, None):
+            return None  # most ticks; or an agent that cannot say (old, unreadable)
+        if before is None:
+            self._boots[node.name] = now
+            self._dirty = True
+            return None
+        # An id that could not be read this time is no evidence: keep the last one known.
+        kept = (now[0] or before[0], now[1] or before[1])
+        if kept == before:
+            return None
+        self._boots[node.name] = kept
+        self._dirty = True
+        if before[1] is not None and kept[1] != before[1]:
+            detail = f"machine id {before[1]} -> {kept[1]}"
+            return EventRecord(at, node.name, "node_replaced", None, None, None, detail)
+        if before[0] is not None and kept[0] != before[0]:
+            detail = f"boot id {before[0]} -> {kept[0]}"
+            return EventRecord(at, node.name, "reboot", None, None, None, detail)
+        return None
+
+    def _identity_events(
+        self, node: NodeSnapshot, at: float, replaced: bool = False
+    ) -> list[EventRecord]:
         events = []
         seen = self._identity.setdefault(node.name, {})
         compared = swapped = 0
@@ -241,7 +281,8 @@ class DriftTracker:
             offender = self._serial_event(node.name, gpu, at)
             if offender is not None:
                 events.append(offender)
-        if swapped >= 2 and swapped == compared == len(seen):
+        # The machine id already said so (``_boot_event``): one node_replaced, not two.
+        if swapped >= 2 and swapped == compared == len(seen) and not replaced:
             detail = f"every GPU serial changed ({swapped} of {swapped})"
             events.insert(0, EventRecord(at, node.name, "node_replaced", None, None, None, detail))
         return events
@@ -312,6 +353,8 @@ class DriftTracker:
                     self._flagged[str(serial)] = (
                         f"repeat offender: serial {serial}, failure {record.failures}"
                     )
+            for name, (boot, machine) in data.get("boots", {}).items():
+                self._boots[str(name)] = (_id_or_none(boot), _id_or_none(machine))
             for name, slots in data.get("slots", {}).items():
                 self._identity[str(name)] = {
                     int(index): (str(uuid), None if serial is None else str(serial))
@@ -337,6 +380,7 @@ class DriftTracker:
                 name: {str(i): list(ident) for i, ident in sorted(slots.items())}
                 for name, slots in sorted(self._identity.items())
             },
+            "boots": {name: list(ids) for name, ids in sorted(self._boots.items())},
         }
         tmp = self.store.with_suffix(".tmp")
         try:
@@ -344,6 +388,10 @@ class DriftTracker:
             os.replace(tmp, self.store)
         except OSError as exc:
             log.warning("cannot write %s: %s", self.store, exc)
+
+
+def _id_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _healthy(node: NodeSnapshot) -> bool:

@@ -170,6 +170,10 @@ class NodeSnapshot:
     driver: str | None = None
     cuda: str | None = None
     agent_version: str | None = None
+    # The agent's latest hello: a new boot id is a reboot, a new machine id another
+    # machine under this name (fleet/drift.py).
+    boot_id: str | None = None
+    machine_id: str | None = None
     model: str | None = None  # GPU model name of GPU 0
     sampled_at: float | None = None  # the node's own clock on its latest sample (Sample.t)
     jobs: tuple[JobInterval, ...] = ()  # the scheduler jobs on its GPUs now, by GPU

@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--proc-root", default=None, help="procfs mount point for 'processes' (default /proc)"
     )
+    parser.add_argument("--etc-root", default=None, help="where machine-id is read (default /etc)")
     parser.add_argument(
         "--renter-user",
         action="append",
@@ -120,6 +121,7 @@ class Options:
         self.slow_interval: float = max(namespace.slow_interval, namespace.interval)
         self.sysfs_root: Optional[str] = namespace.sysfs_root
         self.proc_root: Optional[str] = namespace.proc_root
+        self.etc_root: Optional[str] = namespace.etc_root
         self.host: str = namespace.host or socket.gethostname()
         self.renter_users: List[str] = list(namespace.renter_user)
         self.renter_processes: List[str] = list(namespace.renter_process)

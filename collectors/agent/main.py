@@ -18,6 +18,7 @@ from collectors.agent.cli import Options, parse_args
 from collectors.agent.events import EventWatcher
 from collectors.agent.fields import GPU_FIELDS, GPU_SLOW_FIELDS, NIC_FIELDS, PORT_FIELDS
 from collectors.agent.gpus import Gpu, open_gpus, system_versions
+from collectors.agent.host import node_identity
 from collectors.agent.jobs import JobReporter
 from collectors.agent.loop import Agent, Clock, RealClock
 from collectors.agent.nvmlcall import error_name
@@ -206,6 +207,7 @@ def _hello(options: Options, sampler: NodeSampler, clock: Clock, nvml: bool) -> 
         nics=[nic.info() for nic in sampler.nics],
         python=platform.python_version(),
         unsupported=sampler.unsupported(),
+        **node_identity(options.proc_root or "/proc", options.etc_root or "/etc"),
         **versions,
     )
 

@@ -93,6 +93,8 @@ def start_sim(options: Options) -> Any:
     options.sysfs_root = str(node.sysfs_root)
     if options.proc_root is None:
         options.proc_root = str(node.proc_root)
+    if options.etc_root is None:
+        options.etc_root = str(node.etc_root)
     return node
 
 

@@ -125,6 +125,8 @@ def _node_snapshot(
         driver=hello.driver if hello else None,
         cuda=hello.cuda if hello else None,
         agent_version=hello.agent if hello else None,
+        boot_id=hello.boot_id if hello else None,
+        machine_id=hello.machine_id if hello else None,
         model=gpus[0].name if gpus else None,
         sampled_at=node.sampled_at,
     )
