@@ -83,6 +83,8 @@ class NodeFaults:
         self.gpus = gpus
         self._faults = [(f, fault_end(scenario, f)) for f in scenario.faults_for(node)]
         self._jobs = self.of_kind("job")
+        self._replaced = self.of_kind("node_replaced")
+        self._boots = self.of_kind("reboot") + self._replaced
         self.events = tuple(sorted(self._events(), key=lambda e: (e.at, e.gpu, e.event_type)))
 
     def of_kind(self, kind: str) -> list[tuple[Fault, float]]:
@@ -111,12 +113,20 @@ class NodeFaults:
             1
             for f, _ in self.of_kind("recover")
             if f.params.get("new_uuid") and f.at <= t and f.covers_gpu(gpu)
-        )
+        ) + self.replacements(t)  # a replaced node's boards are all new
         if self._jobs:
             jobs = self.running_jobs(t)
             state.job = next((j for j in jobs if gpu in j.gpus), None)
             state.job_pids = tuple(gpu_pids(jobs, gpu))
         return state
+
+    def replacements(self, t: float) -> int:
+        """``node_replaced`` faults at or before ``t``: the machine's generation."""
+        return sum(1 for f, _ in self._replaced if f.at <= t)
+
+    def boots(self, t: float) -> int:
+        """Reboots (``reboot`` and ``node_replaced``) at or before ``t``."""
+        return sum(1 for f, _ in self._boots if f.at <= t)
 
     def running_jobs(self, t: float) -> list[SimJob]:
         """The scheduler jobs (``job`` faults) running at ``t``."""

@@ -74,3 +74,16 @@ def gpu_identity(seed: int, node: str, index: int, generation: int = 0) -> GpuId
     )
     serial = f"1654{_splitmix(key ^ 2) % 10**9:09d}"
     return GpuIdentity(uuid=uuid, serial=serial, bus=PCI_BUSES[index % len(PCI_BUSES)] + index // 8)
+
+
+def boot_id(seed: int, node: str, boots: int) -> str:
+    """The kernel's boot id after ``boots`` reboots (``/proc/sys/kernel/random/boot_id``)."""
+    key = stream_key("boot", seed, node, boots)
+    h = f"{_splitmix(key):016x}{_splitmix(key ^ 1):016x}"
+    return f"{h[0:8]}-{h[8:12]}-4{h[13:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def machine_id(seed: int, node: str, generation: int) -> str:
+    """systemd's machine id (``/etc/machine-id``) of the ``generation``-th machine."""
+    key = stream_key("machine", seed, node, generation)
+    return f"{_splitmix(key):016x}{_splitmix(key ^ 1):016x}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pynvml
 
 from collectors.sim.calls_delivery import provider_pids
+from collectors.sim.identity import boot_id, machine_id
 from collectors.sim.jobs import JobProcs
 from collectors.sim.library import FakeNvmlLibrary
 from collectors.sim.model import NodeModel
@@ -45,7 +46,9 @@ class SimNode:
     Attributes:
         name: The node's name (``node-001``).
         sysfs_root: Root of the fake sysfs tree (holds ``class/infiniband``, ``class/net``).
-        proc_root: Root of the fake procfs (one entry per running simulated job).
+        proc_root: Root of the fake procfs (one entry per running simulated job, and
+            ``sys/kernel/random/boot_id``).
+        etc_root: Root of the fake ``/etc`` (``machine-id``).
         library: The fake library now set as ``pynvml.nvmlLib``.
     """
 
@@ -70,6 +73,8 @@ class SimNode:
         # The simulated jobs run as the login that runs the agent (a loopback node's user).
         self._procs = ProcWriter(self.proc_root, model.seed, model.workload, os.getuid())
         self._job_procs = JobProcs(self.proc_root)  # scheduler jobs' processes beside them
+        self.etc_root = sysfs_root / ".sim-etc"
+        self._host_ids: tuple[int, int] | None = None  # (boots, generation) written
         self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._on_crash = on_crash
@@ -104,6 +109,18 @@ class SimNode:
             uuids = [self.model.view(g, t).identity.uuid for g in range(self.model.gpus)]
             self._job_procs.write(jobs, uuids)
 
+    def _write_host_ids(self, t: float) -> None:
+        faults, model = self.model.faults, self.model
+        ids = (faults.boots(t), faults.replacements(t))
+        if ids == self._host_ids:
+            return
+        self._host_ids = ids
+        _write_text(
+            self.proc_root / "sys" / "kernel" / "random" / "boot_id",
+            boot_id(model.seed, model.node, ids[0]),
+        )
+        _write_text(self.etc_root / "machine-id", machine_id(model.seed, model.node, ids[1]))
+
     def tick(self) -> float:
         """Bring sysfs to the current simulated time and wake event waiters.
 
@@ -115,6 +132,7 @@ class SimNode:
             self._writer.write(t)
             self._procs.write(t, self._provider_pids(t))
             self._write_jobs(t)
+            self._write_host_ids(t)
             due = [code for at, code in self._crashes if at <= t]
             del self._crashes[: len(due)]
         self.library.notify_events()
@@ -150,6 +168,14 @@ class SimNode:
     def _run(self, refresh_s: float) -> None:
         while not self._stop.wait(refresh_s):
             self.tick()
+
+
+def _write_text(path: Path, text: str) -> None:
+    # Replaced whole, never rewritten in place: the agent may be reading it.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(text + "\n", encoding="ascii")
+    os.replace(temp, path)
 
 
 def install(

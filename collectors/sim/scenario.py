@@ -119,15 +119,20 @@ def fault_end(scenario: Scenario, fault: Fault) -> float:
     """When ``fault`` stops holding: its ``until`` or the first ``recover`` that clears it."""
     end = fault.until if fault.until is not None else math.inf
     for other in scenario.faults:
-        recovers = other.kind == "recover" and fault.at <= other.at < end
+        recovers = other.kind in CLEARING_KINDS and fault.at <= other.at < end
         if recovers and recover_clears(other, fault):
             end = other.at
     return end
 
 
+# A reboot and a replaced node clear every condition of the node, as a ``recover``
+# without ``kinds`` does.
+CLEARING_KINDS = frozenset(("recover", "reboot", "node_replaced"))
+
+
 def recover_clears(recover: Fault, fault: Fault) -> bool:
-    """True when the ``recover`` table ``recover`` clears ``fault``."""
-    if fault.kind == "recover" or recover.node != fault.node:
+    """True when ``recover`` (a ``recover``, ``reboot`` or ``node_replaced``) clears ``fault``."""
+    if fault.kind in CLEARING_KINDS or recover.node != fault.node:
         return False
     if recover.gpu is not None and fault.gpu is not None and recover.gpu != fault.gpu:
         return False
