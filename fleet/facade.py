@@ -59,7 +59,8 @@ from collectors.process_list import GpuProcess, ProcessListing
 from collectors.updates import CONNECTED_STATUSES
 from fleet.alerts import Acknowledgement, Alert
 from fleet.desk import OperatorDesk
-from fleet.event_log import LogEntry, event_entry, merge_log
+from fleet.event_log import LogEntry, collapse_flaps, event_entry, merge_log
+from fleet.jobs import JobInterval, gpu_job_text, matches_job, matches_user
 from fleet.model import (
     VERDICT_RANK,
     VERDICTS,
@@ -107,6 +108,7 @@ __all__ = [
     "HasDataDir",
     "HasDesk",
     "InventoryError",
+    "JobInterval",
     "LogEntry",
     "NodeSnapshot",
     "NotAvailable",
@@ -131,9 +133,13 @@ __all__ = [
     "UtilizationPoint",
     "UtilizationSummary",
     "Verdict",
+    "collapse_flaps",
     "current_interval",
     "event_entry",
     "expand_hosts",
+    "gpu_job_text",
+    "matches_job",
+    "matches_user",
     "merge_log",
 ]
 

@@ -45,7 +45,13 @@ def load_fleet(args: argparse.Namespace) -> tuple[Config, list[NodeTarget], SshO
     """
     path: Path = args.config or default_config_path()
     config = read_config(path, given=args.config is not None)
-    targets = targets_from_config(config.fleet, base_dir=path.parent, source=str(path))
+    targets = targets_from_config(
+        config.fleet,
+        base_dir=path.parent,
+        source=str(path),
+        contract=config.contract,
+        jobs=config.jobs,
+    )
     if not targets:
         raise ConfigError(f"{path}: key 'fleet.hosts': expected at least one host")
     return config, targets, options_from_config(config.fleet)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import shlex
+from pathlib import Path
 
 from collectors.agent.cli import Options, parse_args
 from collectors.ssh import agent_command
 from gpufleet.config import parse_config
+from gpufleet.session import load_fleet
 from gpufleet.targets import targets_from_config
 
 
@@ -43,3 +46,17 @@ def test_without_the_sections_the_command_line_is_unchanged() -> None:
     fleet = parse_config({"fleet": {"hosts": ["gpu-01"]}}).fleet
     (target,) = targets_from_config(fleet)
     assert target.agent_args == ()
+
+
+def test_a_config_file_s_contract_reaches_every_target_the_commands_load(tmp_path: Path) -> None:
+    config = tmp_path / "fleet.toml"
+    config.write_text(
+        '[fleet]\nhosts = ["gpu-01", "gpu-02"]\n'
+        '[contract]\nrenter_users = ["alice"]\n'
+        "[jobs]\nrefresh_s = 45\n"
+    )
+    _, targets, _ = load_fleet(argparse.Namespace(config=config))
+    for target in targets:
+        words = list(target.agent_args)
+        assert words[words.index("--renter-user") + 1] == "alice"
+        assert words[words.index("--jobs-refresh") + 1] == "45.0"
