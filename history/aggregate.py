@@ -19,7 +19,11 @@ from fleet.model import VERDICT_RANK
 Level = Literal["gpu", "node", "fleet"]
 Resolution = Literal["1m", "1h", "1d"]
 RESOLUTIONS: dict[str, str] = {"1m": "1m", "1h": "1h", "1d": "1d"}
-KEYS: dict[str, list[str]] = {"gpu": ["node", "gpu", "uuid"], "node": ["node"], "fleet": []}
+KEYS: dict[str, list[str]] = {
+    "gpu": ["node", "gpu", "uuid", "serial", "pci_bus_id"],
+    "node": ["node"],
+    "fleet": [],
+}
 UTIL_WEIGHT = "_util_weight"  # internal: what the rolling average is weighted by
 _RANK_OF = {k: v for k, v in VERDICT_RANK.items()}
 _VERDICT_OF = {v: k for k, v in VERDICT_RANK.items()}
@@ -71,8 +75,8 @@ def as_gpu_minutes(frame: pl.DataFrame) -> pl.DataFrame:
     Skips the group-by (the costly part of a month's export at full resolution).
     """
     return frame.select(
-        "ts", "node", "gpu", "uuid", "util_mean", "util_max", "sm_active_mean",
-        "mem_used_mean_bytes", "power_mean_w", "power_max_w", "temp_max_c", "verdict",
+        "ts", "node", "gpu", "uuid", "serial", "pci_bus_id", "util_mean", "util_max",
+        "sm_active_mean", "mem_used_mean_bytes", "power_mean_w", "power_max_w", "temp_max_c", "verdict",
         pl.col("samples").cast(pl.UInt32),
         pl.col("util_samples").cast(pl.UInt32),
         pl.col("util_samples").cast(pl.Float64).alias(UTIL_WEIGHT),

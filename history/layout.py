@@ -42,6 +42,8 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "node": pl.String(),
         "gpu": pl.UInt16(),
         "uuid": pl.String(),
+        "serial": pl.String(),  # null in files written before it was recorded
+        "pci_bus_id": pl.String(),
         "util_mean": pl.Float32(),
         "util_max": pl.UInt8(),
         "sm_active_mean": pl.Float32(),

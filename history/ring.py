@@ -39,6 +39,8 @@ class GpuIdentity:
     node: str
     gpu: int
     uuid: str
+    serial: str | None = None
+    pci_bus_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,36 +78,51 @@ class GpuRegistry:
         if self._layout is not None and self._layout.signature == signature:
             return self._layout
         keys = np.fromiter(
-            (self._key_for(n.name, g) for n in nodes for g in n.gpu_briefs), dtype=np.uint32
+            (self._key_for(n, g) for n in nodes for g in n.gpu_briefs), dtype=np.uint32
         )
         contiguous = bool(np.array_equal(keys, np.arange(len(keys), dtype=np.uint32)))
         self._layout = Layout(signature, keys, contiguous)
         return self._layout
 
-    def _key_for(self, node: str, gpu: GpuBrief) -> int:
-        slot = (node, gpu.index)
+    def _key_for(self, node: NodeSnapshot, gpu: GpuBrief) -> int:
+        slot = (node.name, gpu.index)
         key = self._keys.get(slot)
         if key is None:
             key = self._keys[slot] = len(self.identities)
-            self.identities.append(GpuIdentity(node, gpu.index, gpu.uuid))
+            self.identities.append(_identity(node, gpu))
             self._frame = None
-        elif self.identities[key].uuid != gpu.uuid:  # the GPU in that slot was swapped
-            self.identities[key] = GpuIdentity(node, gpu.index, gpu.uuid)
+        elif (self.identities[key].uuid, self.identities[key].serial) != (gpu.uuid, gpu.serial):
+            self.identities[key] = _identity(node, gpu)  # the GPU in that slot was swapped
             self._frame = None
         return key
 
     def identity_frame(self) -> pl.DataFrame:
-        """``node``, ``gpu``, ``uuid`` with one row per key (row number = key)."""
+        """``node``, ``gpu``, ``uuid``, ``serial``, ``pci_bus_id``, one row per key (row
+        number = key)."""
         if self._frame is None:
             self._frame = pl.DataFrame(
                 {
                     "node": [i.node for i in self.identities],
                     "gpu": [i.gpu for i in self.identities],
                     "uuid": [i.uuid for i in self.identities],
+                    "serial": [i.serial for i in self.identities],
+                    "pci_bus_id": [i.pci_bus_id for i in self.identities],
                 },
-                schema={"node": pl.String(), "gpu": pl.UInt16(), "uuid": pl.String()},
+                schema={
+                    "node": pl.String(),
+                    "gpu": pl.UInt16(),
+                    "uuid": pl.String(),
+                    "serial": pl.String(),
+                    "pci_bus_id": pl.String(),
+                },
             )
         return self._frame
+
+
+def _identity(node: NodeSnapshot, gpu: GpuBrief) -> GpuIdentity:
+    # The bus id is not on the brief: the GPU objects are built once per new identity.
+    bus = next((g.pci_bus_id for g in node.gpus if g.index == gpu.index), None)
+    return GpuIdentity(node.name, gpu.index, gpu.uuid, gpu.serial, bus)
 
 
 def _floats(values: list[float | int | None]) -> np.ndarray:

@@ -150,7 +150,8 @@ def test_rollups_are_real_parquet_with_the_documented_schema(tmp_path: Path) -> 
     (path,) = tmp_path.glob("gpu_minutes/date=2026-09-10/*.parquet")
     schema = pl.read_parquet_schema(path)
     assert list(schema) == [
-        "ts", "node", "gpu", "uuid", "util_mean", "util_max", "sm_active_mean",
+        "ts", "node", "gpu", "uuid", "serial", "pci_bus_id", "util_mean", "util_max",
+        "sm_active_mean",
         "mem_used_mean_bytes", "power_mean_w", "power_max_w", "temp_max_c", "verdict", "samples",
         "util_samples",
     ]  # fmt: skip
