@@ -76,7 +76,8 @@ def as_gpu_minutes(frame: pl.DataFrame) -> pl.DataFrame:
     """
     return frame.select(
         "ts", "node", "gpu", "uuid", "serial", "pci_bus_id", "util_mean", "util_max",
-        "sm_active_mean", "mem_used_mean_bytes", "power_mean_w", "power_max_w", "temp_max_c", "verdict",
+        "sm_active_mean", "mem_used_mean_bytes", "power_mean_w", "power_max_w", "temp_max_c",
+        "verdict",
         pl.col("samples").cast(pl.UInt32),
         pl.col("util_samples").cast(pl.UInt32),
         pl.col("util_samples").cast(pl.Float64).alias(UTIL_WEIGHT),
