@@ -267,6 +267,11 @@ class SlaSummary:
     credit_owed: float  # in ``currency``, under the configured credit model
     currency: str
     credit_model: str
+    # The panel's words, computed by the SLA ledger (ledger/sla/summary.py panel_texts).
+    money_text: str = ""  # the credit as printed, or "insufficient coverage (projection, ...)"
+    money_withheld: str | None = None  # why no money is claimed yet
+    down_text: str = ""  # down node-hours at the precision of the availability shown
+    notes: tuple[str, ...] = ()  # "16 committed slots never seen ...", "no gpu_hour_price ..."
 
     @property
     def reading(self) -> str:
