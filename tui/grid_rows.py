@@ -3,23 +3,34 @@
 The columns that fit the view are chosen per width: node, status and every GPU cell
 always show; the figures drop in a fixed order (power, ports, temperature, memory,
 utilization) until the ``why`` column has room, and ``why`` ends in an ellipsis when cut.
+A ``job`` column (the scheduler jobs on the node's GPUs) stands before ``why`` while some
+node has a job: a fleet without job attribution keeps its width for ``why``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
 from tui.draw import GLYPH_UNKNOWN, Cell, Role, link_problem, problem_cell
 from tui.node_facts import gpu_facts, port_facts
-from tui.node_view import NO_FIGURES, NodeSummary, SortKey, has_live_data, is_connecting, node_why
+from tui.node_view import (
+    NO_FIGURES,
+    NodeSummary,
+    SortKey,
+    has_live_data,
+    is_connecting,
+    natural_key,
+    node_why,
+)
 from tui.tick_columns import gpu_row_cells
 
 STATUS_W = 11
 MAX_PORTS = 16
 WHY_MIN = 24  # the why column keeps at least this much before a figure column drops
+JOB_W = 12  # a few Slurm job ids; a pod UID (36 characters) ends in an ellipsis
 WIDE = 400  # a view width that fits every column (tests and previews)
 FIGURES: tuple[str, ...] = ("util", "mem", "temp", "ports", "power")  # kept in this order
 FIGURE_W = {"util": 6, "mem": 6, "power": 8, "temp": 6}
@@ -42,6 +53,7 @@ class GridLayout:
     port_slots: int = 8
     view_w: int = WIDE
     figures: tuple[str, ...] = FIGURES
+    job_w: int = 0  # 0: no node has a job, no job column
 
     def column_w(self, column: str) -> int:
         if column == "ports":
@@ -52,7 +64,12 @@ class GridLayout:
     def fixed_w(self) -> int:
         """Cells before the ``why`` column."""
         base = 2 + self.name_w + 1 + STATUS_W + 1 + max(4, self.gpu_slots) + 2
-        return base + sum(self.column_w(c) for c in self.figures)
+        return base + sum(self.column_w(c) for c in self.figures) + self.job_span
+
+    @property
+    def job_span(self) -> int:
+        """The job column and the gap after it (0 without the column)."""
+        return self.job_w + 2 if self.job_w else 0
 
     @property
     def why_w(self) -> int:
@@ -81,16 +98,15 @@ def layout_for(
             gpu_slots=max(map(max, (n.expected_gpus for n in nodes), gpus)),
             port_slots=min(MAX_PORTS, max(ports)),
             view_w=view_w,
+            job_w=JOB_W if any(n.jobs for n in nodes) else 0,
         )
     else:
         layout = GridLayout(view_w=view_w)
     for keep in range(len(FIGURES), -1, -1):
-        candidate = GridLayout(
-            layout.name_w, layout.gpu_slots, layout.port_slots, view_w, FIGURES[:keep]
-        )
+        candidate = replace(layout, figures=FIGURES[:keep])
         if candidate.why_w >= WHY_MIN:
             return candidate
-    return GridLayout(layout.name_w, layout.gpu_slots, layout.port_slots, view_w, ())
+    return replace(layout, figures=())
 
 
 def status_cell(node: NodeSnapshot) -> Cell:
@@ -143,6 +159,11 @@ def _figure_cells(
     return [(fmt.celsius(summary.hottest_c).rjust(4) + "  ", hot)]
 
 
+def node_job_text(node: NodeSnapshot) -> str:
+    """The jobs on the node's GPUs, each id once, in natural order (``999,4242``)."""
+    return ",".join(sorted({i.job for i in node.jobs}, key=natural_key))
+
+
 def port_cells(node: NodeSnapshot) -> list[Cell]:
     """The first MAX_PORTS fabric ports' cells, from their briefs and error readings."""
     links, alarms = port_facts(node)[:MAX_PORTS], node.port_alarms[:MAX_PORTS]
@@ -165,6 +186,8 @@ def node_cells(
         summary = NO_DATA
     for column in layout.figures:
         cells.extend(_figure_cells(column, node, summary, layout))
+    if layout.job_w:
+        cells.append((ellipsize(node_job_text(node), layout.job_w).ljust(layout.job_span), "text"))
     why = node_why(node)
     if ack is not None:
         why = f"[ack {ack}] {why}"
@@ -201,6 +224,8 @@ def header_cells(
     )
     for column in layout.figures:
         text += _figure_title(column, layout.column_w(column), sort_column, arrow)
+    if layout.job_w:
+        text += "job".ljust(layout.job_span)
     text += "why"
     return [(text, "muted")]
 
@@ -214,6 +239,7 @@ def column_at(layout: GridLayout, x: int) -> SortKey | None:
     ]
     by_column = {v: k for k, v in SORT_COLUMN.items()}
     spans.extend((layout.column_w(c), by_column.get(c)) for c in layout.figures)
+    spans.append((layout.job_span, None))
     start = 0
     for width, key in spans:
         if start <= x < start + width:

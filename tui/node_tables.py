@@ -13,6 +13,7 @@ SPARK_W = 16
 TELEMETRY_COLUMNS = (
     "GPU",
     "health",
+    "job",
     "util",
     "",
     "power",
@@ -58,7 +59,8 @@ def _t(text: str) -> Cell:
     return (text, "text")
 
 
-def telemetry_row(g: GpuSnapshot, series: GpuSeries | None) -> list[Cell]:
+def telemetry_row(g: GpuSnapshot, series: GpuSeries | None, job: str = "") -> list[Cell]:
+    """One GPU's line; ``job``: the scheduler jobs on it (``gpu_job_text``), "" for none."""
     util_s = series.util if series else ()
     power_s = series.power_w if series else ()
     temp_s = series.temp_c if series else ()
@@ -68,6 +70,7 @@ def telemetry_row(g: GpuSnapshot, series: GpuSeries | None) -> list[Cell]:
     return [
         _t(str(g.index)),
         health,
+        (job, "text") if job else ("—", "muted"),
         (sparkline(util_s, SPARK_W, top=100.0), "gpu-ok"),
         _t(fmt.pct(g.util_gpu, 0)),
         (sparkline(power_s, SPARK_W, top=g.power_limit_w), "gpu-ok"),

@@ -20,6 +20,8 @@ from fleet.facade import (
     NodeSnapshot,
     Verdict,
     expand_hosts,
+    matches_job,
+    matches_user,
 )
 from tui.delivery_terms import DeliveryTerms, dev_predicate, has_idle_gpu
 from tui.node_facts import GpuFacts, gpu_facts, nic_facts, port_facts
@@ -32,7 +34,8 @@ PROBE_WORDS = ("slow", "straggler", "fail", "pass", "any")
 PROBE_FLAGGED = frozenset(("slow", "straggler", "fail"))
 FILTER_HELP = (
     "terms: node-[001-004]  name  state:broken|warn|unreachable|up|connecting|idle  "
-    "why:TEXT  gpu:N  probe:slow|straggler|fail|any  dev:[power|pcie|memory]"
+    "why:TEXT  gpu:N  probe:slow|straggler|fail|any  dev:[power|pcie|memory]  "
+    "job:ID|NAME  user:NAME"
 )
 
 
@@ -328,7 +331,9 @@ def parse_filter(text: str, terms: DeliveryTerms | None = None) -> NodePredicate
     the contract's working floor that no one else's process holds), ``why:TEXT`` (a
     substring of the node's reasons), ``gpu:N`` (GPU N is not ok),
     ``probe:slow|straggler|fail|any`` (a GPU the last probe flagged), ``dev:`` or
-    ``dev:power|pcie|memory`` (a GPU deviates from the contract: ``terms``), a hostlist
+    ``dev:power|pcie|memory`` (a GPU deviates from the contract: ``terms``),
+    ``job:ID|NAME`` (a scheduler job on the node: its id or pod UID, or a part of its
+    name), ``user:NAME`` (a job of that user on the node), a hostlist
     expression (``node-[001-004]``, ``a,b``: exact names), or a case-insensitive
     substring of the name.
     Raises ValueError, in words, when a term cannot be understood.
@@ -363,6 +368,20 @@ def _gpu_term(term: str) -> NodePredicate:
     return bad_gpu
 
 
+def _job_term(term: str) -> NodePredicate:
+    """``job:ID|NAME`` or ``user:NAME``, matched against the jobs on the node's GPUs;
+    ``|`` separates alternatives, as in the other terms (``job:4242|5150``)."""
+    prefix, _, text = term.partition(":")
+    wanted = [w for w in text.split("|") if w]
+    if prefix.lower() == "job":
+        if not wanted:
+            raise ValueError("job: needs a job id or name, e.g. job:4242")
+        return lambda n, s: any(matches_job(n.jobs, w) for w in wanted)
+    if not wanted:
+        raise ValueError("user: needs a user name, e.g. user:alice")
+    return lambda n, s: any(matches_user(n.jobs, w) for w in wanted)
+
+
 def _probe_matches(words: list[str], node: NodeSnapshot) -> bool:
     found = {g.probe_verdict for g in gpu_facts(node) if g.probe_verdict is not None}
     if "any" in words:
@@ -378,6 +397,8 @@ def _term(term: str, terms: DeliveryTerms) -> NodePredicate:
     if lower.startswith("dev:"):
         deviates = dev_predicate(term, terms)
         return lambda n, s: deviates(n)
+    if lower.startswith(("job:", "user:")):
+        return _job_term(term)
     if lower.startswith("why:"):
         needle = lower[4:]
         if not needle:

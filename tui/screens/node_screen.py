@@ -29,6 +29,7 @@ from fleet.facade import (
     StateHistory,
     current_interval,
     event_entry,
+    gpu_job_text,
     merge_log,
 )
 from tui.draw import Cell
@@ -196,7 +197,13 @@ class NodeScreen(Screen[None]):
         self.sub_title = node.name
         self.query_one("#node-summary", Static).update(escape(node_summary(node, self.now)))
         series = self._series(node)
-        self._fill("#telemetry", [telemetry_row(g, series.get(g.index)) for g in node.gpus])
+        self._fill(
+            "#telemetry",
+            [
+                telemetry_row(g, series.get(g.index), gpu_job_text(node.jobs, g.index))
+                for g in node.gpus
+            ],
+        )
         self._fill("#reliability", [reliability_row(g) for g in node.gpus])
         self._fill("#ports", [port_row(p) for p in node.ports + node.nics])
         intervals = interval_lines(self._intervals(node), self.now)
