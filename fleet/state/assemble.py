@@ -95,7 +95,15 @@ def _node_state(
             last.state, last.reasons, now - view.silent_s + cfg.stale_unreachable_s
         )
     judgements = [track.judgement for track in node.ports]
-    judgement = judge_node(view, node.verdict_views, node.spec.expected_gpus, judgements, cfg, now)
+    judgement = judge_node(
+        view,
+        node.verdict_views,
+        node.spec.expected_gpus,
+        judgements,
+        cfg,
+        now,
+        nvml_error=node.nvml_error,
+    )
     node.node_judged, node.judged_with = judgement, (view.status, view.reason)
     node.judged_views, node.judged_ports = node.verdict_views, node.ports
     return judgement

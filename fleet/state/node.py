@@ -119,6 +119,8 @@ class NodeTrack:
         self.state_since: float | None = None
         # The node rule's last judgement and the inputs it had (see assemble._node_state).
         self.node_judged: NodeJudgement | None = None
+        # The NVML error the agent sent without naming a GPU (no library, no driver).
+        self.nvml_error: str | None = None
         self.judged_with: tuple[str, str] | None = None
         self.judged_views: tuple[GpuVerdictView, ...] | None = None
         self.judged_ports: list[PortTrack] | None = None
@@ -170,6 +172,8 @@ class NodeTrack:
         (no GPU reads "unknown" for an instant after a reconnect)."""
         self.pending = (hello, received)
         self.last_seen = received
+        if hello.nvml is not None:  # without NVML the agent's error follows the hello
+            self._nvml_failed(None)
         self.facts_moved = True  # the session takes effect with the next message
         if self.status == "connecting":
             self.status = "streaming"
@@ -331,9 +335,18 @@ class NodeTrack:
         """A problem the agent reported (it keeps running unless ``fatal``)."""
         detail = f"{error.code}: {error.message}" if error.message else error.code
         kind = "agent_fatal" if error.fatal else "agent_error"
+        if error.gpu is None and not error.fatal and error.code.startswith("NVMLError"):
+            self._nvml_failed(error.code)
         return self._record(
             EventRecord(error.t, self.spec.name, kind, gpu=error.gpu, detail=detail), received
         )
+
+    def _nvml_failed(self, code: str | None) -> None:
+        """The agent could not open NVML (``code``), or can again (None): the node rule
+        names it first on a node short of GPUs, so its last judgement no longer holds."""
+        if code != self.nvml_error:
+            self.nvml_error = code
+            self.node_judged = None
 
     def on_bye(self, bye: Bye, received: float) -> EventRecord:
         """The agent is exiting on purpose."""

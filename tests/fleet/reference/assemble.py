@@ -34,7 +34,9 @@ def refresh(node: NodeTrack, now: float) -> NodeTransition | None:
     nics = _ports(node, node.nics, cfg, now)
     views = [GpuVerdictView(g.index, g.verdict, g.reasons) for g in gpus]
     judgements = [track.judgement for track in node.ports]
-    state, reasons, until = judge_node(view, views, node.spec.expected_gpus, judgements, cfg, now)
+    state, reasons, until = judge_node(
+        view, views, node.spec.expected_gpus, judgements, cfg, now, nvml_error=node.nvml_error
+    )
     transition = None
     if state != node.state:
         node.state, node.state_since = state, now

@@ -38,6 +38,7 @@ class NodeTrack:
         self.interval = 1.0
         self.hello: Hello | None = None
         self.pending: tuple[Hello, float] | None = None  # a hello awaiting its first sample
+        self.nvml_error: str | None = None  # the agent's NVML error naming no GPU
         self.layout: Layout | None = None
         self.gpus: list[GpuTrack] = []
         self.by_uuid: dict[str, GpuTrack] = {}
@@ -80,6 +81,8 @@ class NodeTrack:
         (no GPU reads "unknown" for an instant after a reconnect)."""
         self.pending = (hello, received)
         self.last_seen = received
+        if hello.nvml is not None:
+            self.nvml_error = None
         if self.status in ("connecting", "stale"):
             self.status = "streaming"
             self.dirty = True
@@ -201,6 +204,8 @@ class NodeTrack:
         """A problem the agent reported (it keeps running unless ``fatal``)."""
         detail = f"{error.code}: {error.message}" if error.message else error.code
         kind = "agent_fatal" if error.fatal else "agent_error"
+        if error.gpu is None and not error.fatal and error.code.startswith("NVMLError"):
+            self.nvml_error = error.code
         return self._record(
             EventRecord(error.t, self.spec.name, kind, gpu=error.gpu, detail=detail), received
         )
