@@ -345,7 +345,18 @@ class FleetSnapshot:
 
     @property
     def gpus_total(self) -> int:
-        return sum(max(n.expected_gpus, n.gpu_count) for n in self.nodes)
+        """GPUs of the monitored nodes: an unmonitored node's GPUs (a silent shard's) are
+        the monitor's gap, neither healthy nor unhealthy (``gpus_unmonitored``)."""
+        return sum(
+            max(n.expected_gpus, n.gpu_count) for n in self.nodes if n.status != "unmonitored"
+        )
+
+    @property
+    def gpus_unmonitored(self) -> int:
+        """GPUs of nodes nobody watches now (a silent shard's)."""
+        return sum(
+            max(n.expected_gpus, n.gpu_count) for n in self.nodes if n.status == "unmonitored"
+        )
 
     @property
     def gpus_healthy(self) -> int:
