@@ -8,7 +8,7 @@ from dataclasses import replace
 from textual.widgets import Input, OptionList, Static
 
 from fleet.model import EventRecord, FleetSnapshot, NodeTransition
-from testkit.snapshots import T0, demo_snapshot, lose_gpu
+from testkit.snapshots import T0, demo_snapshot, lose_gpu, port_down
 from testkit.static_fleet import StaticFleet
 from tests.tui.pilot_helpers import toasts, wait_for
 from tui.app import GpuFleetApp
@@ -136,3 +136,41 @@ async def test_node_screen_events_include_verdict_transitions(make_app: MakeApp)
         )
         events = str(app.screen.query_one("#events", Static).content)
         assert "GPU 5 lost" in events and "node broken" in events and "xid 79" in events
+
+
+def flapping(healthy: FleetSnapshot, index: int, changes: int, t0: float) -> list[FleetSnapshot]:
+    """Port 0 of node ``index`` going down and up again every 10 s, ``changes`` times."""
+    out = []
+    for i in range(changes):
+        t = t0 + 10 * i
+        node = healthy.nodes[index]
+        if i % 2 == 0:
+            node = port_down(node, 0, t)
+        else:
+            up = replace(node.ports[0], since=t)
+            node = replace(node, ports=(up, *node.ports[1:]))
+        nodes = list(healthy.nodes)
+        nodes[index] = node
+        out.append(replace(healthy, taken_at=t, nodes=tuple(nodes)))
+    return out
+
+
+async def test_events_panel_folds_a_flapping_port_into_one_row(make_app: MakeApp) -> None:
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(200, 50)) as pilot:
+        panel = app.main.query_one(EventsPanel)
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        lost = lose(healthy, 2, T0 + 30)
+        fleet.push(lost)
+        # Ten changes: more than the panel's lines, which would all be this port unfolded.
+        for snapshot in flapping(lost, 1, 10, T0 + 60):
+            fleet.push(snapshot)
+        await wait_for(pilot, lambda: "flapped" in str(panel.content))
+        lines = str(panel.content).splitlines()
+        port = healthy.nodes[1].ports[0].name
+        port_lines = [line for line in lines if port in line]
+        assert len(port_lines) == 1
+        assert f"{port} flapped 10\u00d7 in 2 min, now ok" in port_lines[0]
+        assert any("node broken" in line for line in lines)

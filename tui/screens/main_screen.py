@@ -14,7 +14,14 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from fleet.facade import FleetFacade, FleetSnapshot, HasCampaign, OperatorDesk
+from fleet.facade import (
+    FleetFacade,
+    FleetSnapshot,
+    HasCampaign,
+    OperatorDesk,
+    collapse_flaps,
+    merge_log,
+)
 from tui.capabilities import DeliveryNow
 from tui.delivery_terms import DeliveryTerms
 from tui.failures import report_failure
@@ -36,6 +43,10 @@ PANELS_BELOW_W = 150
 PLOT_MIN_W = 110
 SHORT_H = 34
 EVENTS_SHOWN = 8
+# The newest session entries the panel folds flaps in: a port flapping through more
+# changes than the panel has lines still reads as one row, and the fold stays bounded
+# per tick (a longer chain is counted from its newest FLAP_SCAN changes).
+FLAP_SCAN = 256
 
 
 class MainScreen(Screen[None]):
@@ -159,12 +170,14 @@ class MainScreen(Screen[None]):
             return None
 
     def _show_events(self) -> None:
-        """The newest session entries, in memory (no file read per tick)."""
+        """The newest session entries, in memory (no file read per tick), a flapping port
+        folded into one row as the event log (`l`) shows it."""
         panel = self.query_one(EventsPanel)
         if self.snapshot is None or not panel.display:
             return
         session = self.desk.session
-        newest = list(itertools.islice(reversed(session.entries), EVENTS_SHOWN))
+        tail = list(itertools.islice(reversed(session.entries), FLAP_SCAN))
+        newest = collapse_flaps(merge_log(tail, limit=FLAP_SCAN))[:EVENTS_SHOWN]
         panel.show(newest, self.snapshot.taken_at, len(session.entries))
 
     def _title_grid(self) -> None:
