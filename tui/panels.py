@@ -211,37 +211,19 @@ def sla_markup(sla: SlaSummary | None) -> str:
         role, verdict = "sla-ok", "meets SLO so far"
     else:
         role, verdict = "sla-breach", "below SLO so far"
-    words = _ledger_words(sla)
-    down = words.down_text or f"{sla.down_node_hours:.1f} node-hours"
-    money = words.money_text or fmt.money(sla.credit_owed, sla.currency)
+    # The SLA ledger's own words where it gave them; a summary without them (no ledger
+    # behind the facade) falls back to the bare figures.
+    down = sla.down_text or f"{sla.down_node_hours:.1f} node-hours"
+    money = sla.money_text or fmt.money(sla.credit_owed, sla.currency)
     # A withheld claim's money_text already says it is a projection, not money owed.
-    credit = "" if words.money_withheld else f"{_credit_words(sla)} "
-    notes = "".join(f"\n[$muted]{escape(n)}[/]" for n in words.notes)
+    credit = "" if sla.money_withheld else f"{_credit_words(sla)} "
+    notes = "".join(f"\n[$muted]{escape(n)}[/]" for n in sla.notes)
     return (
         f"[b ${role}]{fmt.pct(sla.availability_pct, 3)}[/] available, {sla.month} to date\n"
         f"SLO {sla.slo_pct:g}% · [${role}]{verdict}[/] · [$muted]{escape(sla.reading)}[/]\n"
         f"Downtime {escape(down)}\n"
         f"Credit tier {sla.tier_credit_pct:g}% · {credit}"
         f"[b]{escape(money)}[/] ({escape(sla.credit_model)}){notes}"
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _LedgerWords:
-    money_text: str
-    money_withheld: str | None
-    down_text: str
-    notes: tuple[str, ...]
-
-
-def _ledger_words(sla: SlaSummary) -> _LedgerWords:
-    # The ledger's own words for the panel (SlaSummary.money_text and the rest); read by
-    # name until SlaSummary declares them, so a summary without them still draws.
-    return _LedgerWords(
-        getattr(sla, "money_text", ""),
-        getattr(sla, "money_withheld", None),
-        getattr(sla, "down_text", ""),
-        tuple(getattr(sla, "notes", ())),
     )
 
 

@@ -4,26 +4,16 @@ projection, downtime at the availability's precision, and the ledger's notes."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from textual.widgets import Static
 
-from fleet.model import SlaSummary
 from testkit.snapshots import demo_snapshot
 from testkit.static_fleet import StaticFleet
 from tests.tui.pilot_helpers import wait_for
 from tui.app import GpuFleetApp
 
 MakeApp = Callable[..., GpuFleetApp]
-
-
-@dataclass(frozen=True, slots=True)
-class WordedSla(SlaSummary):
-    # The four texts the ledger computes (ledger/sla/summary.py panel_texts).
-    money_text: str = ""
-    money_withheld: str | None = None
-    down_text: str = ""
-    notes: tuple[str, ...] = ()
 
 
 def panel_text(app: GpuFleetApp) -> str:
@@ -33,9 +23,10 @@ def panel_text(app: GpuFleetApp) -> str:
 async def test_withheld_money_is_a_projection_never_a_bare_amount(make_app: MakeApp) -> None:
     snap = demo_snapshot(4)
     assert snap.sla is not None
-    base = {f: getattr(snap.sla, f) for f in SlaSummary.__dataclass_fields__}
-    sla = WordedSla(
-        **{**base, "credit_model": "tiered", "credit_owed": 115_200.0},
+    sla = replace(
+        snap.sla,
+        credit_model="tiered",
+        credit_owed=115_200.0,
         money_text="insufficient coverage (projection, not a claim: 115,200.00 USD)",
         money_withheld="insufficient coverage: 6 min monitored, 1 day needed",
         down_text="0.134 node-hours",
