@@ -38,6 +38,7 @@ class ShardSeen:
 
     summary: ShardSummary
     received_at: float
+    readings: int = 0  # GPUs of the part with a utilization reading (the averages' weight)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,8 @@ class ShardBoard:
 
     def apply_summary(self, summary: ShardSummary, now: float) -> None:
         """Take a shard's newest summary part (NATS keeps one publisher's messages in order)."""
-        self.shards[(summary.shard, summary.part)] = ShardSeen(summary, now)
+        readings = sum(1 for n in summary.nodes for g in n.gpus if g.util is not None)
+        self.shards[(summary.shard, summary.part)] = ShardSeen(summary, now, readings)
         for key in [k for k in self.shards if k[0] == summary.shard and k[1] >= summary.parts]:
             del self.shards[key]  # the shard has fewer nodes now: its last parts are gone
         for node in summary.nodes:
@@ -90,7 +92,12 @@ class ShardBoard:
     def apply_events(self, batch: ShardEvents, live: bool = True) -> None:
         """Take a batch from the event log; ``live`` ones also go to the next snapshot."""
         for event in batch.events:
-            self._events[event.node].append(event)
+            kept = self._events[event.node]
+            kept.append(event)
+            if len(kept) > 1 and kept[-2].t > event.t:  # as a collector keeps them: by time
+                ordered = sorted(kept, key=lambda e: e.t)
+                kept.clear()
+                kept.extend(ordered)
             self._event_versions[event.node] += 1
         if live:
             self._new_events.extend(batch.events)
@@ -130,7 +137,7 @@ class ShardBoard:
         snapshot = FleetSnapshot(
             taken_at=now,
             nodes=nodes,
-            utilization=UtilizationSummary(now=self._utilization(nodes)),
+            utilization=self._utilization_summary(nodes, now),
             transitions=tuple(self._transitions),
             new_events=tuple(self._new_events),
         )
@@ -172,6 +179,22 @@ class ShardBoard:
         events = self._events.get(node.name)
         return replace(node, events=tuple(events)) if events and not node.events else node
 
+    def _utilization_summary(
+        self, nodes: tuple[NodeSnapshot, ...], now: float
+    ) -> UtilizationSummary:
+        """Utilization now, and each listening shard's 1-hour and 24-hour averages joined
+        as one fleet's: weighted by the GPUs each shard has readings of (what a single
+        collector's sample-weighted average does with the same GPUs)."""
+        hour, day = _Mean(), _Mean()
+        for seen in self.shards.values():
+            if not self._silent(seen, now) and seen.summary.part == 0:
+                weight = sum(
+                    s.readings for (k, _), s in self.shards.items() if k == seen.summary.shard
+                )
+                hour.add(seen.summary.util_1h, weight)
+                day.add(seen.summary.util_24h, weight)
+        return UtilizationSummary(self._utilization(nodes), hour.value(), day.value())
+
     def _utilization(self, nodes: tuple[NodeSnapshot, ...]) -> float | None:
         """``fleet_utilization(nodes)``, from the sums kept with unchanged nodes."""
         total, gpus = 0.0, 0
@@ -185,6 +208,20 @@ class ShardBoard:
         return total / gpus if gpus else None
 
 
+class _Mean:
+    """A weighted mean of the values given (None values and weights of 0 left out)."""
+
+    def __init__(self) -> None:
+        self.total, self.weight = 0.0, 0
+
+    def add(self, value: float | None, weight: int) -> None:
+        if value is not None and weight > 0:
+            self.total, self.weight = self.total + value * weight, self.weight + weight
+
+    def value(self) -> float | None:
+        return self.total / self.weight if self.weight else None
+
+
 def _seen_aside(summary: NodeSummary) -> NodeSummary:
     return msgspec.structs.replace(summary, last_seen=None)
 
@@ -192,8 +229,20 @@ def _seen_aside(summary: NodeSummary) -> NodeSummary:
 def _unmonitored(node: NodeSnapshot, shard: int, seen: ShardSeen, now: float) -> NodeSnapshot:
     count = seen.summary.count
     reason = f"shard {shard}/{count} silent for {now - seen.received_at:.0f} s"
-    # GPU verdicts of a node nobody watches are unknown, not the last ones heard.
-    gpus = tuple(replace(g, verdict="unknown", reasons=(), util_gpu=None) for g in node.gpus)
+    # GPU verdicts of a node nobody watches are unknown and its readings none, not the
+    # last ones heard.
+    gpus = tuple(
+        replace(
+            g,
+            verdict="unknown",
+            reasons=(),
+            util_gpu=None,
+            mem_used_bytes=None,
+            power_w=None,
+            temp_c=None,
+        )
+        for g in node.gpus
+    )
     return replace(node, status="unmonitored", status_reason=reason, gpus=gpus)
 
 

@@ -198,7 +198,14 @@ class ShardPublisher:
         self._seq += 1
         k, n = self.spec.index, self.spec.count
         self._summary = summarize(
-            k, n, self._seq, self._interval, snapshot.nodes, snapshot.taken_at, snapshot.columns
+            k,
+            n,
+            self._seq,
+            self._interval,
+            snapshot.nodes,
+            snapshot.taken_at,
+            snapshot.columns,
+            snapshot.utilization,
         )
         batch = ShardEvents(
             k,

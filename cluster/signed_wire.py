@@ -13,7 +13,7 @@ from cluster.signing import ShardKeys
 from cluster.wire import NODES_PER_MESSAGE, ShardEvents, ShardSummary
 
 MAX_SHARDS = 256  # 12,500 nodes take 13 shards; a count far beyond is not a fleet
-MAX_PARTS = 64  # NODES_PER_MESSAGE nodes each: 32,000 nodes per shard
+MAX_PARTS = 128  # NODES_PER_MESSAGE nodes each: 32,000 nodes per shard
 # Four times the 12,500-node fleet the design is sized for: a viewer holds no more.
 MAX_FLEET_NODES = 50_000
 

@@ -73,6 +73,7 @@ class LastSummaryBoard(ShardBoard):
 
 
 LAST_SEQ = 99_999
+FLOOD_SHARDS = 238
 
 
 async def test_forged_unsigned_phantom_and_flooded_summaries_are_dropped_and_counted(
@@ -150,6 +151,7 @@ async def test_a_flood_of_made_up_shards_grows_the_viewer_no_further(
     nats_server: LocalNats,
 ) -> None:
     """No keys configured (the weakest viewer): bounds still hold."""
+    assert FLOOD_SHARDS * NODES_PER_MESSAGE > MAX_FLEET_NODES and FLOOD_SHARDS <= MAX_SHARDS
     viewer = AttachedFleet(nats_server.url, tick_s=3600)
     viewer.board = board = LastSummaryBoard()
     flood = Client()
@@ -157,7 +159,7 @@ async def test_a_flood_of_made_up_shards_grows_the_viewer_no_further(
     await flood.connect(nats_server.url)
     try:
         many = [node(f"phantom-{i:05d}") for i in range(NODES_PER_MESSAGE)]
-        for k in range(1, 120):  # 119 shards x 500 nodes: 59,500 phantom nodes
+        for k in range(1, FLOOD_SHARDS + 1):  # 238 shards x 250 nodes: 59,500 phantom nodes
             (part,) = summarize(k, MAX_SHARDS, 1, 1.0, many, 100.0)
             await flood.publish(summary_subject(k), part)
         (last,) = summarize(1, MAX_SHARDS, LAST_SEQ, 1.0, many[:1], 100.0)
@@ -168,4 +170,4 @@ async def test_a_flood_of_made_up_shards_grows_the_viewer_no_further(
         await flood.close()
         await viewer.stop()
     assert board.nodes_held(0, 0) <= MAX_FLEET_NODES
-    assert viewer.dropped["out of bounds"] == 119 - MAX_FLEET_NODES // NODES_PER_MESSAGE
+    assert viewer.dropped["out of bounds"] == FLOOD_SHARDS - MAX_FLEET_NODES // NODES_PER_MESSAGE
