@@ -103,6 +103,12 @@ class GpuSnapshot:
     foreign_mem_mib: int | None = None  # held by processes that are not the renter's
     foreign_procs: int | None = None  # None: the agent was given no renter identity
     renter_procs: int | None = None
+    # Read for DCGM-named exports (exporter/dcgm_fields.py); None where the GPU cannot say.
+    mem_clock_mhz: int | None = None
+    memory_temp_c: int | None = None  # HBM temperature
+    power_mgmt_limit_w: float | None = None  # the management limit (the enforced one above)
+    fabric_health_summary: int | None = None  # 0 n/a, 1 healthy, 2 unhealthy, 3 limited
+    fabric_health_mask: int | None = None
     # Derived by FleetState from counter deltas (per second over the last slow window).
     nvlink_crc_rate: float | None = None
     nvlink_replay_delta: int | None = None

@@ -57,6 +57,12 @@ GPU_SLOW_FIELDS = (
     "foreign_mem_mib",  # MiB held by processes that are not the renter's
     "foreign_procs",  # how many such processes
     "renter_procs",  # how many of the renter's processes
+    # Read for DCGM-named exports (/metrics/dcgm); null where the GPU cannot say.
+    "mem_clock_mhz",  # memory clock, MHz (nvmlDeviceGetClockInfo, NVML_CLOCK_MEM)
+    "memory_temp_c",  # HBM temperature, C (FI 82, NVML_FI_DEV_MEMORY_TEMP)
+    "power_mgmt_limit_w",  # power management limit, W (nvmlDeviceGetPowerManagementLimit)
+    "fabric_health_summary",  # 0 n/a, 1 healthy, 2 unhealthy, 3 limited capacity (GPU fabric)
+    "fabric_health_mask",  # the fabric's health bits (nvmlDeviceGetGpuFabricInfoV)
 )
 
 # Per link inside ``links`` on slow samples: [state, replay, recovery, crc_flit, crc_data].

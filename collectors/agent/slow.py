@@ -7,6 +7,7 @@ call, else a sum over links. :meth:`SlowPlan.probe` picks one per value at start
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
 
 import pynvml
@@ -45,6 +46,32 @@ def _total_energy(handle: Any) -> Any:
     return int(pynvml.nvmlDeviceGetTotalEnergyConsumption(handle))
 
 
+def _mem_clock(handle: Any) -> Any:
+    return pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+
+
+def _mgmt_limit(handle: Any) -> Any:
+    return finite(pynvml.nvmlDeviceGetPowerManagementLimit(handle) / 1000.0)
+
+
+def _fabric(handle: Any) -> Any:
+    """The GPU fabric's info (NVSwitch systems); v3 carries the health summary."""
+    make = getattr(pynvml, "c_nvmlGpuFabricInfo_v3_t", None)
+    if make is None:  # an older pynvml without the v3 struct: as if the call did not exist
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+    info = make()
+    pynvml.nvmlDeviceGetGpuFabricInfoV(handle, ctypes.byref(info))  # pynvml passes it as is
+    return info
+
+
+def _fabric_summary(handle: Any) -> Any:
+    return int(_fabric(handle).healthSummary)
+
+
+def _fabric_mask(handle: Any) -> Any:
+    return int(_fabric(handle).healthMask)
+
+
 _CORR, _UNC = pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 _VOL, _AGG = pynvml.NVML_VOLATILE_ECC, pynvml.NVML_AGGREGATE_ECC
 
@@ -76,6 +103,11 @@ SLOW_SOURCES: Dict[str, List[Source]] = {
     "pcie_width": [pynvml.nvmlDeviceGetCurrPcieLinkWidth],
     "pcie_width_max": [pynvml.nvmlDeviceGetMaxPcieLinkWidth],
     "energy_mj": [pynvml.NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, _total_energy],
+    "mem_clock_mhz": [_mem_clock],
+    "memory_temp_c": [pynvml.NVML_FI_DEV_MEMORY_TEMP],
+    "power_mgmt_limit_w": [_mgmt_limit],
+    "fabric_health_summary": [_fabric_summary],
+    "fabric_health_mask": [_fabric_mask],
 }
 
 

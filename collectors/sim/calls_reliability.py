@@ -19,10 +19,24 @@ UNCORRECTED = 1
 VOLATILE, AGGREGATE = 0, 1
 LOCATION_DRAM = 2
 NVLINK_COUNTERS = {0: "replay", 1: "recovery", 2: "crc_flit", 3: "crc_data"}
+FABRIC_STATE_COMPLETED = 3  # the fabric manager registered the GPU
+FABRIC_HEALTHY = 1
 
 
 class ReliabilityCalls(LibraryBase):
     """Slow-cadence reliability queries and the batched field-value read."""
+
+    def _c_nvmlDeviceGetGpuFabricInfoV(self, handle: Any, ref: Any) -> int:
+        """An HGX board's GPU on a healthy NVSwitch fabric (Hopper and newer answer)."""
+        ret, view = self.device(handle)
+        if view is None or ret:
+            return ret
+        info = out(ref)
+        info.status, info.cliqueId = SUCCESS, 0
+        info.state, info.healthMask = FABRIC_STATE_COMPLETED, 0
+        if any(name == "healthSummary" for name, *_ in type(info)._fields_):  # v3 and later
+            info.healthSummary = FABRIC_HEALTHY
+        return SUCCESS
 
     def _c_nvmlDeviceGetEccMode(self, handle: Any, current: Any, pending: Any) -> int:
         ret, view = self.device(handle)

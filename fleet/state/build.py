@@ -47,8 +47,13 @@ _SLOW_INTS = (
     "foreign_mem_mib",
     "foreign_procs",
     "renter_procs",
+    "mem_clock_mhz",
+    "memory_temp_c",
+    "fabric_health_summary",
+    "fabric_health_mask",
 )
 _SLOW_FLAGS = ("retired_pending", "remap_pending", "remap_failure")
+_SLOW_FLOATS = ("power_mgmt_limit_w",)
 
 
 def _float(value: object) -> float | None:
@@ -116,6 +121,8 @@ class SteadyGpu:
             for name, i in slow.plan(_SLOW_FLAGS):
                 value = srow[i]
                 steady[name] = None if value is None else bool(value)
+            for name, i in slow.plan(_SLOW_FLOATS):
+                steady[name] = _float(srow[i])
         limit = pick(srow, slow["power_limit_w"])
         steady["power_limit_w"] = _float(limit) if limit is not None else info.power_limit_w
         for name, reading in steady.items():
