@@ -264,6 +264,7 @@ class AttachedFleet:
         if busy or now < self._sla_due or not self.board.shards:
             return
         self._sla_due = now + self._sla_refresh_s
+        self.sla.count = self.board.shard_count()
         shards = {k for k, _ in self.board.shards}
         self._sla_task = asyncio.create_task(self.sla.refresh(self._ask, shards, now))
 

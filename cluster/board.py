@@ -111,6 +111,10 @@ class ShardBoard:
         """Shards whose summaries stopped coming."""
         return sorted({k for (k, _), seen in self.shards.items() if self._silent(seen, now)})
 
+    def shard_count(self) -> int | None:
+        """N of the shards' "K/N" as their newest summaries say, None before any came."""
+        return max((seen.summary.count for seen in self.shards.values()), default=None)
+
     def owner_of(self, node: str) -> int | None:
         """The shard that reported ``node`` most recently, None if none did."""
         return self._owner.get(node)

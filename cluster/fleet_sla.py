@@ -21,7 +21,12 @@ import nats.errors
 import pydantic
 
 from cluster.chunked import Ask, ChunkError, fetch_chunked
-from cluster.node_coverage import ShardHistory, fleet_coverage, intervals_across_shards
+from cluster.node_coverage import (
+    ShardHistory,
+    fleet_coverage,
+    intervals_across_shards,
+    shard_gaps,
+)
 from cluster.wire import encode, request_subject
 from fleet.model import SlaSummary
 from history.ledger import LedgerInputs, last_observation_ms
@@ -106,11 +111,16 @@ class FleetSla:
         self.ledgers: dict[int, ShardLedger] = {}
         self._fresh: set[int] = set()
         self._contracts: dict[str, SlaSection | None] = {}
+        self.count: int | None = None  # N of the shards' "K/N" (from their summaries)
+        self._answered: dict[int, int] = {}  # when each shard's ledger came, unix ms
 
-    def take(self, ledger: ShardLedger) -> None:
-        """A shard answered: its ledger replaces the one it sent before."""
+    def take(self, ledger: ShardLedger, at: float | None = None) -> None:
+        """A shard answered (at unix time ``at``): its ledger replaces the one it sent
+        before."""
         self.ledgers[ledger.shard] = ledger
         self._fresh.add(ledger.shard)
+        if at is not None:
+            self._answered[ledger.shard] = round(at * 1000)
 
     async def refresh(self, ask: Ask, shards: Iterable[int], now: float) -> SlaSummary | None:
         """Ask every shard for its ledger, then judge the fleet (off the event loop).
@@ -135,7 +145,7 @@ class FleetSla:
                 log.warning("shard %d answered with the ledger of shard %d", k, ledger.shard)
                 self.missed(k)
                 continue
-            self.take(ledger)
+            self.take(ledger, now)
         self.latest = await asyncio.to_thread(self.summary, now)
         return self.latest
 
@@ -164,7 +174,7 @@ class FleetSla:
         shards = [
             ShardHistory(
                 f"shard={k}",
-                [(s, e) for s, e in ledger.coverage],
+                self._coverage(k, ledger),
                 [_interval(row) for row in ledger.intervals],
             )
             for k, ledger in sorted(self.ledgers.items())
@@ -175,10 +185,23 @@ class FleetSla:
         )
         return LedgerInputs(
             coverage=coverage,
-            intervals=intervals_across_shards(shards),
+            intervals=intervals_across_shards(shards, self.count),
+            gaps=shard_gaps(shards, self.count),
             live=live,
             observed_until_ms=last_observation_ms(coverage),
         )
+
+    def _coverage(self, k: int, ledger: ShardLedger) -> list[tuple[int, int]]:
+        """The shard's coverage; a live shard that answered this round observed until it
+        answered (its books close spans only when they flush: without this, every live
+        shard but the latest to flush would look silent for its last few seconds)."""
+        spans = [(s, e) for s, e in ledger.coverage]
+        answered = self._answered.get(k)
+        if spans and ledger.live and k in self._fresh and answered is not None:
+            end = max(e for _, e in spans)
+            if answered > end:
+                spans.append((end, answered))
+        return spans
 
     def summary(self, now: float) -> SlaSummary | None:
         """The header's month to date, or None without a contract or a ledger."""

@@ -24,7 +24,13 @@ from pathlib import Path
 
 import polars as pl
 
-from cluster.node_coverage import ShardHistory, fleet_coverage, intervals_across_shards
+from cluster.node_coverage import (
+    ShardHistory,
+    fleet_coverage,
+    intervals_across_shards,
+    shard_gaps,
+)
+from history.gaps import GapBook
 from history.layout import (
     COVERAGE,
     NODE_STATES,
@@ -69,6 +75,16 @@ def build_union(shards: Sequence[Path], into: Path) -> None:
     histories = [_shard_history(shard) for shard in shards]
     _write_coverage(fleet_coverage(histories), into)
     _write_states(intervals_across_shards(histories), into)
+    _write_gaps(histories, into)
+
+
+def _write_gaps(histories: list[ShardHistory], into: Path) -> None:
+    """Each shard's silent stretches as monitor gaps beside the shards' own."""
+    book = GapBook("shards.parquet")
+    for gap in shard_gaps(histories):
+        book.add(gap.start_ms, gap.end_ms, gap.cause)
+    for relative, frame in book.take_dirty().items():
+        write_atomic(into / relative, frame)
 
 
 def _shard_history(shard: Path) -> ShardHistory:

@@ -6,7 +6,9 @@ recording; for the rest of the fleet's monitored time its minutes are ``unmonito
 (the monitor's fault: its shard was gone), never the provider's downtime and never
 anybody else's blindness. The node's recorded intervals are cut at those gaps, so a
 state seen before its shard died does not run on through time nobody watched (a
-shard that restarts resumes its open intervals across the gap).
+shard that restarts resumes its open intervals across the gap). The cause in both
+places, the node's ``unmonitored`` intervals and the fleet's monitor gaps, is
+"shard K/N silent".
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from history.gaps import MonitorGap
 from history.states import StateInterval
 from ledger.sla.math import Span, subtract
 
@@ -70,18 +73,52 @@ def _cut(interval: StateInterval, gaps: list[Span]) -> list[StateInterval]:
     ]
 
 
-def intervals_across_shards(shards: Sequence[ShardHistory]) -> list[StateInterval]:
-    """Every shard's intervals cut at their node's gaps, plus those gaps as ``unmonitored``.
+def shard_number(name: str) -> int | None:
+    """K of a ``shard=K`` name, None for any other name."""
+    head, _, number = name.partition("=")
+    return int(number) if head == "shard" and number.isdigit() else None
+
+
+def shard_count(shards: Sequence[ShardHistory]) -> int:
+    """How many shards the fleet has, as far as their names tell (the highest K)."""
+    return max([len(shards), *(shard_number(s.name) or 0 for s in shards)])
+
+
+def silent_cause(name: str, count: int) -> str:
+    """The cause of a shard's stretch without records: "shard K/N silent"."""
+    k = shard_number(name)
+    return f"shard {k}/{count} silent" if k is not None else f"{name} silent"
+
+
+def intervals_across_shards(
+    shards: Sequence[ShardHistory], count: int | None = None
+) -> list[StateInterval]:
+    """Every shard's intervals cut at their node's gaps, plus those gaps as ``unmonitored``
+    with their cause ("shard K/N silent"; ``count``: N, by default the highest K).
 
     Where no shard was ever missing, the intervals come back as they were recorded, so
     shards that all recorded the same time give exactly one collector's ledger.
     """
+    n = shard_count(shards) if count is None else count
     gaps = node_gaps(shards)
     out: list[StateInterval] = []
     for shard in shards:
         for interval in shard.intervals:
             out.extend(_cut(interval, gaps[interval.node][0]))
     for node, (spans, names) in sorted(gaps.items()):
-        reason = f"{', '.join(names)} not recording"
+        reason = ", ".join(silent_cause(name, n) for name in names)
         out.extend(StateInterval(node, "unmonitored", s, e, (reason,)) for s, e in spans)
     return sorted(out, key=lambda i: (i.start_ms, i.node))
+
+
+def shard_gaps(shards: Sequence[ShardHistory], count: int | None = None) -> list[MonitorGap]:
+    """The monitor's gaps a silent shard leaves inside the fleet's monitored time: each
+    stretch another shard recorded and this one did not, caused "shard K/N silent"."""
+    n = shard_count(shards) if count is None else count
+    fleet = fleet_coverage(shards)
+    out = [
+        MonitorGap(s, e, silent_cause(shard.name, n))
+        for shard in shards
+        for s, e in subtract(fleet, merge_spans(shard.coverage))
+    ]
+    return sorted(out, key=lambda g: (g.start_ms, g.end_ms, g.cause))

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import zipfile
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cluster.history import history_root
-from cluster.node_coverage import ShardHistory, intervals_across_shards, node_gaps
+from cluster.node_coverage import ShardHistory, intervals_across_shards, node_gaps, shard_gaps
 from cluster.shards import ShardSpec
 from gpufleet.cli import main
 from gpufleet.config import parse_config
 from gpufleet.shard import shard_data_dir
+from history.gaps import MonitorGap, load_gaps
 from history.states import StateInterval
 from ledger.sla.report import build_report, to_json
 from testkit.synthetic_history import node_name
@@ -61,6 +63,9 @@ def test_a_stopped_shard_leaves_only_its_own_nodes_unmonitored(
         if restarted:  # the same directory again: the recorder resumes its intervals
             record(shard_dir, ticks[RESTARTED_AT:], spec)
     one, three = claim(tmp_path / "one"), claim(tmp_path / "three")
+    with history_root(tmp_path / "three") as root:
+        causes = {g.cause for g in load_gaps(root, date(2026, 10, 1), date(2026, 10, 31))}
+    assert causes == {f"shard {DEAD.index}/3 silent"}
 
     names = {node_name(n) for n in range(NODES)}
     dead = {n for n in names if DEAD.owns(n)}
@@ -107,7 +112,20 @@ def test_an_open_interval_is_cut_where_its_shard_stopped_and_resumes_after() -> 
         ("n2", "unmonitored", 30, 60),
         ("n2", "broken", 60, None),
     ]
-    assert got[2].reasons == ("shard=2 not recording",)
+    assert got[2].reasons == ("shard 2/2 silent",)
+    assert intervals_across_shards([a, b], count=3)[2].reasons == ("shard 2/3 silent",)
+
+
+def test_a_silent_shard_is_a_monitor_gap_with_its_cause_inside_the_fleets_time() -> None:
+    a = ShardHistory("shard=1", [(0, 100)])
+    b = ShardHistory("shard=2", [(0, 30), (60, 90)])
+    c = ShardHistory("shard=3", [(10, 120)])
+    assert shard_gaps([a, b, c]) == [
+        MonitorGap(0, 10, "shard 3/3 silent"),
+        MonitorGap(30, 60, "shard 2/3 silent"),
+        MonitorGap(90, 120, "shard 2/3 silent"),
+        MonitorGap(100, 120, "shard 1/3 silent"),
+    ]
 
 
 def test_a_node_that_moved_shards_is_covered_by_either() -> None:
