@@ -100,6 +100,7 @@ def node_json(node: NodeSnapshot) -> dict[str, Any]:
         "status": node.status,
         "status_reason": node.status_reason,
         "state": node.state,
+        "broken": node.broken,
         "broken_reasons": list(node.broken_reasons),
         "state_since": node.state_since,
         "last_seen": node.last_seen,
