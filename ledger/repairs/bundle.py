@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.settings.contract_section import ContractSection
+from history.reader import HistoryReader
 from ledger.repairs.ledger import compute
 from ledger.repairs.model import RepairRecord
 from ledger.repairs.render import record_json
@@ -36,9 +37,10 @@ def bundle_repairs(
     end: datetime,
     contract: ContractSection | None,
     outages: Sequence[tuple[str, int, int]],
+    reader: HistoryReader | None = None,
 ) -> list[dict[str, Any] | None]:
     """For each outage ``(node, start_ms, end_ms)``, its repair record as JSON (or None)."""
-    records = compute(data_dir, start, end, contract).records
+    records = compute(data_dir, start, end, contract, reader).records
     out: list[dict[str, Any] | None] = []
     for node, start_ms, end_ms in outages:
         record = repair_for(records, node, start_ms, end_ms)
@@ -51,14 +53,18 @@ def _iso_ms(text: str) -> int:
 
 
 def repairs_evidence(
-    data_dir: Path, start_ms: int, end_ms: int, outages: Sequence[dict[str, Any]]
+    data_dir: Path,
+    start_ms: int,
+    end_ms: int,
+    outages: Sequence[dict[str, Any]],
+    reader: HistoryReader | None = None,
 ) -> bytes:
     """``evidence/repairs.json`` of the SLA bundle: each listed outage (``node``,
     ``start``, ``end`` as the claim's JSON writes them) with its repair record or null."""
     start = datetime.fromtimestamp(start_ms / 1000, UTC)
     end = datetime.fromtimestamp(end_ms / 1000, UTC)
     spans = [(str(o["node"]), _iso_ms(str(o["start"])), _iso_ms(str(o["end"]))) for o in outages]
-    repairs = bundle_repairs(data_dir, start, end, None, spans)
+    repairs = bundle_repairs(data_dir, start, end, None, spans, reader)
     rows = [
         {"node": o["node"], "start": o["start"], "end": o["end"], "repair": repair}
         for o, repair in zip(outages, repairs, strict=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -51,10 +51,16 @@ class Evidence:
     end_ms: int  # where observation of the period ends: nothing is extended past it
 
 
-def read_evidence(data_dir: Path, first: date, last: date, end_ms: int) -> Evidence:
-    """The outages, events and acknowledgements recorded up to ``last`` (and ``end_ms``)."""
-    reader = HistoryReader(data_dir)
-    intervals = tuple(i for i in reader.intervals(last) if i.start_ms < end_ms)
+def read_evidence(
+    data_dir: Path, first: date, last: date, end_ms: int, reader: HistoryReader | None = None
+) -> Evidence:
+    """The outages, events and acknowledgements recorded up to ``last`` (and ``end_ms``),
+    through ``reader`` when a report already holds one (its tables are read once)."""
+    reader = reader or HistoryReader(data_dir)
+    # Through the day after ``last``, as the SLA ledger asks for them (the reader then
+    # reads the table once for both): those starting at or after end_ms are left out.
+    later = last + timedelta(days=1)
+    intervals = tuple(i for i in reader.intervals(later) if i.start_ms < end_ms)
     events = tuple(_events(reader.events(first, last), end_ms))
     return Evidence(intervals, events, tuple(read_acks(data_dir)), end_ms)
 

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from fleet.settings.contract_section import ContractSection
+from history.reader import HistoryReader
 from ledger.repairs.evidence import Evidence, read_evidence
 from ledger.repairs.forecast import JobForecast, forecast
 from ledger.repairs.lemons import lemons
@@ -44,12 +45,22 @@ def _ms(t: datetime) -> int:
 
 
 def compute(
-    data_dir: Path, start: datetime, end: datetime, contract: ContractSection | None
+    data_dir: Path,
+    start: datetime,
+    end: datetime,
+    contract: ContractSection | None,
+    reader: HistoryReader | None = None,
 ) -> RepairsLedger:
-    """The ledger of outages detected in ``[start, end)``."""
+    """The ledger of outages detected in ``[start, end)``.
+
+    With a report's ``reader``, events are read for the report's own days, so the
+    ledger reads nothing the report did not; alone, from a day before the period, so an
+    outage detected at its start still has its cause.
+    """
     start_ms, end_ms = _ms(start), _ms(end)
-    # Events from a day before the period: an outage detected at the start has its cause.
-    evidence = read_evidence(data_dir, (start - timedelta(days=1)).date(), end.date(), end_ms)
+    first = start.date() if reader is not None else (start - timedelta(days=1)).date()
+    last = (end - timedelta(milliseconds=1)).date()  # the period's last day: end is exclusive
+    evidence = read_evidence(data_dir, first, last, end_ms, reader)
     return from_evidence(evidence, start_ms, contract)
 
 

@@ -181,7 +181,7 @@ def bundle_files(report: SlaReport, data_dir: Path) -> dict[str, bytes]:
             report, data, history.rollups(report.result.period.days())
         ),
         "evidence/repairs.json": repairs_evidence(
-            data_dir, report.result.period.start_ms, report.result.period.end_ms, listed
+            data_dir, report.result.period.start_ms, report.result.period.end_ms, listed, history
         ),
         "evidence/jobs_hit.json": jobs_hit_file(data["outages"], data_dir),
         "coverage_log.csv": _coverage_csv(data),
