@@ -70,6 +70,8 @@ def gpu_minutes(rows: pl.DataFrame) -> pl.DataFrame:
     )  # fmt: skip
     return rows.with_columns(
         uuid=pl.lit("GPU-") + key,
+        serial=pl.lit(None, pl.String),  # not recorded by this month's history
+        pci_bus_id=pl.lit(None, pl.String),
         util_mean=sm,
         util_max=sm.cast(pl.UInt8),
         sm_active_mean=sm,
