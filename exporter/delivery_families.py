@@ -12,30 +12,31 @@ from collections import Counter
 
 from exporter.families import Family, format_value, gauge, label_pairs
 from ledger.delivery.classes import CLASSES
-from ledger.delivery.energy import kwh
 from ledger.delivery.ledger import DeliveryLedger
 
-HOUR_MS = 3_600_000
+# Prometheus' base units (promtool's lint): GPU-seconds, joules and grams; the report
+# speaks GPU-hours and kWh.
+SECOND_MS = 1_000
 GPU_HOURS = gauge(
-    "gpufleet_delivery_gpu_hours",
-    "Paid GPU-hours of the period (month to date) by class",
+    "gpufleet_delivery_gpu_seconds",
+    "Paid GPU-seconds of the period (month to date) by class",
     ("class",),
 )
 NODE_IDLE = gauge(
-    "gpufleet_delivery_idle_gpu_hours", "Idle GPU-hours of the period, per node", ("node",)
+    "gpufleet_delivery_idle_gpu_seconds", "Idle GPU-seconds of the period, per node", ("node",)
 )
 DEVIATION_HOURS = gauge(
-    "gpufleet_delivery_deviation_gpu_hours",
-    "GPU-hours the delivered hardware deviated from the contract, by kind",
+    "gpufleet_delivery_deviation_gpu_seconds",
+    "GPU-seconds the delivered hardware deviated from the contract, by kind",
     ("kind",),
 )
-ENERGY = gauge("gpufleet_delivery_gpu_energy_kwh", "GPU energy of the period (kWh)", ())
+ENERGY = gauge("gpufleet_delivery_gpu_energy_joules", "GPU energy of the period (J)", ())
 FACILITY = gauge(
-    "gpufleet_delivery_facility_energy_kwh",
-    "Facility energy of the period: GPU energy x PUE (kWh)",
+    "gpufleet_delivery_facility_energy_joules",
+    "Facility energy of the period: GPU energy x PUE (J)",
     (),
 )
-CO2 = gauge("gpufleet_delivery_co2_kg", "CO2 of the facility energy of the period (kg)", ())
+CO2 = gauge("gpufleet_delivery_co2_grams", "CO2 of the facility energy of the period (g)", ())
 
 
 def _lines(family: Family, rows: list[tuple[tuple[str, ...], float]]) -> str:
@@ -55,14 +56,14 @@ def render_delivery(led: DeliveryLedger) -> str:
     deviations: Counter[str] = Counter()
     for d in led.deviations:
         deviations[d.kind] += d.gpu_ms
-    gpu_kwh = kwh(led.energy.fleet_mj)
+    gpu_joules = led.energy.fleet_mj / 1000
     parts = [
-        _lines(GPU_HOURS, [((c,), fleet[c] / HOUR_MS) for c in CLASSES]),
-        _lines(NODE_IDLE, [((n.node,), n.by_class()["idle"] / HOUR_MS) for n in led.nodes]),
-        _lines(DEVIATION_HOURS, [((k,), ms / HOUR_MS) for k, ms in deviations.items()]),
-        _lines(ENERGY, [((), float(gpu_kwh))]),
-        _lines(FACILITY, [((), float(gpu_kwh * led.pue))]),
+        _lines(GPU_HOURS, [((c,), fleet[c] / SECOND_MS) for c in CLASSES]),
+        _lines(NODE_IDLE, [((n.node,), n.by_class()["idle"] / SECOND_MS) for n in led.nodes]),
+        _lines(DEVIATION_HOURS, [((k,), ms / SECOND_MS) for k, ms in deviations.items()]),
+        _lines(ENERGY, [((), float(gpu_joules))]),
+        _lines(FACILITY, [((), float(gpu_joules) * float(led.pue))]),
     ]
     if led.carbon is not None:
-        parts.append(_lines(CO2, [((), float(led.carbon.grams / 1000))]))
+        parts.append(_lines(CO2, [((), float(led.carbon.grams))]))
     return "".join(parts)

@@ -19,20 +19,20 @@ FAILURES = gauge(
     ("class",),
 )
 REPAIR_SECONDS_SUM = gauge(
-    "gpufleet_repair_seconds_sum",
+    "gpufleet_repair_time_seconds",
     "Sum of detection-to-healthy times of the period's completed repairs, by kind",
     ("kind",),
 )
 REPAIR_SECONDS_COUNT = gauge(
-    "gpufleet_repair_seconds_count",
-    "Completed repairs in the period, by kind (mean time to repair = sum / count)",
+    "gpufleet_repairs_completed",
+    "Completed repairs in the period, by kind (mean time to repair = gpufleet_repair_time_seconds / this)",
     ("kind",),
 )
 OPEN = gauge("gpufleet_repair_open", "Outages not yet repaired, per node", ("node",))
 BREACHES = gauge("gpufleet_repair_breaches", "Repairs that missed the contract's repair term", ())
 MTBF = gauge(
-    "gpufleet_node_mtbf_hours",
-    "Observed hours per failure of the node in the period (absent: no failure)",
+    "gpufleet_node_mtbf_seconds",
+    "Observed seconds per failure of the node in the period (absent: no failure)",
     ("node",),
 )
 
@@ -67,6 +67,6 @@ def render_repairs(led: RepairsLedger) -> str:
             _lines(REPAIR_SECONDS_COUNT, [((k,), float(v)) for k, v in done.items()]),
             _lines(OPEN, [((n,), float(v)) for n, v in open_by_node.items()]),
             _lines(BREACHES, [((), float(len(led.breaches)))]),
-            _lines(MTBF, [((n,), h) for n, h in led.mtbf_hours.items() if h is not None]),
+            _lines(MTBF, [((n,), h * 3600) for n, h in led.mtbf_hours.items() if h is not None]),
         )
     )

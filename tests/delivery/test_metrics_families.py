@@ -24,10 +24,12 @@ def test_families_carry_the_hand_worked_month(tmp_path: Path) -> None:
         for family in text_string_to_metric_families(render_delivery(led))
         for s in family.samples
     }
-    hours = "gpufleet_delivery_gpu_hours"
-    assert samples[(hours, (("class", "idle"),))] == 1072.0
-    assert samples[(hours, (("class", "unmonitored"),))] == 96.0
-    assert samples[("gpufleet_delivery_idle_gpu_hours", (("node", "n1"),))] == 648.0
-    assert samples[("gpufleet_delivery_deviation_gpu_hours", (("kind", "power_limit"),))] == 3.0
-    assert Decimal(str(samples[("gpufleet_delivery_gpu_energy_kwh", ())])) == Decimal("777.6")
-    assert round(samples[("gpufleet_delivery_co2_kg", ())], 3) == 373.248
+    seconds = "gpufleet_delivery_gpu_seconds"  # base units: the hand-worked hours x 3,600
+    assert samples[(seconds, (("class", "idle"),))] == 1072.0 * 3600
+    assert samples[(seconds, (("class", "unmonitored"),))] == 96.0 * 3600
+    assert samples[("gpufleet_delivery_idle_gpu_seconds", (("node", "n1"),))] == 648.0 * 3600
+    deviation = ("gpufleet_delivery_deviation_gpu_seconds", (("kind", "power_limit"),))
+    assert samples[deviation] == 3.0 * 3600
+    joules = Decimal(str(samples[("gpufleet_delivery_gpu_energy_joules", ())]))
+    assert joules == Decimal("777.6") * 3_600_000  # kWh x 3.6 MJ
+    assert round(samples[("gpufleet_delivery_co2_grams", ())], 3) == 373_248.0

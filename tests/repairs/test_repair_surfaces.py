@@ -37,9 +37,9 @@ def test_metrics_parse_and_hold_the_hand_counted_figures(led: RepairsLedger) -> 
     assert samples[("gpufleet_repair_failures", (("class", "gpu_xid"),))] == 2
     assert samples[("gpufleet_repair_failures", (("class", "nvlink"),))] == 0
     # gpu_swap repairs: gpu-d 1 h and gpu-a 4 h.
-    assert samples[("gpufleet_repair_seconds_sum", (("kind", "gpu_swap"),))] == 5 * 3600
-    assert samples[("gpufleet_repair_seconds_count", (("kind", "gpu_swap"),))] == 2
-    assert samples[("gpufleet_node_mtbf_hours", (("node", "gpu-b"),))] == 24
+    assert samples[("gpufleet_repair_time_seconds", (("kind", "gpu_swap"),))] == 5 * 3600
+    assert samples[("gpufleet_repairs_completed", (("kind", "gpu_swap"),))] == 2
+    assert samples[("gpufleet_node_mtbf_seconds", (("node", "gpu-b"),))] == 24 * 3600
     assert samples[("gpufleet_repair_breaches", ())] == 0
 
 

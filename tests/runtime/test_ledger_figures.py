@@ -82,8 +82,8 @@ async def test_the_runtime_serves_the_ledger_families_and_the_node_repair_histor
             await server.stop()
         samples = _samples(body.decode())
         assert samples[("gpufleet_repair_failures", (("class", "gpu_xid"),))] == 2
-        assert samples[("gpufleet_node_mtbf_hours", (("node", "gpu-b"),))] == 24
-        assert ("gpufleet_delivery_gpu_energy_kwh", ()) in samples
+        assert samples[("gpufleet_node_mtbf_seconds", (("node", "gpu-b"),))] == 24 * 3600
+        assert ("gpufleet_delivery_gpu_energy_joules", ()) in samples
     finally:
         runtime.history.close()
         runtime.desk.close()
