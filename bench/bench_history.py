@@ -127,7 +127,11 @@ def month_of_rollups(data_dir: Path, gpus: int, days: int) -> int:
                 "util_samples": np.full(n, 60),
             }
         ).with_columns(pl.col("ts").cast(pl.Datetime("ms", "UTC")))
-        frame = frame.cast(SCHEMAS[GPU_MINUTES])  # type: ignore[arg-type]
+        # The board's serial and bus id: columns of gpu_minutes the bench's GPUs do not have.
+        frame = frame.with_columns(
+            serial=pl.lit(None, pl.String), pci_bus_id=pl.lit(None, pl.String)
+        )
+        frame = frame.select(list(SCHEMAS[GPU_MINUTES])).cast(SCHEMAS[GPU_MINUTES])  # type: ignore[arg-type]
         folder = partition_dir(data_dir, GPU_MINUTES, start.date())
         write_atomic(folder / f"{start.hour:02d}-bench.parquet", frame)
         rows += n

@@ -64,7 +64,9 @@ def minute_frame(gpus: int, minute: int, rng: np.random.Generator) -> pl.DataFra
             "util_samples": np.full(gpus, 60),
         }
     ).with_columns(pl.col("ts").cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"))
-    return frame.cast(SCHEMAS[GPU_MINUTES])  # type: ignore[arg-type]
+    # The board's serial and bus id: columns of gpu_minutes the bench's GPUs do not have.
+    frame = frame.with_columns(serial=pl.lit(None, pl.String), pci_bus_id=pl.lit(None, pl.String))
+    return frame.select(list(SCHEMAS[GPU_MINUTES])).cast(SCHEMAS[GPU_MINUTES])  # type: ignore[arg-type]
 
 
 def held_mib(store: HistoryStore) -> float:

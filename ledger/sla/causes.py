@@ -48,8 +48,8 @@ def pick_cause(outage: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
 def gpu_identities(rollups: pl.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
     """(node, GPU index) -> the board's identity, as the history recorded it last.
 
-    The serial and PCI bus id are read when the history has those columns; otherwise
-    they are None and ``missing`` says so, rather than looking like an empty value.
+    The serial and PCI bus id are read where the history recorded them; otherwise they
+    are None and ``missing`` says so, rather than looking like an empty value.
     """
     columns = [c for c in ("serial", "pci_bus_id") if c in rollups.columns]
     rows = rollups.sort("ts").group_by("node", "gpu", maintain_order=True).last()
@@ -58,7 +58,8 @@ def gpu_identities(rollups: pl.DataFrame) -> dict[tuple[str, int], dict[str, Any
         identity: dict[str, Any] = {"index": row["gpu"], "uuid": row["uuid"]}
         for name in ("serial", "pci_bus_id"):
             identity[name] = row[name] if name in columns else None
-        missing = [n for n in ("serial", "pci_bus_id") if n not in columns]
+        # A column an older history lacks reads as null: not recorded either way.
+        missing = [n for n in ("serial", "pci_bus_id") if identity[n] is None]
         if missing:
             identity["missing"] = f"{', '.join(missing)}: {NOT_RECORDED}"
         out[(row["node"], int(row["gpu"]))] = identity
