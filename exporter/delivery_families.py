@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from exporter.families import Family, format_value, gauge, label_pairs
+from exporter.families import family_text, gauge
 from ledger.delivery.classes import CLASSES
 from ledger.delivery.ledger import DeliveryLedger
 
@@ -39,17 +39,6 @@ FACILITY = gauge(
 CO2 = gauge("gpufleet_delivery_co2_grams", "CO2 of the facility energy of the period (g)", ())
 
 
-def _lines(family: Family, rows: list[tuple[tuple[str, ...], float]]) -> str:
-    out = [family.header()]
-    for labels, value in sorted(rows):
-        text = format_value(value)
-        if text is None:
-            continue
-        pairs = label_pairs(family.labels, labels)
-        out.append(f"{family.name}{{{pairs}}} {text}\n" if pairs else f"{family.name} {text}\n")
-    return "".join(out)
-
-
 def render_delivery(led: DeliveryLedger) -> str:
     """The families' exposition text for ``led``."""
     fleet = {c: sum(n.by_class()[c] for n in led.nodes) for c in CLASSES}
@@ -58,12 +47,12 @@ def render_delivery(led: DeliveryLedger) -> str:
         deviations[d.kind] += d.gpu_ms
     gpu_joules = led.energy.fleet_mj / 1000
     parts = [
-        _lines(GPU_HOURS, [((c,), fleet[c] / SECOND_MS) for c in CLASSES]),
-        _lines(NODE_IDLE, [((n.node,), n.by_class()["idle"] / SECOND_MS) for n in led.nodes]),
-        _lines(DEVIATION_HOURS, [((k,), ms / SECOND_MS) for k, ms in deviations.items()]),
-        _lines(ENERGY, [((), float(gpu_joules))]),
-        _lines(FACILITY, [((), float(gpu_joules) * float(led.pue))]),
+        family_text(GPU_HOURS, [((c,), fleet[c] / SECOND_MS) for c in CLASSES]),
+        family_text(NODE_IDLE, [((n.node,), n.by_class()["idle"] / SECOND_MS) for n in led.nodes]),
+        family_text(DEVIATION_HOURS, [((k,), ms / SECOND_MS) for k, ms in deviations.items()]),
+        family_text(ENERGY, [((), float(gpu_joules))]),
+        family_text(FACILITY, [((), float(gpu_joules) * float(led.pue))]),
     ]
     if led.carbon is not None:
-        parts.append(_lines(CO2, [((), float(led.carbon.grams))]))
+        parts.append(family_text(CO2, [((), float(led.carbon.grams))]))
     return "".join(parts)

@@ -415,3 +415,17 @@ def column_reader(columns: tuple[Column, ...]) -> Callable[[Any], tuple[Any, ...
         one = attrgetter(attrs[0])
         return lambda entity: (one(entity),)
     return attrgetter(*attrs)
+
+
+def family_text(family: Family, rows: Sequence[tuple[tuple[str, ...], float]]) -> str:
+    """``family``'s header and one line per (label values, value), sorted; values that
+    have no exposition form (NaN, infinite) are left out. For the small families the
+    ledgers add after the tick's (docs/metrics.md), not the per-GPU hot path."""
+    out = [family.header()]
+    for labels, value in sorted(rows):
+        text = format_value(value)
+        if text is None:
+            continue
+        pairs = label_pairs(family.labels, labels)
+        out.append(f"{family.name}{{{pairs}}} {text}\n" if pairs else f"{family.name} {text}\n")
+    return "".join(out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from exporter.families import Family, format_value, gauge, label_pairs
+from exporter.families import family_text, gauge
 from ledger.repairs.ledger import RepairsLedger
 from ledger.repairs.model import FAILURE_CLASSES
 
@@ -25,7 +25,7 @@ REPAIR_SECONDS_SUM = gauge(
 )
 REPAIR_SECONDS_COUNT = gauge(
     "gpufleet_repairs_completed",
-    "Completed repairs in the period, by kind (mean time to repair = gpufleet_repair_time_seconds / this)",
+    "Completed repairs in the period, by kind (mean time to repair: repair time / this)",
     ("kind",),
 )
 OPEN = gauge("gpufleet_repair_open", "Outages not yet repaired, per node", ("node",))
@@ -35,17 +35,6 @@ MTBF = gauge(
     "Observed seconds per failure of the node in the period (absent: no failure)",
     ("node",),
 )
-
-
-def _lines(family: Family, rows: list[tuple[tuple[str, ...], float]]) -> str:
-    out = [family.header()]
-    for labels, value in sorted(rows):
-        text = format_value(value)
-        if text is None:
-            continue
-        pairs = label_pairs(family.labels, labels)
-        out.append(f"{family.name}{{{pairs}}} {text}\n" if pairs else f"{family.name} {text}\n")
-    return "".join(out)
 
 
 def render_repairs(led: RepairsLedger) -> str:
@@ -62,11 +51,13 @@ def render_repairs(led: RepairsLedger) -> str:
             done[r.kind] += 1
     return "".join(
         (
-            _lines(FAILURES, [((c,), float(classes[c])) for c in FAILURE_CLASSES]),
-            _lines(REPAIR_SECONDS_SUM, [((k,), v) for k, v in seconds.items()]),
-            _lines(REPAIR_SECONDS_COUNT, [((k,), float(v)) for k, v in done.items()]),
-            _lines(OPEN, [((n,), float(v)) for n, v in open_by_node.items()]),
-            _lines(BREACHES, [((), float(len(led.breaches)))]),
-            _lines(MTBF, [((n,), h * 3600) for n, h in led.mtbf_hours.items() if h is not None]),
+            family_text(FAILURES, [((c,), float(classes[c])) for c in FAILURE_CLASSES]),
+            family_text(REPAIR_SECONDS_SUM, [((k,), v) for k, v in seconds.items()]),
+            family_text(REPAIR_SECONDS_COUNT, [((k,), float(v)) for k, v in done.items()]),
+            family_text(OPEN, [((n,), float(v)) for n, v in open_by_node.items()]),
+            family_text(BREACHES, [((), float(len(led.breaches)))]),
+            family_text(
+                MTBF, [((n,), h * 3600) for n, h in led.mtbf_hours.items() if h is not None]
+            ),
         )
     )
