@@ -157,7 +157,11 @@ def test_a_delivery_that_keeps_failing_stops_at_the_bound_and_is_logged(receiver
 def fifo_lines(path: Path, count: int) -> list[bytes]:
     """The first ``count`` lines written to the FIFO ``path`` by successive writers, read
     through one open end so none is lost between them (a hang is bounded by WAIT_S)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    # Opened for writing too (Linux allows it on a FIFO): with a writer always there, a
+    # hook closing its end is no end of file and select wakes only for data. Read only,
+    # select woke on the hang-up between two writers, and the read then found the next
+    # writer's end open and empty (EAGAIN).
+    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
     try:
         data = b""
         while data.count(b"\n") < count:
