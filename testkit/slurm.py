@@ -25,7 +25,7 @@ import socket
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,16 +146,32 @@ def _start_munge(root: Path) -> subprocess.Popen[bytes]:
     )
 
 
+def poll_until(condition: Callable[[], bool], timeout: float, every: float = 0.2) -> bool:
+    """Whether ``condition()`` became true within ``timeout`` s, asked every ``every`` s.
+
+    Slurm's daemons, scheduler and jobs offer nothing to wait on but their files and
+    their answers, so each wait of this kit asks again until its deadline.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(every)
+    return condition()
+
+
 def _wait_for(what: str, ready: object, procs: list[subprocess.Popen[bytes]], log: Path) -> None:
     """Poll ``ready()`` until true; a daemon that exits first fails with its log's tail."""
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    def up() -> bool:
         if ready():  # type: ignore[operator]
-            return
-        for proc in procs:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{what}: a daemon exited: {_tail(log)}")
-        time.sleep(0.2)  # polling a daemon's readiness, not synchronising a test
+            return True
+        if any(proc.poll() is not None for proc in procs):
+            raise RuntimeError(f"{what}: a daemon exited: {_tail(log)}")
+        return False
+
+    if poll_until(up, READY_TIMEOUT_S):
+        return
     raise RuntimeError(f"{what} not ready in {READY_TIMEOUT_S:.0f} s: {_tail(log)}")
 
 
@@ -217,23 +233,24 @@ def _cancel_all(cluster: SlurmCluster) -> None:
     """
     with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
         cluster.run("scancel", "--user", str(os.getuid()), timeout=10)
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    def drained() -> bool:
         try:
-            if not cluster.run("squeue", "-h", "-o", "%i", timeout=5).strip():
-                return
+            return not cluster.run("squeue", "-h", "-o", "%i", timeout=5).strip()
         except (RuntimeError, subprocess.TimeoutExpired):
-            return
-        time.sleep(0.2)  # polling the scheduler, not synchronising a test
+            return True  # no scheduler to ask: nothing left to wait for
+
+    poll_until(drained, READY_TIMEOUT_S)
 
 
 def wait_for_file(path: Path, timeout: float = READY_TIMEOUT_S) -> str:
     """The text of ``path`` once a job has written a full line to it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def written() -> bool:
         with contextlib.suppress(OSError):
-            text = path.read_text()
-            if text.endswith("\n"):
-                return text
-        time.sleep(0.1)  # polling a job's output, not synchronising a test
+            return path.read_text().endswith("\n")
+        return False
+
+    if poll_until(written, timeout, every=0.1):
+        return path.read_text()
     raise TimeoutError(f"{path} not written in {timeout:.0f} s")
