@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import platformdirs
 
 from gpufleet.invocation import command_line
+from gpufleet.output import emit, fail
 
 
 def register(sub: Any) -> None:
@@ -60,12 +60,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = read_config(config_path, given=args.config is not None)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return fail("report", str(exc))
     now_ms = round(time.time() * 1000)
     try:
         start_ms, end_ms = report_bounds(now_ms, args.month, args.week, args.since, args.until)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail("report", str(exc))
     if config.contract is None:
         print(
             f"gpufleet report: no [contract] table: nothing is judged against a contract and "
@@ -75,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
     with history_root(data_dir) as root:  # shards' DATA/shard=K read as one fleet
         if not (root / "coverage").is_dir():
-            return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
+            return fail(
+                "report", f"no recorded history in {data_dir} (record with watch or serve first)"
+            )
         try:
             if args.jobs:
                 report = build_jobs_report(root, start_ms, end_ms, config.contract, config.jobs)
@@ -84,22 +86,7 @@ def run(args: argparse.Namespace) -> int:
                     root, start_ms, end_ms, config.contract, config.energy, now_ms, config.jobs
                 )
         except (ValueError, GridIntensityError) as exc:
-            return _fail(str(exc))
+            return fail("report", str(exc))
     render = {"json": render_json, "html": render_html, "md": render_markdown}[args.format]
-    _emit(render(report), args.output)
+    emit("report", render(report), args.output)
     return 0
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    tmp = output.with_name(f".tmp-{output.name}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, output)  # a reader never sees half a report
-    print(f"gpufleet report: wrote {output}", file=sys.stderr)
-
-
-def _fail(message: str) -> int:
-    print(f"gpufleet report: {message}", file=sys.stderr)
-    return 2

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from typing import Any
 import platformdirs
 
 from gpufleet.invocation import command_line
+from gpufleet.output import emit, fail
 
 
 def register(sub: Any) -> None:
@@ -77,27 +77,30 @@ def run(args: argparse.Namespace) -> int:
     if args.verify is not None:
         return _verify(args.verify, args.signer)
     if args.sign is not None and args.bundle is None:
-        return _fail("--sign signs the evidence bundle: give --bundle FILE.zip too")
+        return fail("sla", "--sign signs the evidence bundle: give --bundle FILE.zip too")
     config_path = args.config or default_config_path()
     try:
         config = read_config(config_path, given=args.config is not None)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return fail("sla", str(exc))
     if config.sla is None:
-        return _fail(
+        return fail(
+            "sla",
             f"{config_path}: no [sla] table: the contract is not configured"
-            f" (its keys: `{command_line('help', 'config')}`)"
+            f" (its keys: `{command_line('help', 'config')}`)",
         )
     now = time.time()
     month = args.month or datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
     with history_root(data_dir) as root:  # shards' DATA/shard=K read as one fleet
         if not (root / "coverage").is_dir():
-            return _fail(f"no recorded history in {data_dir} (record with watch or serve first)")
+            return fail(
+                "sla", f"no recorded history in {data_dir} (record with watch or serve first)"
+            )
         try:
             report = build_report(root, config.sla, month, now)
         except ValueError as exc:
-            return _fail(str(exc))
+            return fail("sla", str(exc))
         names = None
         if args.bundle is not None:  # evidence from every shard's folder too
             from gpufleet import __version__
@@ -110,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                     generated_ms=round(now * 1000), key=args.sign,
                 )  # fmt: skip
             except SigningError as exc:
-                return _fail(f"bundle not written: {exc}")
+                return fail("sla", f"bundle not written: {exc}")
     if args.format == "json":
         text = json.dumps(to_json(report), indent=2) + "\n"
     elif args.format == "html":
@@ -121,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpufleet sla: wrote {args.bundle} ({len(names)} files)", file=sys.stderr)
         if args.output is None and args.format == "md":
             return 0  # the bundle was asked for; the terminal does not need the claim too
-    _emit(text, args.output)
+    emit("sla", text, args.output)
     return 0
 
 
@@ -132,7 +135,7 @@ def _verify(bundle: Path, signer: list[str] | None) -> int:
     try:
         verdict = verify_bundle(bundle, signers)
     except SigningError as exc:
-        return _fail(str(exc))
+        return fail("sla", str(exc))
     for problem in verdict.problems:
         print(f"gpufleet sla: {problem}", file=sys.stderr)
     if not verdict.ok:
@@ -141,18 +144,3 @@ def _verify(bundle: Path, signer: list[str] | None) -> int:
     signed = f"signed by {verdict.signer}" if verdict.signer else "not signed"
     print(f"{bundle}: every file matches MANIFEST.json; {signed}")
     return 0
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    tmp = output.with_name(f".tmp-{output.name}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, output)  # a reader never sees half a report
-    print(f"gpufleet sla: wrote {output}", file=sys.stderr)
-
-
-def _fail(message: str) -> int:
-    print(f"gpufleet sla: {message}", file=sys.stderr)
-    return 2
