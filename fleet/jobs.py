@@ -69,6 +69,9 @@ class LiveJobs:
         self._open: dict[str, dict[_Key, JobInterval]] = {}
         self._describe = describe
         self._changed: set[str] = set()
+        # What each node's snapshot was last given (node_jobs): a new answer from the
+        # scheduler changes a node only where its described jobs read differently.
+        self._shown: dict[str, tuple[JobInterval, ...]] = {}
 
     def ingest(self, node: str, message: Jobs, received: float) -> list[JobInterval]:
         """Take a node's ``jobs`` message; the intervals it ended (ended at ``received``)."""
@@ -83,14 +86,31 @@ class LiveJobs:
         self._open[node] = after
         if after.keys() != before.keys():
             self._changed.add(node)
-        return [replace(old, end=received) for key, old in before.items() if key not in after]
+        return [self._ended(old, received) for key, old in before.items() if key not in after]
 
     def node_gone(self, node: str, at: float) -> list[JobInterval]:
         """Close every interval of a node that was removed from the fleet."""
         closed = self._open.pop(node, {})
         if closed:
             self._changed.add(node)
-        return [replace(old, end=at) for old in closed.values()]
+        self._shown.pop(node, None)
+        return [self._ended(old, at) for old in closed.values()]
+
+    def redescribe(self) -> set[str]:
+        """After the scheduler's cache changed: mark the nodes whose jobs now read
+        differently (a name or account learned) as changed; those nodes.
+
+        Nodes whose jobs read the same keep their snapshot object (the identity
+        contract of ``fleet.model``), so a refresh that taught nothing costs no reader
+        any work.
+        """
+        stale = {
+            node
+            for node in self._open
+            if node not in self._changed and self._shown.get(node, ()) != self._node_view(node)
+        }
+        self._changed |= stale
+        return stale
 
     def current(self) -> list[JobInterval]:
         """Every open interval, by node then GPU, described where the scheduler answered."""
@@ -102,7 +122,15 @@ class LiveJobs:
 
     def node_jobs(self, node: str) -> tuple[JobInterval, ...]:
         """The open intervals of one node, by GPU (what its snapshot shows)."""
+        shown = self._shown[node] = self._node_view(node)
+        return shown
+
+    def _node_view(self, node: str) -> tuple[JobInterval, ...]:
         return tuple(self._described(i) for i in self._sorted(node))
+
+    def _ended(self, interval: JobInterval, at: float) -> JobInterval:
+        # History keeps what the scheduler said of the job, as the live view showed it.
+        return self._described(replace(interval, end=at))
 
     def take_changed(self) -> set[str]:
         """The nodes whose jobs changed since the last call (then forgotten)."""

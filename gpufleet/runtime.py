@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -60,6 +61,8 @@ from gpufleet.probing import FleetProber
 from history import HistoryRecorder
 from history.desk_log import DeskHistory
 from history.ledger import LedgerInputs
+from ledger.jobs.scheduler_watch import SchedulerWatch
+from ledger.jobs.slurm_meta import Runner
 from ledger.sla.section import SlaSection
 
 log = logging.getLogger(__name__)
@@ -202,9 +205,12 @@ class FleetRuntime:
         clock: Callable[[], float] = time.time,
         ssh_options: SshOptions | None = None,
         sla_summary: SlaSummarizer | None = None,
+        job_metadata: Runner | None = None,
     ) -> None:
         """``sla_summary``: how the month's SLA figures are computed from what the ledger
-        reads (``ledger.sla.sla_summary`` unless given; it runs on a thread)."""
+        reads (``ledger.sla.sla_summary`` unless given; it runs on a thread).
+        ``job_metadata``: how the scheduler is asked for job names and accounts (a
+        simulated login node); unless given, the ``[jobs] login_node`` over SSH when set."""
         self.config = config
         self.read_only = read_only
         self.targets = tuple(targets)
@@ -246,6 +252,10 @@ class FleetRuntime:
         # The event log, acknowledgements and alerts; transitions recorded with the history.
         history = DeskHistory(data_dir, record=recording) if data_dir is not None else None
         self.desk = OperatorDesk(config.alerts, data_dir, clock, history=history)
+        # Job names, accounts and partitions from the scheduler, asked on its own schedule.
+        self.scheduler = self._scheduler_watch(job_metadata)
+        if self.scheduler is not None:
+            self._state.jobs = self.scheduler.jobs
         self._listeners: list[SnapshotListener] = []
         self._latest: FleetSnapshot | None = None
         self._sla: SlaSummary | None = None
@@ -279,6 +289,8 @@ class FleetRuntime:
         freeze_live_heap()
         gc.set_threshold(*gc_thresholds(gc.get_threshold()))
         await self._ssh.start()
+        if self.scheduler is not None:
+            self.scheduler.start()
         self._ticker = asyncio.create_task(self._tick_forever(), name="fleet-tick")
 
     async def stop(self) -> None:
@@ -291,12 +303,31 @@ class FleetRuntime:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
             self._ticker = None
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         await self._ssh.stop()
         await self.sla_refreshed()  # its thread reads the books that closing writes
         await self.ledgers_refreshed()
         self.tick()  # the last state of the fleet reaches history and listeners
         self.history.close()
         self.desk.close()
+
+    def _scheduler_watch(self, run: Runner | None) -> SchedulerWatch | None:
+        """The login-node query, when one is configured or given (else None)."""
+        section = self.config.jobs
+        if run is None and section.login_node is not None:
+            from ledger.jobs.login_node import ssh_runner
+
+            # The login node is trusted and reached as the nodes are: the same
+            # known_hosts and key (a host key is never accepted unverified).
+            fleet = self.config.fleet
+            known = None if fleet.known_hosts is None else os.path.expanduser(fleet.known_hosts)
+            key = fleet.identity_file
+            keys = None if key is None else [os.path.expanduser(key)]
+            run = ssh_runner(section, known_hosts=known, client_keys=keys)
+        if run is None:
+            return None
+        return SchedulerWatch(section, run, self._clock, lambda entry: self.desk.note([entry]))
 
     @property
     def ready(self) -> bool:

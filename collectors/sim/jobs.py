@@ -12,7 +12,8 @@ agent's attribution path is the real one:
   holds the GPUs without load: no process on them, as an allocation that never
   started its work looks);
 - the simulated login node answers ``squeue --json`` with the job's name, user,
-  account and partition (:func:`squeue_answer`).
+  account and partition (:func:`squeue_answer`; :class:`SimulatedLoginNode` for a
+  whole simulated fleet).
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ import contextlib
 import json
 import math
 import os
+import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.sim.scenario import Fault
+from collectors.sim.scenario import Fault, Scenario, fault_end
 from collectors.sim.workload import Segment
 
 # Far above the workload's PIDs and the provider's, below pid_max's default (4 194 304).
@@ -170,6 +172,10 @@ def squeue_answer(jobs: Sequence[SimJob], node: str, started_at: float) -> bytes
     Args:
         started_at: the node's start, epoch seconds (job starts are relative to it).
     """
+    return _squeue_json([(job, node) for job in jobs], started_at)
+
+
+def _squeue_json(jobs: Iterable[tuple[SimJob, str]], started_at: float) -> bytes:
     return json.dumps(
         {
             "jobs": [
@@ -181,11 +187,62 @@ def squeue_answer(jobs: Sequence[SimJob], node: str, started_at: float) -> bytes
                     "account": job.account,
                     "partition": job.partition,
                     "job_state": "RUNNING",
-                    "nodes": node,
+                    "nodes": nodes,
                     "start_time": int(started_at + job.start),
                     "end_time": 0,
                 }
-                for job in jobs
+                for job, nodes in jobs
             ]
         }
     ).encode()
+
+
+class SimulatedLoginNode:
+    """The Slurm login node of a simulated fleet: answers ``squeue --json`` (and only
+    that) with the jobs its scenario runs now on every node.
+
+    It is called as the controller's login-node runner (argv in, the answer's bytes
+    out), in the process that runs the simulation, so no SSH is involved: the demo's
+    nodes are reached over SSH, its login node is not.
+
+    Args:
+        scenario: the fleet's scenario.
+        epoch: the fleet's start, epoch seconds (scenario times count from it).
+        gpus: GPUs per node.
+        nodes: the fleet's node names.
+        clock: Unix time.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        epoch: float,
+        gpus: int,
+        nodes: Sequence[str],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._faults: Mapping[str, list[tuple[Fault, float]]] = {
+            node: [
+                (f, fault_end(scenario, f)) for f in scenario.faults_for(node) if f.kind == "job"
+            ]
+            for node in nodes
+        }
+        self._epoch = epoch
+        self._gpus = gpus
+        self._clock = clock
+        self.asked = 0
+
+    async def __call__(self, argv: Sequence[str]) -> bytes:
+        if list(argv[-2:]) != ["squeue", "--json"]:
+            raise ValueError(f"the simulated login node runs squeue --json only, not {argv!r}")
+        self.asked += 1
+        return self.answer(self._clock())
+
+    def answer(self, now: float) -> bytes:
+        """``squeue --json`` at ``now``: each running job once, with its nodes."""
+        t = now - self._epoch
+        on: dict[int, tuple[SimJob, list[str]]] = {}
+        for node, faults in self._faults.items():
+            for job in running_jobs(faults, t, self._gpus):
+                on.setdefault(job.id, (job, []))[1].append(node)
+        return _squeue_json(((job, ",".join(n)) for job, n in on.values()), self._epoch)

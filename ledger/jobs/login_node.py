@@ -48,7 +48,7 @@ def ssh_runner(
             async with asyncssh.connect(host, **options) as conn:
                 return await _bounded_output(conn, remote_command(argv), cap)
         except (asyncssh.Error, OSError) as exc:
-            raise MetadataError(f"{host}: {exc}") from None
+            raise MetadataError(f"{host}: {exc}", "ssh") from None
 
     return run
 
@@ -61,9 +61,9 @@ async def _bounded_output(conn: asyncssh.SSHClientConnection, command: str, cap:
         size += len(chunk)
         if size > cap:
             process.kill()
-            raise MetadataError(f"answer exceeds the cap of {cap} bytes")
+            raise MetadataError(f"answer exceeds the cap of {cap} bytes", "size")
         chunks.append(chunk)
     done = await process.wait()
     if done.exit_status != 0:
-        raise MetadataError(f"{command.split()[0]} exited {done.exit_status}")
+        raise MetadataError(f"{command.split()[0]} exited {done.exit_status}", "exit")
     return b"".join(chunks)

@@ -33,7 +33,16 @@ Runner = Callable[[Sequence[str]], Awaitable[bytes]]
 
 
 class MetadataError(RuntimeError):
-    """The login node's answer could not be had or was not Slurm's JSON."""
+    """The login node's answer could not be had or was not Slurm's JSON.
+
+    ``kind`` says which way it failed, in a word the controller reports once:
+    ``ssh`` (could not connect or log in), ``exit`` (the command failed), ``size``
+    (over the cap), ``answer`` (not Slurm's JSON), ``timeout``.
+    """
+
+    def __init__(self, message: str, kind: str = "answer") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,7 @@ class SlurmMetadata:
         self._jobs: OrderedDict[str, JobMeta] = OrderedDict()
         self._asked_at: float | None = None
         self.last_error: str | None = None
+        self.last_error_kind: str | None = None  # MetadataError.kind of last_error
 
     def get(self, job: str) -> JobMeta | None:
         """The cached metadata of ``job`` (None: never seen by the scheduler's answers)."""
@@ -156,12 +166,13 @@ class SlurmMetadata:
         """Is it time to ask the login node again?"""
         return self._asked_at is None or now - self._asked_at >= self._section.metadata_every_s
 
-    async def refresh(self, now: float) -> int:
-        """Ask the login node once (when due); the number of jobs it described.
+    async def refresh(self, now: float, *, force: bool = False) -> int:
+        """Ask the login node once (when due, or ``force``: the caller keeps the
+        cadence); the number of jobs it described.
 
         A failed ask keeps the cache as it was and records :attr:`last_error`.
         """
-        if not self.due(now):
+        if not force and not self.due(now):
             return 0
         self._asked_at = now
         try:
@@ -169,14 +180,24 @@ class SlurmMetadata:
                 self._run(squeue_argv(self._section)), self._section.query_timeout_s
             )
             if len(raw) > self._section.max_output_mib << 20:
-                raise MetadataError(f"answer of {len(raw)} bytes exceeds the cap")
-            jobs = parse_jobs(raw, self._section.metadata_jobs)
-        except (MetadataError, OSError, TimeoutError) as exc:
-            self.last_error = clean_text(str(exc) or type(exc).__name__, 300)
-            return 0
-        self.last_error = None
+                raise MetadataError(f"answer of {len(raw)} bytes exceeds the cap", "size")
+            # Tens of MiB of JSON from a large cluster take longer than a tick to decode:
+            # off the event loop, whose late ticks the watchdog counts as stalls.
+            jobs = await asyncio.to_thread(parse_jobs, raw, self._section.metadata_jobs)
+        except TimeoutError:
+            return self._failed("timeout", "no answer in time")
+        except MetadataError as exc:
+            return self._failed(exc.kind, str(exc))
+        except OSError as exc:
+            return self._failed("ssh", str(exc) or type(exc).__name__)
+        self.last_error = self.last_error_kind = None
         self.remember(jobs)
         return len(jobs)
+
+    def _failed(self, kind: str, text: str) -> int:
+        self.last_error_kind = kind
+        self.last_error = clean_text(text, 300)
+        return 0
 
     def remember(self, jobs: Sequence[JobMeta]) -> None:
         """Add or refresh ``jobs``, dropping the longest-unseen beyond the cap."""
