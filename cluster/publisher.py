@@ -30,6 +30,13 @@ from cluster.remote_export import ExportAsk, ExportPart, ShardHistoryFiles, shar
 from cluster.section import ClusterSection
 from cluster.shards import ShardSpec
 from cluster.signing import ShardSigner, SigningKeyError
+from cluster.takeover import (
+    HEARTBEAT_WILDCARD,
+    Heartbeat,
+    Takeover,
+    heartbeat_subject,
+    summary_with_adopted,
+)
 from cluster.wire import (
     GpuVerdictChange,
     ProbeOutcome,
@@ -83,6 +90,8 @@ class ShardPublisher:
             ``[cluster]`` table (what ``serve --shard`` was given).
         signer: signs every summary part and event batch; default: the ``[cluster]``
             table's ``signing_key_file``, if any.
+        takeover: heartbeats to and from the other shards, and the silent shards' nodes
+            this shard collects (published with its own); None: neither.
     """
 
     def __init__(
@@ -98,8 +107,12 @@ class ShardPublisher:
         chunk_bytes: int = CHUNK_BYTES,
         auth: NatsAuth | None = None,
         signer: ShardSigner | None = None,
+        takeover: Takeover | None = None,
     ) -> None:
         self._fleet = fleet
+        self.takeover = takeover
+        self._heartbeat: bytes | None = None  # the newest tick's
+        self._takeover_task: asyncio.Task[None] | None = None
         self._auth = auth
         self._signer = signer
         self._ledger = ledger
@@ -144,6 +157,18 @@ class ShardPublisher:
         await nc.subscribe(request_subject(k, "export"), cb=self._on_export)
         self._pump = asyncio.create_task(self._send_forever(), name=f"shard-{k}-publish")
         self._unsubscribe = self._fleet.subscribe(self.on_snapshot)
+        if self.takeover is not None:
+            await self._follow_peers(nc, self.takeover)
+
+    async def _follow_peers(self, nc: Client, takeover: Takeover) -> None:
+        async def heard(msg: Msg) -> None:
+            takeover.heard(msg.data)
+
+        await nc.subscribe(HEARTBEAT_WILDCARD, cb=heard)
+        takeover.listener = self._on_adopted_snapshot
+        if takeover.peers.after_s > 0:  # 0: heartbeats only, never a takeover
+            name = f"shard-{self.spec.index}-takeover"
+            self._takeover_task = asyncio.create_task(takeover.run_forever(), name=name)
 
     def _cluster_section(self) -> ClusterSection | None:
         config = getattr(self._fleet, "config", None)
@@ -158,7 +183,10 @@ class ShardPublisher:
             raise BusError(str(exc)) from None
 
     def _seal(self, body: bytes) -> bytes:
-        return body if self._signer is None else self._signer.seal(body)
+        if self._signer is None:
+            return body
+        adopting = () if self.takeover is None else self.takeover.adopting
+        return self._signer.seal(body, adopting)
 
     def _nats_auth(self) -> NatsAuth:
         """The given credentials, else those of the fleet's own ``[cluster]`` table.
@@ -180,11 +208,13 @@ class ShardPublisher:
         """Send what is queued, then close the connection."""
         if self._unsubscribe is not None:
             self._unsubscribe()
-        for task in (*self._probes, self._pump):
+        for task in (*self._probes, self._pump, self._takeover_task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        if self.takeover is not None:
+            await self.takeover.stop()
         if self._nc is not None:
             with contextlib.suppress(Exception):  # closing a broken connection
                 await self._flush()
@@ -197,16 +227,35 @@ class ShardPublisher:
         """The fleet's listener: encode now, send from the pump."""
         self._seq += 1
         k, n = self.spec.index, self.spec.count
-        self._summary = summarize(
-            k,
-            n,
-            self._seq,
-            self._interval,
-            snapshot.nodes,
-            snapshot.taken_at,
-            snapshot.columns,
-            snapshot.utilization,
-        )
+        adopted = self.takeover.snapshots() if self.takeover is not None else []
+        if adopted:
+            self._summary = summary_with_adopted(
+                self.spec, self._seq, self._interval, snapshot, adopted
+            )
+        else:
+            self._summary = summarize(
+                k,
+                n,
+                self._seq,
+                self._interval,
+                snapshot.nodes,
+                snapshot.taken_at,
+                snapshot.columns,
+                snapshot.utilization,
+            )
+        if self.takeover is not None:
+            beat = Heartbeat(
+                k, n, self._seq, snapshot.taken_at, self.takeover.adopting, self.takeover.sessions
+            )
+            self._heartbeat = encode(beat)
+        self._queue_events(snapshot)
+
+    def _on_adopted_snapshot(self, snapshot: FleetSnapshot) -> None:
+        """What happened on adopted nodes goes into this shard's event log."""
+        self._queue_events(snapshot)
+
+    def _queue_events(self, snapshot: FleetSnapshot) -> None:
+        k = self.spec.index
         batch = ShardEvents(
             k,
             snapshot.taken_at,
@@ -249,6 +298,9 @@ class ShardPublisher:
         for part in parts:
             await nc.publish(summary_subject(self.spec.index), self._seal(part))
             self.sent_bytes += len(part)
+        beat, self._heartbeat = self._heartbeat, None
+        if beat is not None:  # after the summary: a peer that hears it may hand back
+            await nc.publish(heartbeat_subject(self.spec.index), self._seal(beat))
         js = nc.jetstream()
         while self._batches:
             batch = self._batches[0]
@@ -259,8 +311,15 @@ class ShardPublisher:
     # -- requests --------------------------------------------------------------------------
 
     async def _on_detail(self, msg: Msg) -> None:
-        latest = self._fleet.latest()
-        node = latest.node(msg.data.decode("utf-8", "replace")) if latest else None
+        name = msg.data.decode("utf-8", "replace")
+        fleets = [self._fleet.latest()]
+        if self.takeover is not None:  # an adopted node's detail is this shard's to give
+            fleets.extend(self.takeover.snapshots())
+        node = None
+        for latest in fleets:
+            node = latest.node(name) if latest is not None else None
+            if node is not None:
+                break
         await msg.respond(b"" if node is None else encode(node.detached()))
 
     async def _on_series(self, msg: Msg) -> None:

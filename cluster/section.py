@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import Field, field_validator
 
 from cluster.auth import NatsAuth, read_secret
-from cluster.shards import STALE_INTERVALS, ShardSpec, parse_shard
+from cluster.shards import STALE_INTERVALS, TAKEOVER_AFTER_S, ShardSpec, parse_shard
 from cluster.signing import (
     ShardKeys,
     ShardSigner,
@@ -30,6 +30,12 @@ class ClusterSection(Section):
     stale_intervals: float = Field(default=STALE_INTERVALS, ge=1.0, le=100.0)
     """A shard silent for this many of its tick intervals has its nodes shown as
     `unmonitored` by attached dashboards (fewer flap on a loaded shard host)."""
+    takeover_after_s: float = Field(default=TAKEOVER_AFTER_S, ge=0.0, le=3600.0)
+    """A shard not heard for this many seconds has its nodes collected by the other
+    shards (each node by the live shard that rendezvous hashing over the live shards
+    picks) until it is heard again, when they hand them back at once. 0: never. Keep it
+    above ``stale_intervals`` x ``[fleet] interval``, so dashboards see the shard silent
+    before its nodes arrive from another."""
 
     nats_user: str | None = None
     """NATS user name; its password is read from ``nats_password_file``."""

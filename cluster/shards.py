@@ -19,6 +19,10 @@ MAX_SHARDS = 4096
 # Silence, in a shard's own tick intervals, before viewers call its nodes unmonitored.
 # Three flapped on a loaded 2-core host (summaries up to ~4.7 s old at p99, bench_scale).
 STALE_INTERVALS = 5.0
+# Seconds without a shard's heartbeat before the others collect its nodes: three times
+# the viewers' 5 s of silence at the default 1 s interval, so a loaded host's late ticks
+# (p99 ~4.7 s, bench_scale) move no node, and viewers call the shard silent first.
+TAKEOVER_AFTER_S = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +65,20 @@ def _score(host: str, shard: int) -> int:
 
 def owner(host: str, count: int) -> int:
     """The shard (1 to ``count``) that owns ``host``."""
-    return max(range(1, count + 1), key=lambda k: _score(host, k))
+    return owner_among(host, range(1, count + 1))
+
+
+def owner_among(host: str, shards: Iterable[int]) -> int:
+    """The shard of ``shards`` that scores ``host`` highest.
+
+    Over the live shards only, this is who collects a silent shard's host while it is
+    away: each host goes to the live shard that scores it highest, so a dead shard's
+    hosts spread over the others and no host of a live shard moves.
+
+    Raises:
+        ValueError: ``shards`` is empty.
+    """
+    return max(shards, key=lambda k: _score(host, k))
 
 
 def assign(hosts: Iterable[str], count: int) -> dict[int, list[str]]:

@@ -3,9 +3,13 @@
 A valid signature says which shard sent a message; it does not make everything in it
 true. A shard's key signing a summary "from shard 2", or nodes rendezvous hashing gives
 to another shard (or that do not exist), is dropped and counted in ``ShardKeys.dropped``.
+A silent shard's nodes are taken from the shard standing in for it only while the
+viewer sees that shard ``silent`` too (``ShardKeys.owns``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import msgspec
 
@@ -32,28 +36,36 @@ def within_bounds(summary: ShardSummary, others: int) -> bool:
     )
 
 
-def owned_summary(keys: ShardKeys, signer: int, summary: ShardSummary) -> ShardSummary | None:
-    """``summary`` with only the nodes ``signer`` owns; None when it claims another shard
-    or another fleet size."""
+def owned_summary(
+    keys: ShardKeys, signer: int, summary: ShardSummary, silent: Collection[int] = ()
+) -> ShardSummary | None:
+    """``summary`` with only the nodes ``signer`` owns or stands in for while the viewer
+    sees their shard ``silent``; None when it claims another shard or fleet size."""
     if summary.shard != signer or summary.count != keys.count:
         keys.dropped["claims another shard"] += 1
         return None
-    nodes = tuple(node for node in summary.nodes if keys.owns(signer, node.name))
+    nodes = tuple(node for node in summary.nodes if keys.owns(signer, node.name, silent))
     if len(nodes) == len(summary.nodes):
         return summary
     return msgspec.structs.replace(summary, nodes=nodes)
 
 
-def owned_events(keys: ShardKeys, signer: int, batch: ShardEvents) -> ShardEvents | None:
-    """``batch`` with only what happened on nodes ``signer`` owns; None when it claims
-    another shard."""
+def owned_events(
+    keys: ShardKeys, signer: int, batch: ShardEvents, silent: Collection[int] = ()
+) -> ShardEvents | None:
+    """``batch`` with only what happened on nodes ``signer`` owns or stands in for
+    (as :func:`owned_summary`); None when it claims another shard."""
     if batch.shard != signer:
         keys.dropped["claims another shard"] += 1
         return None
+
+    def mine(node: str) -> bool:
+        return keys.owns(signer, node, silent)
+
     return msgspec.structs.replace(
         batch,
-        transitions=tuple(t for t in batch.transitions if keys.owns(signer, t.node)),
-        events=tuple(e for e in batch.events if keys.owns(signer, e.node)),
-        gpu_changes=tuple(g for g in batch.gpu_changes if keys.owns(signer, g.node)),
-        probes=tuple(p for p in batch.probes if keys.owns(signer, p.node)),
+        transitions=tuple(t for t in batch.transitions if mine(t.node)),
+        events=tuple(e for e in batch.events if mine(e.node)),
+        gpu_changes=tuple(g for g in batch.gpu_changes if mine(g.node)),
+        probes=tuple(p for p in batch.probes if mine(p.node)),
     )

@@ -6,8 +6,13 @@ once a credential leaks or a server is shared. So each shard holds an Ed25519 ke
 ``Sealed`` envelope (the shard number, the body, the signature over both), and a
 viewer configured with the shards' public keys (``[cluster] shard_public_keys``, in
 shard order) drops what is unsigned, from a shard it has no key for, or badly
-signed, counting each reason. ``owned_nodes`` then drops nodes a shard claims but
-rendezvous hashing gives to another.
+signed, counting each reason. ``owns`` then drops nodes a shard claims but
+rendezvous hashing gives to another, unless the shard stands in for a silent owner.
+
+A shard collecting a silent shard's nodes (``cluster.takeover``) says which shards it
+stands in for in the envelope, under its signature (``Sealed.adopting``). A viewer
+accepts such a node only while it sees the owner silent itself and rendezvous hashing
+over the shards both call live gives the node to the signer.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import base64
 import binascii
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +30,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from cluster.shards import owner
+from cluster.shards import owner, owner_among
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +43,18 @@ class SigningKeyError(ValueError):
 
 class Sealed(msgspec.Struct, array_like=True, frozen=True):
     """``body`` as shard ``shard`` signed it: the signature covers the shard number too,
-    so a body cannot be replayed under another shard's name."""
+    so a body cannot be replayed under another shard's name, and the shards it stands
+    in for (``adopting``, left out of the envelope when there are none)."""
+
+    shard: int
+    body: bytes
+    signature: bytes
+    adopting: tuple[int, ...] = ()
+
+
+class _Unclaimed(msgspec.Struct, array_like=True, frozen=True):
+    """A ``Sealed`` with no ``adopting``, as sent: the three fields every viewer reads
+    (msgspec writes an array-like struct's trailing defaults out)."""
 
     shard: int
     body: bytes
@@ -46,12 +62,19 @@ class Sealed(msgspec.Struct, array_like=True, frozen=True):
 
 
 _SEALED = msgspec.msgpack.Decoder(Sealed)
-_SEALED_HEADER = 0x93  # MessagePack fixarray of 3: a sealed envelope's first byte
+# MessagePack fixarray of 3 or 4: a sealed envelope's first byte (4 with ``adopting``).
+_SEALED_HEADERS = (0x93, 0x94)
 _ENCODER = msgspec.msgpack.Encoder()
+# Never the first byte of MessagePack: signed bytes with a claim cannot read as a body.
+_CLAIM_MARK = b"\xc1"
 
 
-def _signed_bytes(shard: int, body: bytes) -> bytes:
-    return shard.to_bytes(4, "big") + body
+def _signed_bytes(shard: int, body: bytes, adopting: tuple[int, ...] = ()) -> bytes:
+    head = shard.to_bytes(4, "big")
+    if not adopting:
+        return head + body  # what every shard signed before standing in for another
+    claim = len(adopting).to_bytes(2, "big") + b"".join(k.to_bytes(2, "big") for k in adopting)
+    return head + _CLAIM_MARK + claim + body
 
 
 @dataclass(frozen=True)
@@ -61,9 +84,12 @@ class ShardSigner:
     shard: int
     key: Ed25519PrivateKey = field(repr=False)
 
-    def seal(self, body: bytes) -> bytes:
-        signature = self.key.sign(_signed_bytes(self.shard, body))
-        return _ENCODER.encode(Sealed(self.shard, body, signature))
+    def seal(self, body: bytes, adopting: tuple[int, ...] = ()) -> bytes:
+        """``body`` signed; ``adopting``: the silent shards whose nodes this one collects."""
+        signature = self.key.sign(_signed_bytes(self.shard, body, adopting))
+        if not adopting:
+            return _ENCODER.encode(_Unclaimed(self.shard, body, signature))
+        return _ENCODER.encode(Sealed(self.shard, body, signature, adopting))
 
 
 @dataclass
@@ -72,6 +98,8 @@ class ShardKeys:
 
     keys: Sequence[Ed25519PublicKey]
     dropped: Counter[str] = field(default_factory=Counter)
+    # The shards each shard stood in for in its latest verified message.
+    claims: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -90,18 +118,32 @@ class ShardKeys:
             return None
         try:
             self.keys[sealed.shard - 1].verify(
-                sealed.signature, _signed_bytes(sealed.shard, sealed.body)
+                sealed.signature, _signed_bytes(sealed.shard, sealed.body, sealed.adopting)
             )
         except InvalidSignature:
             self.dropped["bad signature"] += 1
             return None
+        self.claims[sealed.shard] = sealed.adopting
         return sealed.shard, sealed.body
 
-    def owns(self, shard: int, node: str) -> bool:
-        """Whether rendezvous hashing over this fleet's shards gives ``node`` to ``shard``;
-        counts a drop when it does not (a shard claiming another's or a phantom node)."""
-        if owner(node, len(self.keys)) == shard:
+    def owns(self, shard: int, node: str, silent: Collection[int] = ()) -> bool:
+        """Whether ``node`` is ``shard``'s to report; counts a drop when it is not (a
+        shard claiming another's node, a live shard's node or a phantom node).
+
+        It is when rendezvous hashing over this fleet's shards gives it to ``shard``, or
+        when its owner is one the shard stands in for (its latest claim) and one this
+        viewer sees ``silent`` too, and hashing over the shards not silent for both
+        gives it to ``shard``: the adopter every live shard computes.
+        """
+        count = len(self.keys)
+        home = owner(node, count)
+        if home == shard:
             return True
+        agreed = set(self.claims.get(shard, ())).intersection(silent)
+        if home in agreed:
+            live = [k for k in range(1, count + 1) if k not in agreed]
+            if owner_among(node, live) == shard:
+                return True
         self.dropped["node not the shard's"] += 1
         return False
 
@@ -113,7 +155,7 @@ def unverified_body(data: bytes) -> bytes:
     """The body of a sealed message, unchecked, for a viewer given no public keys (it
     trusts whatever NATS lets through, as before signing); plain bytes are returned as
     they are. Warns once that signatures go unchecked."""
-    if not data[:1] or data[0] != _SEALED_HEADER:
+    if not data[:1] or data[0] not in _SEALED_HEADERS:
         return data
     try:
         sealed = _SEALED.decode(data)

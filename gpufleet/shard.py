@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cluster.shards import ShardSpec
+from collectors.ssh.options import SshOptions
 from collectors.ssh.target import NodeTarget
 from gpufleet.config import Config
+
+if TYPE_CHECKING:
+    from cluster.takeover import Takeover
 
 SHARD_DIR_PREFIX = "shard="
 
@@ -42,6 +46,30 @@ def shard_config(config: Config, spec: ShardSpec | None) -> Config:
     if spec is None or spec.count == 1:
         return config
     return config.model_copy(update={"sla": None})
+
+
+def shard_takeover(
+    config: Config, spec: ShardSpec, targets: Sequence[NodeTarget], options: SshOptions
+) -> Takeover:
+    """Shard ``spec``'s takeover of silent shards' nodes, over every shard's ``targets``.
+
+    Adopted nodes run in a ``FleetRuntime`` of their own without history: the shard's
+    ``DATA/shard=K`` holds its own nodes, as the cross-shard ledger reads it.
+    """
+    from cluster.takeover import FosterFleet, Takeover
+    from gpufleet.runtime import FleetRuntime
+
+    def foster(adopted: Sequence[NodeTarget]) -> FosterFleet:
+        return FleetRuntime(config, adopted, data_dir=None, ssh_options=options)
+
+    return Takeover(
+        spec,
+        targets,
+        config.cluster.takeover_after_s,
+        config.fleet.interval,
+        foster,
+        keys=config.cluster.shard_keys(),
+    )
 
 
 def shard_data_dir(data_dir: Path, spec: ShardSpec | None) -> Path:

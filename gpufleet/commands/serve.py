@@ -30,7 +30,13 @@ from gpufleet.session import (
     load_fleet,
     wait_for_signal,
 )
-from gpufleet.shard import read_targets_file, shard_config, shard_data_dir, shard_targets
+from gpufleet.shard import (
+    read_targets_file,
+    shard_config,
+    shard_data_dir,
+    shard_takeover,
+    shard_targets,
+)
 
 if TYPE_CHECKING:
     from cluster.publisher import ShardPublisher
@@ -109,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
         from cluster.publisher import ShardPublisher
         from cluster.remote_export import ShardHistoryFiles
 
+        # Every shard holds every target: it may have to collect a silent shard's nodes.
+        takeover = None
+        if spec is not None and spec.count > 1:
+            takeover = shard_takeover(config, spec, targets, options)
         publisher = ShardPublisher(
             runtime,
             spec or ShardSpec(1, 1),
@@ -118,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             contract=contract,
             files=ShardHistoryFiles(data_dir, runtime.history.flush),
             auth=auth,
+            takeover=takeover,
         )
     return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, publisher=publisher, web=web))
 
