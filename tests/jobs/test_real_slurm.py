@@ -4,6 +4,10 @@ The jobs run ``sleep`` under ``proctrack/cgroup``; the agent's attribution reads
 real ``/proc/<pid>/cgroup`` and ``environ``. NVML is the one part a GPU-less machine
 cannot run: the job's PID stands in for what ``nvmlDeviceGetComputeRunningProcesses``
 would list on GPU 0. The login-node query goes through a real sshd on loopback.
+
+End to end, the running fleet asks that login node itself: a simulated node (the real
+agent over loopback SSH) runs a job with the id of a real ``sbatch`` job, and the name
+and account the real ``squeue`` gives reach the node's snapshot.
 """
 
 from __future__ import annotations
@@ -15,10 +19,16 @@ from pathlib import Path
 import pytest
 
 from collectors.agent.jobs import attribute, placement, read_cgroup
+from collectors.demo import start_demo_fleet
+from collectors.ssh.options import SshOptions
+from fleet.model import FleetSnapshot
 from fleet.settings.jobs_section import JobsSection
+from gpufleet.config import parse_config
+from gpufleet.runtime import FleetRuntime
 from ledger.jobs.login_node import ssh_runner
 from ledger.jobs.slurm_meta import SlurmMetadata
 from testkit.loopback.openssh import OpenSshServer
+from testkit.loopback.recorder import eventually
 from testkit.slurm import SlurmCluster, slurm_cluster, wait_for_file
 
 UUIDS = ["GPU-00000000-1111-2222-3333-444444444444", "GPU-55555555-6666-7777-8888-999999999999"]
@@ -84,3 +94,43 @@ async def test_the_login_node_query_names_the_job_and_its_user(cluster: SlurmClu
     assert found is not None
     assert (found.name, found.user, found.partition) == ("gpufleet-meta", "root", "debug")
     assert found.start is not None or found.state == "PENDING"
+
+
+def _named(snap: FleetSnapshot | None) -> set[tuple[str, str, str, str]]:
+    node = None if snap is None else snap.node("node-001")
+    return set() if node is None else {(i.job, i.name, i.account, i.partition) for i in node.jobs}
+
+
+async def test_the_running_fleet_names_a_live_job_from_the_login_node(
+    cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    job = cluster.run(
+        "sbatch", "--parsable", "-J", "llama-pretrain", "--account=nlp",
+        "--output=/dev/null", "--wrap", "sleep 600",
+    ).strip()  # fmt: skip
+    scenario = tmp_path / "job.toml"
+    scenario.write_text(
+        f'[[fault]]\nkind = "job"\nnode = "node-001"\nat = "0s"\nid = {job}\nuser = "root"\n',
+        encoding="utf-8",
+    )
+    demo = await start_demo_fleet(nodes=1, gpus=2, scenario=scenario, seed=1)
+    try:
+        async with OpenSshServer() as sshd:
+            config = parse_config(
+                {"fleet": {"hosts": ["node-001"], "interval": 0.5, "slow_interval": 1.0,
+                           "known_hosts": sshd.known_hosts,
+                           "identity_file": sshd.client_key_path},
+                 "jobs": {"login_node": "127.0.0.1", "login_user": "root",
+                          "login_port": sshd.port,
+                          "slurm_conf": str(cluster.root / "slurm.conf")}}
+            )  # fmt: skip
+            options = SshOptions(ssh_config=None, backoff_base=0.2, backoff_cap=1.0)
+            runtime = FleetRuntime(config, demo.targets, data_dir=None, ssh_options=options)
+            await runtime.start()
+            try:
+                wanted = {(job, "llama-pretrain", "nlp", "debug")}
+                await eventually(lambda: _named(runtime.latest()) == wanted, 90)
+            finally:
+                await runtime.stop()
+    finally:
+        await demo.stop()
