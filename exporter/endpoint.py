@@ -52,6 +52,13 @@ def scrape_parts(renderer: ExpositionRenderer, runtime: ExposedFleet) -> Iterato
             yield text.encode("utf-8")
 
 
+def scrape_tick(runtime: ExposedFleet) -> tuple[object, ...]:
+    """What ``/metrics`` shows now: the snapshot and the ledgers' text (both replaced, never
+    changed, when they move), so scrapes of the same pair share one rendering."""
+    ledgers = runtime.ledger_families() if isinstance(runtime, LedgerFamilies) else None
+    return runtime.latest(), ledgers
+
+
 def dcgm_routes(runtime: ExposedFleet, xids: XidTally) -> Router:
     """``/metrics/dcgm``, ``/metrics/dcgm/<node>`` and ``/sd`` for ``runtime``'s fleet."""
     dcgm = DcgmExposition(xids)
@@ -83,7 +90,8 @@ async def start_metrics_endpoint(
     dcgm-exporter's shape, ``/metrics/dcgm/<node>`` one node of it, and ``/sd`` lists
     those per-node paths for Prometheus' HTTP service discovery. The XID tally is
     subscribed to every snapshot, so XIDs between two scrapes are counted; stopping
-    the server unsubscribes it. ``web`` adds TLS and basic auth (``web.yml``);
+    the server unsubscribes it. Scrapes of one tick share its rendering, and a new tick
+    drops the last one's bodies. ``web`` adds TLS and basic auth (``web.yml``);
     ``raw_port_counters`` adds ``gpufleet_port_raw_value`` (``[metrics]``). A fleet with
     :class:`LedgerFamilies` ends the body with its ledger families.
 
@@ -92,11 +100,19 @@ async def start_metrics_endpoint(
         ValueError: ``addr`` is not ``host:port``.
     """
     xids = XidTally()
-    unsubscribe = runtime.subscribe(xids.observe)
+    server: MetricsServer | None = None
+
+    def observe(snapshot: FleetSnapshot) -> None:
+        xids.observe(snapshot)
+        if server is not None:
+            server.bodies.forget()  # the last tick's bodies are not sent again: free them
+
+    unsubscribe = runtime.subscribe(observe)
     renderer = ExpositionRenderer(xids=xids, raw_port_counters=raw_port_counters)
     server = MetricsServer(
         addr,
         stream=lambda: scrape_parts(renderer, runtime),
+        tick=lambda: scrape_tick(runtime),
         ready=lambda: bool(runtime.ready),
         gzip=gzip,
         on_stop=(unsubscribe,),

@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 
 from exporter.addr import DEFAULT_METRICS_ADDR, is_loopback, parse_addr
-from exporter.gzip_body import gzip_stream, gzipped
+from exporter.gzip_body import gzipped
 from exporter.http_request import BadRequest, Request, parse_request
-from exporter.streaming import StreamAborted, send_parts
+from exporter.shared_body import RenderFailed, SharedBodies, Tick
+from exporter.streaming import StreamAborted, send_data
 from exporter.text import CONTENT_TYPE
 from exporter.web_config import FAILURE_REFILL_S, WebConfig
 from fleet.native_heap import release_free_heap
@@ -57,13 +57,16 @@ class MetricsServer:
         stream: starts the ``/metrics`` body as parts rendered while they are iterated
             (on the loop, in slices). The body goes out in HTTP/1.1 chunks as it is
             rendered; one stream at a time.
+        tick: what a body rendered now would show (:data:`exporter.shared_body.Tick`):
+            scrapes of the same tick in the same encoding share one rendering
+            (:mod:`exporter.shared_body`). None renders a body per scrape.
         ready: whether ``/-/ready`` answers 200 (every node tried) or 503.
         gzip: compress ``/metrics`` when the client's Accept-Encoding allows gzip.
         on_stop: called once when the server stops (e.g. to unsubscribe from a runtime).
         routes: answers the paths that are not built in (called in a worker thread).
         web: TLS and basic auth; None serves plain HTTP to anyone who can connect.
-        after_stream: called on the loop when a streamed ``/metrics`` body ends (sent or
-            not). By default it gives the C heap's free pages back: a scrape's text,
+        after_stream: called on the loop when a ``/metrics`` body's rendering ends
+            (rendered or not). By default it gives the C heap's free pages back: a scrape's text,
             freed among the long-lived allocations ingest made meanwhile, left ~20 MiB
             of holes resident at 1,000 nodes until the next full collection's trim (up
             to 30 s later); the trim took ~5 ms there (bench/results/history.md, run 10).
@@ -75,6 +78,7 @@ class MetricsServer:
         addr: str = DEFAULT_METRICS_ADDR,
         *,
         stream: Stream,
+        tick: Callable[[], Tick] | None = None,
         ready: Callable[[], bool] = lambda: True,
         gzip: bool = True,
         on_stop: Sequence[Callable[[], None]] = (),
@@ -84,11 +88,9 @@ class MetricsServer:
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.host, self.port = parse_addr(addr)
-        self._after_stream = after_stream
         self._routes = routes
         self._web = web if web is not None else WebConfig()
-        self._stream = stream
-        self._streaming = asyncio.Lock()  # one streamed scrape at a time: one renderer
+        self.bodies = SharedBodies(stream, tick, after_stream)
         self._ready = ready
         self._gzip = gzip
         self._on_stop = tuple(on_stop)
@@ -145,6 +147,7 @@ class MetricsServer:
         for task in clients:
             task.cancel()
         await asyncio.gather(*clients, return_exceptions=True)
+        await self.bodies.stop()
         await self._server.wait_closed()
         self._server = None
         for hook in self._on_stop:
@@ -208,7 +211,7 @@ class MetricsServer:
                 await _respond(writer, 401, b"unauthorized\n", TEXT, head_only, challenge)
                 return
         if path == "/metrics":
-            await self._stream_metrics(request, writer, head_only, self._stream)
+            await self._stream_metrics(request, writer, head_only)
         elif path == "/-/healthy":
             await _respond(writer, 200, b"gpufleet exporter is healthy\n", TEXT, head_only)
         elif path == "/-/ready":
@@ -245,9 +248,9 @@ class MetricsServer:
         await _respond(writer, status, page_body, content_type, head_only)
 
     async def _stream_metrics(
-        self, request: Request, writer: asyncio.StreamWriter, head_only: bool, stream: Stream
+        self, request: Request, writer: asyncio.StreamWriter, head_only: bool
     ) -> None:
-        """Render ``/metrics`` on the loop in slices and send each part as it comes.
+        """Send ``/metrics`` as it is rendered: this tick's body in the encoding asked for.
 
         HTTP/1.1 gets chunked transfer coding; HTTP/1.0 a body ended by closing the
         connection. HEAD renders nothing (its length is not known in advance).
@@ -263,29 +266,22 @@ class MetricsServer:
             writer.write(_head(200, headers))
             await writer.drain()
             return
-        async with self._streaming:
-            began = time.perf_counter()
-            parts = stream()
-            try:
-                try:
-                    first = next(parts, b"")
-                except Exception:  # a rendering bug before any byte: say so to the scraper
-                    log.exception("rendering /metrics failed")
-                    await _respond(writer, 500, b"rendering the metrics failed\n", TEXT, False)
-                    return
-                writer.write(_head(200, headers))
-                zipper = gzip_stream() if compress else None
-                await send_parts(
-                    writer, first, parts, began=began, compressor=zipper, chunked=chunked
-                )
-            except StreamAborted:
-                request.close_after = True
-                writer.transport.abort()
-            finally:
-                close = getattr(parts, "close", None)
-                if close is not None:
-                    close()  # an abandoned render releases its renderer
-                self._after_stream()
+        body = self.bodies.body(compress)
+        try:
+            await body.opened()
+        except RenderFailed:
+            await _respond(writer, 500, b"rendering the metrics failed\n", TEXT, False)
+            return
+        writer.write(_head(200, headers))
+        try:
+            async for piece in body.pieces():
+                await send_data(writer, piece, chunked)
+        except StreamAborted:
+            request.close_after = True
+            writer.transport.abort()
+            return
+        if chunked:
+            writer.write(b"0\r\n\r\n")
 
 
 def _client_of(writer: asyncio.StreamWriter) -> str:

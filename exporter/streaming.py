@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 from exporter.gzip_body import Compressor
 
@@ -71,13 +71,38 @@ async def send_parts(
     clock: Callable[[], float] = time.perf_counter,
 ) -> None:
     """Write ``first`` then each part of ``rest`` as it is rendered, in HTTP chunks when
-    ``chunked`` (else as a body delimited by closing the connection). ``began`` is when
-    the loop was last handed to other tasks (``clock()``, before ``first``); slices of
-    rendering between hand-overs are :func:`slice_length` of the scrape's age.
+    ``chunked`` (else as a body delimited by closing the connection); paced as
+    :func:`render_parts` paces it.
 
     Raises:
         StreamAborted: rendering failed part-way (logged); the body is cut short, which
             a client sees as a failed scrape.
+    """
+
+    async def send(data: bytes) -> None:
+        await send_data(writer, data, chunked)
+
+    await render_parts(first, rest, began=began, compressor=compressor, emit=send, clock=clock)
+    if chunked:
+        writer.write(b"0\r\n\r\n")
+
+
+async def render_parts(
+    first: bytes,
+    rest: Iterator[bytes],
+    *,
+    began: float,
+    compressor: Compressor | None,
+    emit: Callable[[bytes], Awaitable[None]],
+    clock: Callable[[], float] = time.perf_counter,
+) -> None:
+    """Advance ``rest`` after ``first`` and ``emit`` the text (compressed when
+    ``compressor`` is given) every :data:`FLUSH_BYTES`, then the tail. ``began`` is when
+    the loop was last handed to other tasks (``clock()``, before ``first``); slices of
+    rendering between hand-overs are :func:`slice_length` of the scrape's age.
+
+    Raises:
+        StreamAborted: rendering failed part-way (logged).
     """
     pending, size = [first], len(first)
     slice_started, length = began, SLICE_S
@@ -93,7 +118,7 @@ async def send_parts(
             pending.append(part)
             size += len(part)
             if size >= FLUSH_BYTES:
-                await _send(writer, _packed(pending, compressor), chunked)
+                await emit(_packed(pending, compressor))
                 pending, size = [], 0
     except (ConnectionError, TimeoutError):
         raise
@@ -103,9 +128,7 @@ async def send_parts(
     tail = _packed(pending, compressor)
     if compressor is not None:
         tail += compressor.flush()
-    await _send(writer, tail, chunked)
-    if chunked:
-        writer.write(b"0\r\n\r\n")
+    await emit(tail)
 
 
 async def hand_over() -> None:
@@ -132,7 +155,8 @@ def _packed(parts: list[bytes], compressor: Compressor | None) -> bytes:
     return data if compressor is None else compressor.compress(data)
 
 
-async def _send(writer: asyncio.StreamWriter, data: bytes, chunked: bool) -> None:
+async def send_data(writer: asyncio.StreamWriter, data: bytes, chunked: bool) -> None:
+    """``data`` as one HTTP chunk (or plain bytes when not ``chunked``), flushed."""
     if not data:
         return  # an empty chunk would end a chunked body
     if chunked:
