@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from fleet.facade import BrokenInterval, GpuSeries, GpuSnapshot, NodeSnapshot, PortSnapshot
 from tui import format as fmt
 from tui.draw import VERDICT_GLYPH, VERDICT_ROLE, Cell, Role, port_cell, port_problem, sparkline
+from tui.job_lines import jobs_line
 from tui.node_view import is_connecting
 
 SPARK_W = 16
@@ -169,4 +170,5 @@ def node_summary(node: NodeSnapshot, now: float) -> str:
         f"agent {node.agent_version or 'N/A'}",
         f"GPUs {node.healthy_gpus}/{max(node.expected_gpus, len(node.gpus))} healthy",
     ]
-    return " · ".join(bits) + "\n" + " · ".join(soft)
+    jobs = jobs_line(node)
+    return " · ".join(bits) + "\n" + " · ".join(soft) + ("" if jobs is None else "\n" + jobs)

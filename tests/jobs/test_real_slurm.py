@@ -30,6 +30,7 @@ from ledger.jobs.slurm_meta import SlurmMetadata
 from testkit.loopback.openssh import OpenSshServer
 from testkit.loopback.recorder import eventually
 from testkit.slurm import SlurmCluster, slurm_cluster, wait_for_file
+from tui.node_tables import node_summary
 
 UUIDS = ["GPU-00000000-1111-2222-3333-444444444444", "GPU-55555555-6666-7777-8888-999999999999"]
 pytestmark = pytest.mark.timeout(300)
@@ -130,6 +131,13 @@ async def test_the_running_fleet_names_a_live_job_from_the_login_node(
             try:
                 wanted = {(job, "llama-pretrain", "nlp", "debug")}
                 await eventually(lambda: _named(runtime.latest()) == wanted, 90)
+                latest = runtime.latest()
+                node = None if latest is None else latest.node("node-001")
+                assert latest is not None and node is not None
+                # The node screen: the scheduler's words (the node itself knows uid 0 only).
+                assert node_summary(node, latest.taken_at).splitlines()[-1] == (
+                    f"jobs: {job} llama-pretrain · root · nlp/debug · GPUs 0-1"
+                )
             finally:
                 await runtime.stop()
     finally:

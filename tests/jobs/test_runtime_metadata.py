@@ -34,6 +34,7 @@ from ledger.jobs.login_node import ssh_runner
 from ledger.jobs.scheduler_watch import SchedulerWatch
 from testkit.loopback.recorder import eventually
 from testkit.ports import free_port
+from tui.node_tables import node_summary
 
 SCENARIO = """
 [[fault]]
@@ -76,6 +77,10 @@ async def test_the_demo_login_node_names_a_live_job_on_the_snapshot(tmp_path: Pa
             latest = runtime.latest()
             assert latest is not None
             assert {(i.node, i.partition) for i in latest.jobs} == {("node-001", "h100")}
+            node = latest.node("node-001")
+            assert node is not None
+            screen = node_summary(node, latest.taken_at).splitlines()
+            assert screen[-1] == "jobs: 4242 llama-pretrain · alice · nlp/h100 · GPUs 0-1"
             assert login.asked == 1  # asked at start; the next ask is a minute later
         finally:
             await runtime.stop()
