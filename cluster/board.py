@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
-
-import msgspec
+from operator import is_
 
 from cluster.shards import STALE_INTERVALS
-from cluster.wire import NodeSummary, ShardEvents, ShardSummary, node_from_summary
+from cluster.summary_rows import ShownNode, show
+from cluster.wire import NodeSummary, ShardEvents, ShardSummary
 from fleet.model import (
     EventRecord,
     FleetSnapshot,
@@ -41,17 +41,6 @@ class ShardSeen:
     readings: int = 0  # GPUs of the part with a utilization reading (the averages' weight)
 
 
-@dataclass(frozen=True, slots=True)
-class Converted:
-    """A node as converted from a summary (``same``: the summary less ``last_seen``)."""
-
-    same: NodeSummary
-    events: int  # the node's event-list version it was converted with
-    node: NodeSnapshot
-    util_sum: float
-    util_gpus: int
-
-
 class ShardBoard:
     """What every shard said last, assembled into one fleet.
 
@@ -71,8 +60,10 @@ class ShardBoard:
         self._details: dict[str, tuple[NodeSnapshot, float]] = {}
         self._owner: dict[str, int] = {}
         self._event_versions: defaultdict[str, int] = defaultdict(int)
-        self._converted: dict[str, Converted] = {}
-        self.conversions = 0  # nodes converted since the start (the viewer's main cost)
+        self._shown: dict[str, ShownNode] = {}
+        self._nodes: tuple[NodeSnapshot, ...] = ()
+        self.conversions = 0  # nodes built anew: their own fields or events changed
+        self.restamps = 0  # nodes carried on with new readings (cluster.summary_rows)
 
     def apply_summary(self, summary: ShardSummary, now: float) -> None:
         """Take a shard's newest summary part (NATS keeps one publisher's messages in order)."""
@@ -136,8 +127,11 @@ class ShardBoard:
                     node = _unmonitored(node, k, seen, now)
                 chosen[summary.name] = (taken, node)
         nodes = tuple(chosen[name][1] for name in sorted(chosen))
-        if len(self._converted) > len(chosen):  # nodes left the fleet
-            self._converted = {n: c for n, c in self._converted.items() if n in chosen}
+        if len(nodes) == len(self._nodes) and all(map(is_, nodes, self._nodes)):
+            nodes = self._nodes  # no node changed: the same tuple (the identity contract)
+        self._nodes = nodes
+        if len(self._shown) > len(chosen):  # nodes left the fleet
+            self._shown = {n: c for n, c in self._shown.items() if n in chosen}
         snapshot = FleetSnapshot(
             taken_at=now,
             nodes=nodes,
@@ -162,22 +156,16 @@ class ShardBoard:
                 state_since=summary.state_since,
             )
             return self._with_events(node)
+        before = self._shown.get(summary.name)
         version = self._event_versions.get(summary.name, 0)
-        converted = self._converted.get(summary.name)
-        # last_seen moves with every sample of a streaming node: it alone is replaced.
-        same = _seen_aside(summary)
-        if converted is None or converted.events != version or converted.same != same:
-            node = self._with_events(node_from_summary(summary))
-            utils = [g.util for g in summary.gpus if g.util is not None]
-            converted = Converted(same, version, node, sum(utils), len(utils))
-            self.conversions += 1
-        elif converted.node.last_seen != summary.last_seen:
-            node = replace(converted.node, last_seen=summary.last_seen)
-            converted = Converted(same, version, node, converted.util_sum, converted.util_gpus)
-        else:
-            return converted.node
-        self._converted[summary.name] = converted
-        return converted.node
+        shown = show(summary, version, before, self._events.get(summary.name, ()))
+        if shown is not before:
+            self._shown[summary.name] = shown
+            if shown.fresh:
+                self.conversions += 1
+            else:
+                self.restamps += 1
+        return shown.node
 
     def _with_events(self, node: NodeSnapshot) -> NodeSnapshot:
         events = self._events.get(node.name)
@@ -203,9 +191,9 @@ class ShardBoard:
         """``fleet_utilization(nodes)``, from the sums kept with unchanged nodes."""
         total, gpus = 0.0, 0
         for node in nodes:
-            converted = self._converted.get(node.name)
-            if converted is not None and converted.node is node:
-                total, gpus = total + converted.util_sum, gpus + converted.util_gpus
+            shown = self._shown.get(node.name)
+            if shown is not None and shown.node is node:
+                total, gpus = total + shown.util_sum, gpus + shown.util_gpus
             else:  # detail, or unmonitored: its own GPUs
                 values = [g.util_gpu for g in node.gpus if g.util_gpu is not None]
                 total, gpus = total + sum(values), gpus + len(values)
@@ -224,10 +212,6 @@ class _Mean:
 
     def value(self) -> float | None:
         return self.total / self.weight if self.weight else None
-
-
-def _seen_aside(summary: NodeSummary) -> NodeSummary:
-    return msgspec.structs.replace(summary, last_seen=None)
 
 
 def _unmonitored(node: NodeSnapshot, shard: int, seen: ShardSeen, now: float) -> NodeSnapshot:

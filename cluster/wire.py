@@ -395,34 +395,37 @@ def node_from_summary(summary: NodeSummary) -> NodeSnapshot:
         model=summary.model,
         driver=summary.driver,
         cuda=summary.cuda,
-        gpus=tuple(
-            GpuSnapshot(
-                g.index,
-                uuid=g.uuid,
-                name=summary.model or "",
-                serial=g.serial,
-                memory_total_bytes=g.memory_total_bytes,
-                lost=g.lost,
-                util_gpu=g.util,
-                mem_used_bytes=g.mem_used_bytes,
-                power_w=g.power_w,
-                power_limit_w=g.power_limit_w,
-                temp_c=g.temp_c,
-                nvlink_active=g.nvlink_active,
-                nvlink_total=g.nvlink_total,
-                verdict=g.verdict,
-                reasons=g.reasons,
-                since=g.since,
-                probe_verdict=g.probe_verdict,
-            )
-            for g in summary.gpus
-        ),
-        ports=tuple(map(_port_from_summary, summary.ports)),
-        nics=tuple(map(_port_from_summary, summary.nics)),
+        gpus=tuple(gpu_from_summary(g, summary.model) for g in summary.gpus),
+        ports=tuple(map(port_from_summary, summary.ports)),
+        nics=tuple(map(port_from_summary, summary.nics)),
     )
 
 
-def _port_from_summary(p: PortSummary) -> PortSnapshot:
+def gpu_from_summary(g: GpuSummary, model: str | None) -> GpuSnapshot:
+    """The GpuSnapshot a summary's GPU carries (``model``: the node's GPU model)."""
+    return GpuSnapshot(
+        g.index,
+        uuid=g.uuid,
+        name=model or "",
+        serial=g.serial,
+        memory_total_bytes=g.memory_total_bytes,
+        lost=g.lost,
+        util_gpu=g.util,
+        mem_used_bytes=g.mem_used_bytes,
+        power_w=g.power_w,
+        power_limit_w=g.power_limit_w,
+        temp_c=g.temp_c,
+        nvlink_active=g.nvlink_active,
+        nvlink_total=g.nvlink_total,
+        verdict=g.verdict,
+        reasons=g.reasons,
+        since=g.since,
+        probe_verdict=g.probe_verdict,
+    )
+
+
+def port_from_summary(p: PortSummary) -> PortSnapshot:
+    """The PortSnapshot a summary's port or NIC carries."""
     return PortSnapshot(
         p.name,
         p.kind,
