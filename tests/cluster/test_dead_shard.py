@@ -81,7 +81,8 @@ async def test_a_killed_and_a_stopped_shard_leave_only_their_nodes_unmonitored(
     loopback: LoopbackFleet, nats_server: LocalNats, tmp_path: Path
 ) -> None:
     config = tmp_path / "shard.toml"
-    config.write_text(shard_config(nats_server.url))
+    # The gap itself, before any shard takes the silent one's nodes (test_takeover_e2e).
+    config.write_text(shard_config(nats_server.url) + "takeover_after_s = 0\n")
     targets = tmp_path / "targets.json"
     write_targets_file(targets, loopback.targets(interval=INTERVAL, slow_interval=1.0))
     data = tmp_path / "data"
