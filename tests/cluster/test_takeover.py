@@ -10,6 +10,7 @@ from typing import ClassVar
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from cluster.shards import ShardSpec, owner, owner_among
+from cluster.signed_wire import owned_events, owned_summary
 from cluster.signing import ShardKeys, ShardSigner, parse_public_key, public_key_text
 from cluster.takeover import (
     Heartbeat,
@@ -18,9 +19,9 @@ from cluster.takeover import (
     adopted_hosts,
     summary_with_adopted,
 )
-from cluster.wire import decode_summary, encode
+from cluster.wire import ShardEvents, decode_summary, encode
 from collectors.ssh.target import NodeTarget
-from fleet.model import FleetSnapshot, UtilizationSummary
+from fleet.model import FleetSnapshot, NodeTransition, UtilizationSummary
 from tests.cluster.test_board import node
 
 HOSTS = [f"gpu-{i:04d}" for i in range(600)]
@@ -202,3 +203,25 @@ async def test_takeover_adopts_on_silence_and_hands_back_when_heard() -> None:
     assert takeover.adopting == () and Foster.log[-1] == ("stop", tuple(mine))
     assert takeover.sessions == own and takeover.snapshots() == []
     await asyncio.sleep(0)
+
+
+def test_an_adopters_signed_summary_keeps_the_adopted_node_only_while_its_owner_is_silent() -> None:
+    orphan, own = names_of(3, 1)[0], names_of(1, 1)[0]
+    adopter = owner_among(orphan, [1, 2])
+    mine = own if adopter == 1 else names_of(2, 1)[0]
+    snapshot = FleetSnapshot(10.0, (node(mine),))
+    (part,) = summary_with_adopted(ShardSpec(adopter, 3), 1, 1.0, snapshot, [
+        FleetSnapshot(10.0, (node(orphan),))
+    ])  # fmt: skip
+    sealed = ShardSigner(adopter, KEYS[adopter - 1]).seal(part, (3,))
+    viewer = keys()
+    opened = viewer.open(sealed)
+    assert opened is not None
+    summary = decode_summary(opened[1])
+    kept = owned_summary(viewer, adopter, summary, silent=[3])
+    assert kept is not None and [n.name for n in kept.nodes] == [mine, orphan]
+    kept = owned_summary(viewer, adopter, summary, silent=[])
+    assert kept is not None and [n.name for n in kept.nodes] == [mine]
+    batch = ShardEvents(adopter, 10.0, transitions=(NodeTransition(orphan, "up", 10.0),))
+    assert owned_events(viewer, adopter, batch, silent=[3]) == batch
+    assert owned_events(viewer, adopter, batch).transitions == ()  # type: ignore[union-attr]
