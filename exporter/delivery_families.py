@@ -2,13 +2,14 @@
 
 Computed off the tick (the ledger reads history on a thread, as the repairs ledger's
 families are) and rendered at scrape time from the last result. Labels are bounded:
-the five classes, the four deviation kinds and the nodes; money is left to the report
+the five classes, the ten deviation kinds and the nodes; money is left to the report
 (a float sample cannot carry an exact decimal), GPU-hours and energy are served.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
+from decimal import Decimal
 
 from exporter.families import family_text, gauge
 from ledger.delivery.classes import CLASSES
@@ -42,14 +43,16 @@ CO2 = gauge("gpufleet_delivery_co2_grams", "CO2 of the facility energy of the pe
 def render_delivery(led: DeliveryLedger) -> str:
     """The families' exposition text for ``led``."""
     fleet = {c: sum(n.by_class()[c] for n in led.nodes) for c in CLASSES}
-    deviations: Counter[str] = Counter()
+    deviations: defaultdict[str, Decimal] = defaultdict(Decimal)
     for d in led.deviations:
         deviations[d.kind] += d.gpu_ms
     gpu_joules = led.energy.fleet_mj / 1000
     parts = [
         family_text(GPU_HOURS, [((c,), fleet[c] / SECOND_MS) for c in CLASSES]),
         family_text(NODE_IDLE, [((n.node,), n.by_class()["idle"] / SECOND_MS) for n in led.nodes]),
-        family_text(DEVIATION_HOURS, [((k,), ms / SECOND_MS) for k, ms in deviations.items()]),
+        family_text(
+            DEVIATION_HOURS, [((k,), float(ms) / SECOND_MS) for k, ms in sorted(deviations.items())]
+        ),
         family_text(ENERGY, [((), float(gpu_joules))]),
         family_text(FACILITY, [((), float(gpu_joules) * float(led.pue))]),
     ]

@@ -14,6 +14,10 @@ from fleet.settings.base import Section
 # (`comm`, at most 15 bytes, no control characters): both go to the agent's command line.
 UserName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._][A-Za-z0-9._@-]{0,63}$")]
 ProcessName = Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\x7f/]{1,15}$")]
+DeviationKind = Literal[
+    "usable_memory", "power_limit", "pcie_gen", "pcie_width", "nvlink_up", "gpu_model",
+    "gpu_count", "driver", "network_ports", "network_rate",
+]  # fmt: skip
 
 
 class ContractSection(Section):
@@ -67,12 +71,13 @@ class ContractSection(Section):
     idle_min_minutes: int = Field(default=10, ge=1, le=1440)
     """A stretch below the floor is `idle` only when it lasts at least this many
     minutes; shorter pauses inside a job count as `working`."""
-    deviation_credits: dict[
-        Literal["usable_memory", "power_limit", "pcie_gen", "pcie_width"], Decimal
-    ] = Field(default_factory=dict)
+    deviation_credits: dict[DeviationKind, Decimal] = Field(default_factory=dict)
     """Credit per GPU-hour of a deviation from the contract, in `currency`, by deviation
-    kind, e.g. `{ usable_memory = 0.50, power_limit = 1.00 }`. A kind not listed is shown
-    in GPU-hours without money."""
+    kind, e.g. `{ usable_memory = 0.50, power_limit = 1.00 }`. Kinds: `usable_memory`,
+    `power_limit`, `pcie_gen`, `pcie_width`, `nvlink_up`, `gpu_model` (per GPU);
+    `gpu_count` (the GPUs missing), `driver` (every GPU of the node), `network_ports` and
+    `network_rate` (each port's share of the node's GPUs: `gpus_per_node /
+    network_ports`). A kind not listed is shown in GPU-hours without money."""
 
 
 def renter_agent_args(contract: ContractSection | None) -> tuple[str, ...]:

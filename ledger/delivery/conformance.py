@@ -1,11 +1,16 @@
-"""Delivered against contracted: each deviation as an interval per node and GPU.
+"""Delivered against contracted: each deviation as an interval per GPU, node or port.
 
-A deviation is a run of consecutive recorded minutes in which one GPU's measured value
+A deviation is a run of consecutive recorded minutes in which one GPU, node or port
 breaks the contract with the same measured value; a gap in the readings or a change of
-value starts a new interval. Kinds: ``usable_memory`` (memory total less what processes
-that are not the renter's hold, below ``usable_memory_gib``), ``power_limit`` (the
-enforced limit differs from ``power_limit_w``), ``pcie_gen`` and ``pcie_width`` (the
-current link below the contracted one).
+value starts a new interval. A reading that is missing is no deviation: it is not
+known to break anything.
+
+Per GPU (:mod:`ledger.delivery.gpu_terms`): ``usable_memory``, ``power_limit``,
+``pcie_gen``, ``pcie_width``, ``nvlink_up`` and ``gpu_model``. Per node and per port
+(:mod:`ledger.delivery.node_terms`): ``gpu_count``, ``driver``, ``network_ports`` and
+``network_rate``. A deviation counts the GPU-hours of the GPUs it takes from the renter:
+one for a GPU's own, the missing GPUs for ``gpu_count``, every GPU of the node for
+``driver``, and each port's share of the node's GPUs for the network terms.
 """
 
 from __future__ import annotations
@@ -17,112 +22,82 @@ from typing import Any
 import polars as pl
 
 from fleet.settings.contract_section import ContractSection
+from ledger.delivery.breach import MINUTE_MS, Breach, Measure
+from ledger.delivery.gpu_terms import gpu_breaches
+from ledger.delivery.node_terms import node_breaches
 
-MINUTE_MS = 60_000
-GIB = 1 << 30
 HOUR_MS = 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
 class Deviation:
-    """One GPU's stretch of delivered hardware that is not what the contract says."""
+    """One stretch of delivered hardware that is not what the contract says."""
 
     node: str
-    gpu: int
+    gpu: int | None  # None: the node's or a port's deviation
     kind: str
     start_ms: int
     end_ms: int
-    measured: float
-    contracted: float
+    measured: Measure
+    contracted: Measure
     credit: Decimal | None  # money owed for it where the contract prices the kind
+    port: str | None = None
+    gpus: Decimal = Decimal(1)  # GPUs it takes from the renter
 
     @property
-    def gpu_ms(self) -> int:
-        """Its length in GPU-milliseconds (one GPU)."""
-        return self.end_ms - self.start_ms
+    def gpu_ms(self) -> Decimal:
+        """Its length in GPU-milliseconds."""
+        return (self.end_ms - self.start_ms) * self.gpus
 
 
-def _measures(contract: ContractSection) -> list[tuple[str, pl.Expr, float]]:
-    """(kind, measured expression, contracted value) for each term the contract sets."""
-    out: list[tuple[str, pl.Expr, float]] = []
-    if contract.usable_memory_gib is not None:
-        usable = (pl.col("mem_total_bytes") - pl.col("foreign_mem_bytes").fill_null(0)) / GIB
-        out.append(("usable_memory", usable.round(2), contract.usable_memory_gib))
-    if contract.power_limit_w is not None:
-        out.append(
-            ("power_limit", pl.col("power_limit_w").cast(pl.Float64), contract.power_limit_w)
-        )
-    if contract.pcie_gen is not None:
-        out.append(("pcie_gen", pl.col("pcie_gen").cast(pl.Float64), float(contract.pcie_gen)))
-    if contract.pcie_width is not None:
-        out.append(
-            ("pcie_width", pl.col("pcie_width").cast(pl.Float64), float(contract.pcie_width))
-        )
+def runs(breach: Breach, contract: ContractSection, start_ms: int, end_ms: int) -> list[Deviation]:
+    """The breach's rows joined into intervals, clipped to ``[start_ms, end_ms)``."""
+    rows = breach.rows.filter((pl.col("t") > start_ms - MINUTE_MS) & (pl.col("t") < end_ms))
+    rows = rows.sort("node", "gpu", "port", "t", nulls_last=True)
+    out: list[Deviation] = []
+    current: list[Any] | None = None  # [node, gpu, port, start, end, measured, share]
+    for node, gpu, port, t, m, share in rows.select(
+        "node", "gpu", "port", "t", "m", "share"
+    ).iter_rows():
+        lo, hi = max(t, start_ms), min(t + MINUTE_MS, end_ms)
+        key = [node, gpu, port]
+        if current and current[:3] == key and current[4] == lo and current[5:] == [m, share]:
+            current[4] = hi
+            continue
+        if current:
+            out.append(_deviation(current, breach, contract))
+        current = [*key, lo, hi, m, share]
+    if current:
+        out.append(_deviation(current, breach, contract))
     return out
 
 
-def _provider_time(contract: ContractSection) -> pl.Expr:
-    """The classes' ``provider``: a provider process alone on an active GPU."""
-    activity = pl.coalesce(pl.col("sm_active_mean"), pl.col("util_mean"))
-    active = activity.is_not_null() & (activity >= contract.working_floor_percent)
-    return pl.col("provider_busy").fill_null(False) & active
-
-
-def _breaks(kind: str, measured: pl.Expr, contracted: float) -> pl.Expr:
-    if kind == "power_limit":
-        return (measured - contracted).abs() >= 1.0  # NVML reports whole watts (mW / 1000)
-    return measured < contracted
+def _deviation(run: list[Any], breach: Breach, contract: ContractSection) -> Deviation:
+    node, gpu, port, start, end, measured, share = run
+    numerator, denominator = share.split("/")
+    gpus = Decimal(numerator) / Decimal(denominator)
+    rate = contract.deviation_credits.get(breach.kind)  # type: ignore[call-overload]
+    credit = None if rate is None else rate * (end - start) * gpus / HOUR_MS
+    return Deviation(
+        node, gpu, breach.kind, start, end, measured, breach.contracted, credit, port, gpus
+    )
 
 
 def find_deviations(
-    delivery: pl.DataFrame, contract: ContractSection, start_ms: int, end_ms: int
-) -> list[Deviation]:
-    """Every deviation in ``delivery`` (``gpu_minutes`` rows with the ``delivery_minutes``
-    columns joined) within the period."""
-    frame = delivery.with_columns(t=pl.col("ts").dt.epoch("ms")).filter(
-        (pl.col("t") >= start_ms - MINUTE_MS + 1) & (pl.col("t") < end_ms)
-    )
-    found: list[Deviation] = []
-    for kind, measured, contracted in _measures(contract):
-        rows = frame.with_columns(m=measured).filter(
-            pl.col("m").is_not_null() & _breaks(kind, pl.col("m"), contracted)
-        )
-        if kind == "usable_memory":
-            # A provider's check holds memory while it runs: that time is already the
-            # provider's whole GPU (classes), not also a memory shortfall.
-            rows = rows.filter(~_provider_time(contract))
-        rows = rows.sort("node", "gpu", "t")
-        found.extend(_intervals(rows, kind, contracted, contract, start_ms, end_ms))
-    return sorted(found, key=lambda d: (d.node, d.gpu, d.start_ms, d.kind))
-
-
-def _intervals(
-    rows: pl.DataFrame,
-    kind: str,
-    contracted: float,
+    delivery: pl.DataFrame,
+    ports: pl.DataFrame,
     contract: ContractSection,
     start_ms: int,
     end_ms: int,
 ) -> list[Deviation]:
-    out: list[Deviation] = []
-    current: list[Any] | None = None  # [node, gpu, start, end, measured]
-    for node, gpu, t, m in rows.select("node", "gpu", "t", "m").iter_rows():
-        lo, hi = max(t, start_ms), min(t + MINUTE_MS, end_ms)
-        if current and current[:2] == [node, gpu] and current[3] == lo and current[4] == m:
-            current[3] = hi
-            continue
-        if current:
-            out.append(_deviation(current, kind, contracted, contract))
-        current = [node, gpu, lo, hi, m]
-    if current:
-        out.append(_deviation(current, kind, contracted, contract))
-    return out
+    """Every deviation within the period: ``delivery`` is ``gpu_minutes`` with the
+    ``delivery_minutes`` columns joined, ``ports`` the ``port_minutes`` rows."""
+    frame = delivery.with_columns(t=pl.col("ts").dt.epoch("ms"))
+    port_frame = ports.with_columns(t=pl.col("ts").dt.epoch("ms"))
+    breaches = gpu_breaches(frame, contract) + node_breaches(frame, port_frame, contract)
+    found = [d for b in breaches for d in runs(b, contract, start_ms, end_ms)]
+    return sorted(found, key=_order)
 
 
-def _deviation(
-    run: list[Any], kind: str, contracted: float, contract: ContractSection
-) -> Deviation:
-    node, gpu, start, end, measured = run
-    rate = contract.deviation_credits.get(kind)  # type: ignore[call-overload]
-    credit = None if rate is None else rate * (end - start) / HOUR_MS
-    return Deviation(node, gpu, kind, start, end, measured, contracted, credit)
+def _order(d: Deviation) -> tuple[str, int, str, int, str]:
+    return (d.node, -1 if d.gpu is None else d.gpu, d.port or "", d.start_ms, d.kind)

@@ -9,7 +9,7 @@ from decimal import Decimal
 import polars as pl
 
 from fleet.settings.contract_section import ContractSection
-from history.layout import DELIVERY_MINUTES, GPU_MINUTES, read_table
+from history.layout import DELIVERY_MINUTES, GPU_MINUTES, SCHEMAS, TS, read_table
 from history.ledger import read_ledger
 from history.reader import HistoryReader
 from ledger.delivery.classes import NodeTime, classify_period
@@ -40,6 +40,25 @@ def period_of(start_ms: int, end_ms: int) -> Period:
     return Period("", start_ms, end_ms, end_ms)
 
 
+# What the node and port terms read. A history room that does not record them yet
+# reads them as null (no reading, so no deviation): the terms wait for the readings.
+NODE_FACTS = {
+    "gpu_name": pl.String(),
+    "nvlink_up": pl.UInt8(),
+    "driver": pl.String(),
+    "ports_active": pl.UInt16(),
+}
+PORT_MINUTES = "port_minutes"
+PORT_SCHEMA = {
+    "ts": TS,
+    "node": pl.String(),
+    "port": pl.String(),
+    "kind": pl.String(),
+    "state": pl.String(),
+    "rate_gbps": pl.Float32(),
+}
+
+
 def read_minutes(data_dir_reader: HistoryReader, days: list[date]) -> pl.DataFrame:
     """``gpu_minutes`` of ``days`` (and the day before, for the energy counter's first
     difference) with the ``delivery_minutes`` columns joined on."""
@@ -49,7 +68,20 @@ def read_minutes(data_dir_reader: HistoryReader, days: list[date]) -> pl.DataFra
     extra = read_table(data_dir, DELIVERY_MINUTES, wanted).unique(
         ["ts", "node", "gpu"], keep="first"
     )
+    extra = extra.with_columns(
+        pl.lit(None, dtype).alias(name)
+        for name, dtype in NODE_FACTS.items()
+        if name not in extra.columns
+    )
     return gpu.join(extra, on=["ts", "node", "gpu"], how="left")
+
+
+def read_ports(data_dir_reader: HistoryReader, days: list[date]) -> pl.DataFrame:
+    """``port_minutes`` of ``days``; empty where history does not record ports."""
+    if PORT_MINUTES not in SCHEMAS:
+        return pl.DataFrame(schema=PORT_SCHEMA)
+    frame = read_table(data_dir_reader.data_dir, PORT_MINUTES, days)
+    return frame.select(PORT_SCHEMA.keys()).unique(["ts", "node", "port"], keep="first")
 
 
 def build_ledger(
@@ -64,7 +96,8 @@ def build_ledger(
     inputs = read_ledger(history, days[0], days[-1], now_ms / 1000)
     minutes = read_minutes(history, days)
     nodes = classify_period(period, inputs, minutes, contract, now_ms)
-    deviations = find_deviations(minutes, contract, period.start_ms, period.end_ms)
+    ports = read_ports(history, days)
+    deviations = find_deviations(minutes, ports, contract, period.start_ms, period.end_ms)
     use = energy_use(minutes, period.start_ms, period.end_ms)
     pue = Decimal(str(energy.pue))
     intensity = grid_intensity(energy)

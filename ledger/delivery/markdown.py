@@ -74,12 +74,18 @@ def _most_idle(data: dict[str, Any]) -> str:
 
 def _deviations(data: dict[str, Any]) -> str:
     rows = [
-        [d["node"], d["gpu"], d["kind"], d["start"], d["end"], d["gpu_hours"],
+        [d["node"], _where(d), d["kind"], d["start"], d["end"], d["gpu_hours"],
          d["measured"], d["contracted"], _money(data, d["credit"])]
         for d in data["deviations"]
     ]  # fmt: skip
-    header = ["Node", "GPU", "Kind", "Start", "End", "GPU-hours", "Measured", "Contracted"]
+    header = ["Node", "Where", "Kind", "Start", "End", "GPU-hours", "Measured", "Contracted"]
     return table([*header, "Credit"], rows)
+
+
+def _where(d: dict[str, Any]) -> str:
+    if d["gpu"] is not None:
+        return f"GPU {d['gpu']}"
+    return "node" if d["port"] is None else f"port {d['port']}"
 
 
 def _energy(data: dict[str, Any]) -> str:

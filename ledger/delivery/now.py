@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from fleet.model import FleetSnapshot, GpuSnapshot
+from fleet.model import FleetSnapshot, GpuSnapshot, NodeSnapshot
 from fleet.settings.contract_section import ContractSection
+from ledger.delivery.node_terms import NETWORK_KINDS, driver_allowed
 
 DAY_S = 86_400
 GIB = 1 << 30
@@ -57,6 +58,39 @@ def gpu_deviations(gpu: GpuSnapshot, contract: ContractSection) -> list[str]:
     if contract.usable_memory_gib is not None and total is not None:
         usable = (total - ((gpu.foreign_mem_mib or 0) << 20)) / GIB
         out += [f"memory {usable:.1f} GiB"] if usable < contract.usable_memory_gib else []
+    links = gpu.nvlink_active
+    if contract.nvlinks_up is not None and links is not None and links < contract.nvlinks_up:
+        out.append(f"NVLink {links}/{contract.nvlinks_up} up")
+    wanted = contract.gpu_model
+    if wanted is not None and gpu.name and wanted.lower() not in gpu.name.lower():
+        out.append(f"model {gpu.name}")
+    return out
+
+
+def node_deviations(node: NodeSnapshot, contract: ContractSection) -> list[str]:
+    """The contract terms the node itself breaks now (GPU count, driver, network), as
+    short labels; its GPUs' own are :func:`gpu_deviations`. A node that is not streaming
+    has no readings of now, so no deviation."""
+    if node.status != "streaming":
+        return []
+    out = []
+    if len(node.gpus) < contract.gpus_per_node:
+        out.append(f"GPUs {len(node.gpus)}/{contract.gpus_per_node}")
+    if node.driver is not None and driver_allowed(node.driver, contract) is False:
+        out.append(f"driver {node.driver}")
+    network = [p for p in node.ports if p.kind in NETWORK_KINDS]
+    active = [p for p in network if (p.state or "").upper() == "ACTIVE"]
+    wanted = contract.network_ports
+    known = all(p.state is not None for p in network)
+    if wanted is not None and known and len(active) < wanted:
+        out.append(f"network {len(active)}/{wanted} ports")
+    rate = contract.network_rate_gbps
+    if rate is not None:
+        out += [
+            f"network {p.name} {p.rate_gbps:g} Gb/s"
+            for p in active
+            if p.rate_gbps is not None and p.rate_gbps < rate
+        ]
     return out
 
 
@@ -67,9 +101,13 @@ def delivery_now(
     floor = contract.working_floor_percent
     idle = deviating = 0
     deviations: list[dict[str, Any]] = []
+    node_found: list[dict[str, Any]] = []
     for node in snapshot.nodes:
         if node.state != "up":
             continue
+        found = node_deviations(node, contract)
+        if found:
+            node_found.append({"node": node.name, "what": found})
         for gpu in node.gpus:
             activity = gpu.sm_active if gpu.sm_active is not None else gpu.util_gpu
             if activity is not None and activity < floor and not gpu.foreign_procs:
@@ -86,5 +124,7 @@ def delivery_now(
         "currency": contract.currency,
         "deviating_gpus": deviating,
         "deviations": deviations[:20],
+        "deviating_nodes": len(node_found),
+        "node_deviations": node_found[:20],
         "energy_today_kwh": round(today.kwh(snapshot), 3),
     }

@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from ledger.delivery.classes import CLASSES
+from ledger.delivery.conformance import Deviation
 from ledger.delivery.energy import kwh
 from ledger.delivery.ledger import DeliveryLedger
 
@@ -95,13 +96,15 @@ def _node_row(ledger: DeliveryLedger, node: str) -> dict[str, Any]:
     return row
 
 
-def _deviation(d: Any) -> dict[str, Any]:
+def _deviation(d: Deviation) -> dict[str, Any]:
     return {
         "node": d.node,
         "gpu": d.gpu,
+        "port": d.port,
         "kind": d.kind,
         "start": iso(d.start_ms),
         "end": iso(d.end_ms),
+        "gpus": fixed(d.gpus),
         "gpu_hours": fixed(hours(d.gpu_ms)),
         "measured": d.measured,
         "contracted": d.contracted,

@@ -81,7 +81,7 @@ def test_since_until_and_markdown_tables(history: tuple[Path, Path], tmp_path: P
     body = text.decode()
     # 5 Feb: n1 gpu1 idle 24 h, n2 gpu0 idle 16 h (40 of every 60 minutes).
     assert "| n1 | 24.000 | 0.5000 | 60.00 USD |" in body
-    assert "| n1 | 1 | power\\_limit | 2026-02-05T10:00:00Z | 2026-02-05T13:00:00Z |" in body
+    assert "| n1 | GPU 1 | power\\_limit | 2026-02-05T10:00:00Z | 2026-02-05T13:00:00Z |" in body
 
 
 def test_a_bad_period_is_refused(
