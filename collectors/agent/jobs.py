@@ -5,7 +5,8 @@ a fake tree):
 
 - processes on a GPU (NVML's compute processes): each PID's ``/proc/<pid>/cgroup``
   names its Slurm job and step (``.../job_<id>/step_<step>/...``, cgroup v1 and v2) or
-  its Kubernetes pod (``kubepods.../pod<uid>...``);
+  its Kubernetes pod (``kubepods.../pod<uid>...``), with the pod's name and namespace
+  where its process tells them (``collectors/agent/pod_identity.py``: heuristics);
 - allocations without a process yet (a job that holds GPUs and leaves them idle, which
   is what idle-time accounting needs): a process in a Slurm job's cgroup whose
   ``environ`` names the job's GPUs in ``CUDA_VISIBLE_DEVICES``, as indices or, from
@@ -24,13 +25,13 @@ import pynvml
 
 from collectors.agent.fields import PROTOCOL_VERSION
 from collectors.agent.nvmlcall import error_name
+from collectors.agent.pod_identity import pod_identity, read_environ_value
 from collectors.agent.processes import _uid, _user
 
 # Version of the ``jobs`` message's body (docs/jobs.md); the envelope's ``v`` is the
 # protocol's.
 JOBS_SCHEMA = 1
 MAX_CGROUP_BYTES = 16384
-MAX_ENVIRON_BYTES = 1 << 20  # ARG_MAX-sized environments exist; nothing larger is read
 MAX_SCANNED_PIDS = 65536
 MAX_ENTRIES = 4096
 
@@ -115,22 +116,23 @@ def read_cgroup(proc_root: str, pid: int) -> Optional[str]:
 
 def read_visible_devices(proc_root: str, pid: int) -> Optional[str]:
     """``CUDA_VISIBLE_DEVICES`` from ``/proc/<pid>/environ`` (None: unset or unreadable)."""
-    try:
-        with open(os.path.join(proc_root, str(pid), "environ"), "rb") as stream:
-            raw = stream.read(MAX_ENVIRON_BYTES)
-    except OSError:
-        return None
-    for item in raw.split(b"\0"):
-        if item.startswith(b"CUDA_VISIBLE_DEVICES="):
-            return item[len(b"CUDA_VISIBLE_DEVICES=") :].decode("ascii", "replace")
-    return None
+    return read_environ_value(proc_root, pid, "CUDA_VISIBLE_DEVICES")
 
 
 class _Seen:
     """Jobs found so far, one entry per (GPU, job, step, pod), with a process count."""
 
-    def __init__(self) -> None:
+    def __init__(self, proc_root: str = "/proc") -> None:
         self.entries: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
+        self._proc_root = proc_root
+        self._pods: Dict[str, Dict[str, str]] = {}
+
+    def _pod(self, pod: str, pid: int) -> Dict[str, str]:
+        """The pod's name and namespace, read once per pod (from its first process)."""
+        known = self._pods.get(pod)
+        if known is None:
+            known = self._pods[pod] = pod_identity(self._proc_root, pid)
+        return known
 
     def add(
         self,
@@ -140,6 +142,7 @@ class _Seen:
         uid: Optional[int],
         via: str,
         users: Dict[int, str],
+        pid: Optional[int] = None,
     ) -> None:
         key = (gpu, where["scheduler"], where.get("job"), where.get("step"), where.get("pod"))
         entry = self.entries.get(key)
@@ -150,6 +153,8 @@ class _Seen:
             return
         entry = {"gpu": gpu, "uuid": uuid, "via": via, "processes": 1 if via == "nvml" else 0}
         entry.update(where)
+        if where["scheduler"] == "k8s" and pid is not None:
+            entry.update(self._pod(where["pod"], pid))
         entry["uid"] = uid
         entry["user"] = _user(uid, users) if uid is not None else None
         self.entries[key] = entry
@@ -175,17 +180,19 @@ def attribute(
 
     Returns:
         One entry per (GPU, job/pod): ``gpu``, ``uuid``, ``scheduler``, ``job``,
-        ``step`` or ``pod``/``container``, ``uid``, ``user``, ``processes`` (on the GPU)
-        and ``via`` (``nvml``: a process on the GPU; ``env``: allocated, no process).
+        ``step`` or ``pod``/``container`` (and, where the pod's process tells,
+        ``pod_name`` and ``namespace``: :mod:`collectors.agent.pod_identity`), ``uid``,
+        ``user``, ``processes`` (on the GPU) and ``via`` (``nvml``: a process on the
+        GPU; ``env``: allocated, no process).
     """
-    seen = _Seen()
+    seen = _Seen(proc_root)
     users: Dict[int, str] = {}
     for gpu, pid in gpu_processes:
         text = read_cgroup(proc_root, pid)
         where = placement(text) if text is not None else None
         if where is None or not 0 <= gpu < len(uuids):
             continue
-        seen.add(gpu, uuids[gpu], where, _uid(proc_root, pid), "nvml", users)
+        seen.add(gpu, uuids[gpu], where, _uid(proc_root, pid), "nvml", users, pid)
     _allocations(proc_root, uuids, seen, users, pids)
     return sorted(seen.entries.values(), key=_order)
 
