@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Annotated
 
 import msgspec
@@ -36,6 +37,10 @@ from ledger.sla.section import SlaSection
 
 log = logging.getLogger(__name__)
 
+
+# Monitored time before the month's first figure: one refresh, as a collector's first
+# figure (at its start, no coverage) is followed by its next (gpufleet.runtime).
+FIRST_FIGURE_MS = 30_000
 
 # Unix milliseconds up to the last day a date can hold (9999-12-31).
 UnixMs = Annotated[int, msgspec.Meta(ge=0, le=253_402_300_799_999)]
@@ -204,13 +209,23 @@ class FleetSla:
         return spans
 
     def summary(self, now: float) -> SlaSummary | None:
-        """The header's month to date, or None without a contract or a ledger."""
+        """The header's month to date, or None without a contract or a ledger.
+
+        "Not measured" until the shards have monitored the month for one refresh
+        period: a collector shows its first figure when it starts, with no coverage
+        yet, and its next one a refresh later. A viewer attached to shards that started a
+        second ago would otherwise judge that second, when no node has reported yet and
+        every committed slot never seen counts as down: "0.000 %".
+        """
         from ledger.sla.summary import sla_summary
 
         contract = self.contract()
         if contract is None or not self.ledgers:
             return None
-        return sla_summary(self.inputs(), contract, now)
+        inputs = self.inputs()
+        if sum(e - s for s, e in inputs.coverage) < FIRST_FIGURE_MS:
+            inputs = replace(inputs, coverage=[], observed_until_ms=None)
+        return sla_summary(inputs, contract, now)
 
 
 def _interval(row: IntervalRow) -> StateInterval:

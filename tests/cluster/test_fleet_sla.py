@@ -12,7 +12,9 @@ import pytest
 from cluster.chunked import ChunkError, ChunkStore, fetch_chunked
 from cluster.fleet_sla import (
     FleetSla,
+    IntervalRow,
     LedgerRequest,
+    ShardLedger,
     decode_ledger,
     ledger_request,
     shard_ledger,
@@ -170,3 +172,26 @@ async def test_a_shard_that_stops_answering_keeps_its_last_ledger_not_live(
     second = await viewer.refresh(ask, [1, 3], now)  # shard 2 no longer summarizes either
     assert set(viewer.ledgers) == {1, 2, 3}  # asked all the same, its last ledger kept
     assert second is not None and not viewer.inputs().live
+
+
+@pytest.mark.parametrize("seen", [(), ("node-001", "unmonitored"), ("node-001", "up")])
+def test_the_first_figure_of_shards_just_started_is_not_measured_never_zero(
+    seen: tuple[str, ...],
+) -> None:
+    """Shards recorded one second, nodes still connecting (or one up): a collector's
+    first figure would be "not measured"; so is the viewer's, until a refresh of
+    coverage. Before, the committed slots never seen counted as down: 0 % (and 10 %)."""
+    start = ledger_request(T0).start_ms + 86_400_000
+    rows = () if not seen else (IntervalRow(seen[0], seen[1], start, None),)  # type: ignore[arg-type]
+    terms = contract().model_dump_json()
+    viewer = FleetSla()
+    viewer.count = 1
+    viewer.take(ShardLedger(1, terms, ((start, start + 1000),), rows, True), start / 1000 + 1)
+    first = viewer.summary(start / 1000 + 1)
+    assert first is not None and first.availability_pct is None
+    assert first.reading.startswith("not measured yet")
+    # A refresh later (30 s monitored), the month is judged.
+    later = ShardLedger(1, terms, ((start, start + 31_000),), rows, True)
+    viewer.take(later, start / 1000 + 31)
+    judged = viewer.summary(start / 1000 + 31)
+    assert judged is not None and judged.availability_pct is not None
