@@ -213,35 +213,12 @@ def summary_line(snapshot: FleetSnapshot) -> str:
     )
 
 
-def snapshot_json(snapshot: FleetSnapshot) -> list[dict[str, Any]]:
-    """Per node: name, status, broken and each GPU's index, uuid, verdict and reasons."""
-    return [
-        {
-            "name": node.name,
-            "status": node.status,
-            "state": node.state,
-            "broken": node.broken,
-            "broken_reasons": list(node.broken_reasons),
-            "gpus": [
-                {
-                    "index": gpu.index,
-                    "uuid": gpu.uuid,
-                    "verdict": gpu.verdict,
-                    "reasons": list(gpu.reasons),
-                }
-                for gpu in node.gpus
-            ],
-        }
-        for node in snapshot.nodes
-    ]
-
-
 def _write_json(path: Path, snapshot: FleetSnapshot) -> None:
-    text = json.dumps({"taken_at": snapshot.taken_at, "nodes": snapshot_json(snapshot)}, indent=2)
-    try:
-        path.write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        print(f"gpufleet demo: cannot write {path}: {exc.strerror}", file=sys.stderr)
+    # One shape for one collector and for an attached view of shards, so the two
+    # compare node by node.
+    from gpufleet.attach import write_json
+
+    write_json(path, snapshot)
 
 
 def _run_accept(args: argparse.Namespace) -> int:
