@@ -31,8 +31,9 @@ NODE = "node-001"
 START_MS = int(WALL_START * 1000)  # a whole minute
 MINUTES = 10
 CONTRACT = ContractSection(
-    gpus_per_node=2, usable_memory_gib=79, power_limit_w=700, pcie_gen=5, pcie_width=16,
-    gpu_hour_price=Decimal("2.00"),
+    gpu_model="H100 80GB", gpus_per_node=2, usable_memory_gib=79, power_limit_w=700,
+    pcie_gen=5, pcie_width=16, nvlinks_up=18, network_ports=8, network_rate_gbps=400,
+    driver_min="550.54", driver_max="570.999", gpu_hour_price=Decimal("2.00"),
 )  # fmt: skip
 
 
@@ -69,7 +70,7 @@ def agent_lines(base: Path, scenario: str) -> list[bytes]:
     return stream.getvalue().splitlines()
 
 
-def ledger_of(base: Path, scenario: str) -> DeliveryLedger:
+def ledger_of(base: Path, scenario: str, contract: ContractSection = CONTRACT) -> DeliveryLedger:
     """Record the node's ten minutes and judge them."""
     data_dir = base / "history"
     state = FleetState([NodeSpec(NODE, expected_gpus=2)], HealthSection())
@@ -85,13 +86,13 @@ def ledger_of(base: Path, scenario: str) -> DeliveryLedger:
     recorder.close()
     end_ms = START_MS + MINUTES * 60_000
     period = period_of(START_MS, end_ms)
-    return build_ledger(HistoryReader(data_dir), period, CONTRACT, EnergySection(), end_ms)
+    return build_ledger(HistoryReader(data_dir), period, contract, EnergySection(), end_ms)
 
 
 def deviations(ledger: DeliveryLedger) -> list[tuple[object, ...]]:
     return [
-        (d.node, d.gpu, d.kind, (d.start_ms - START_MS) // 1000, (d.end_ms - START_MS) // 1000,
-         d.measured, d.contracted)
+        (d.node, d.gpu if d.port is None else d.port, d.kind, (d.start_ms - START_MS) // 1000,
+         (d.end_ms - START_MS) // 1000, d.measured, d.contracted)
         for d in ledger.deviations
     ]  # fmt: skip
 
@@ -106,6 +107,10 @@ def deviations(ledger: DeliveryLedger) -> list[tuple[object, ...]]:
         ("pcie_degraded", {"gpu": 1, "gen": 5, "width": 8}, [(1, "pcie_width", 8.0, 16.0)]),
         # 81,559 MiB less 5 GiB held by the provider: 74.65 GiB usable.
         ("memory_reserved", {"gpu": 0, "gib": 5.0}, [(0, "usable_memory", 74.65, 79.0)]),
+        ("nvlink_down", {"gpu": 1, "link": 3}, [(1, "nvlink_up", 17.0, 18.0)]),
+        # A port down is the node's: 7 of its 8 ports active.
+        ("ib_link_down", {"port": 2}, [(None, "network_ports", 7.0, 8.0)]),
+        ("ib_degraded_rate", {"port": 5}, [("mlx5_5/1", "network_rate", 200.0, 400.0)]),
     ],
 )  # fmt: skip
 def test_each_kind_gives_exactly_its_deviation_interval(
@@ -116,6 +121,33 @@ def test_each_kind_gives_exactly_its_deviation_interval(
         (NODE, gpu, k, 180, 360, measured, contracted) for gpu, k, measured, contracted in expected
     ]
     assert deviations(ledger_of(base, scenario)) == wanted
+
+
+def test_a_slow_fabric_is_the_campaign_s_finding_not_a_reading_of_the_node(base: Path) -> None:
+    # The kind slows collectives between nodes; no port, link or GPU reading changes.
+    scenario = fault("slow_fabric", "3m") + fault("recover", "6m", kinds=["slow_fabric"])
+    assert deviations(ledger_of(base, scenario)) == []
+
+
+def test_a_gpu_missing_from_the_start_is_a_gpu_count_deviation_all_period(base: Path) -> None:
+    # NVML enumerates at init: a GPU missing then stays missing until a reboot.
+    ledger = ledger_of(base, fault("gpu_missing", "0s", gpu=1))
+    assert deviations(ledger) == [(NODE, None, "gpu_count", 0, 600, 1.0, 2.0)]
+    assert ledger.deviations[0].gpus == 1
+
+
+def test_the_recorded_driver_and_model_are_judged_against_the_contract(base: Path) -> None:
+    # The simulated node runs driver 570.124.06 on NVIDIA H100 80GB HBM3 GPUs: a contract
+    # for A100s on 535 drivers finds each GPU's model and the node's driver all period.
+    contract = CONTRACT.model_copy(
+        update={"gpu_model": "A100", "driver_min": None, "driver_max": "535.999"}
+    )
+    name = "NVIDIA H100 80GB HBM3"
+    assert deviations(ledger_of(base, "", contract)) == [
+        (NODE, None, "driver", 0, 600, "570.124.06", "*..535.999"),
+        (NODE, 0, "gpu_model", 0, 600, name, "A100"),
+        (NODE, 1, "gpu_model", 0, 600, name, "A100"),
+    ]
 
 
 def test_a_healthy_node_has_no_deviation_and_no_provider_time(base: Path) -> None:
