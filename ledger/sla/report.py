@@ -254,11 +254,17 @@ def claim_deadline(report: SlaReport) -> str | None:
     return (month_end - timedelta(days=1) + timedelta(days=days)).isoformat()
 
 
+# The cause a sharded history records for a shard's silence: "shard K/N silent"
+# (cluster.node_coverage writes it; this room is below cluster, so the words are matched).
+SHARD_GAP_PREFIX = "shard "
+
+
 def coverage_log(report: SlaReport) -> list[dict[str, Any]]:
     """Every stretch of the period the monitor did not observe, with its cause.
 
     Causes the controller recorded (a stall, its network down) come from the gaps
-    table; any other hole in coverage is "controller not running".
+    table; any other hole in coverage is "controller not running". A silent shard's
+    stretch is listed too, though the other shards kept the fleet's coverage.
     """
     period = report.result.period
     covered = sorted(
@@ -273,7 +279,7 @@ def coverage_log(report: SlaReport) -> list[dict[str, Any]]:
     if t < period.end_ms:
         holes.append((t, period.end_ms))
     maintenance = maintenance_spans(report.contract, period)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for s, e in holes:
         cause = "controller not running"
         for gap in report.gaps:
@@ -282,6 +288,21 @@ def coverage_log(report: SlaReport) -> list[dict[str, Any]]:
         if any(ms <= s and e <= me for ms, me in maintenance):
             cause = "provider maintenance"
         rows.append({"start": iso(s), "end": iso(e), "seconds": (e - s) / 1000, "cause": cause})
+    # A silent shard is no hole in the fleet's coverage (the other shards record), only in
+    # its own nodes': its gap lies inside monitored time, recorded with its cause.
+    for gap in report.gaps:
+        inside = not any(s < gap.end_ms and gap.start_ms < e for s, e in holes)
+        if inside and gap.cause.startswith(SHARD_GAP_PREFIX):
+            seconds = (gap.end_ms - gap.start_ms) / 1000
+            rows.append(
+                {
+                    "start": iso(gap.start_ms),
+                    "end": iso(gap.end_ms),
+                    "seconds": seconds,
+                    "cause": gap.cause,
+                }
+            )
+    rows.sort(key=lambda r: r["start"])
     return rows
 
 
