@@ -94,9 +94,7 @@ def run(args: argparse.Namespace) -> int:
     data_dir = args.data_dir or Path(platformdirs.user_data_dir("gpufleet"))
     with history_root(data_dir) as root:  # shards' DATA/shard=K read as one fleet
         if not (root / "coverage").is_dir():
-            return fail(
-                "sla", f"no recorded history in {data_dir} (record with watch or serve first)"
-            )
+            return fail("sla", _no_history(data_dir, config.cluster.nats_url))
         try:
             report = build_report(root, config.sla, month, now)
         except ValueError as exc:
@@ -126,6 +124,21 @@ def run(args: argparse.Namespace) -> int:
             return 0  # the bundle was asked for; the terminal does not need the claim too
     emit("sla", text, args.output)
     return 0
+
+
+def _no_history(data_dir: Path, nats_url: str | None) -> str:
+    """Why there is no claim here, in one line. A viewer of shards holds no history: the
+    claim needs every recorded interval, which only the shards' directories keep (over
+    NATS the dashboard's header gets the month to date, not the claim's evidence)."""
+    if nats_url is None:
+        return f"no recorded history in {data_dir} (record with watch or serve first)"
+    from cluster.auth import redact
+
+    return (
+        f"no recorded history in {data_dir}: the claim is computed from the shards' history "
+        f"(this config's shards publish to {redact(nats_url)}); give --data-dir DATA that "
+        "holds their shard=K folders (on a shard's host or a shared filesystem)"
+    )
 
 
 def _verify(bundle: Path, signer: list[str] | None) -> int:

@@ -98,3 +98,19 @@ def test_a_missing_nats_password_file_fails_before_connecting(
     err = capsys.readouterr().err
     assert "nats_password_file" in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_sla_from_a_viewer_says_in_one_line_that_it_needs_the_shards_directories(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "viewer.toml"
+    config.write_text(
+        '[fleet]\nhosts = ["gpu-001"]\n[cluster]\nnats_url = "nats://ops:s3cret@127.0.0.1:4222"\n'
+        "[sla]\ncommitted_nodes = 1\ngpu_hour_price = 2\n"
+    )
+    empty = tmp_path / "no-history"
+    assert main(["sla", "-c", str(config), "--data-dir", str(empty)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "shard=K" in err and "--data-dir" in err and "nats://ops:***@127.0.0.1:4222" in err
+    assert "s3cret" not in err
