@@ -187,6 +187,10 @@ PodUid = Annotated[
     str, msgspec.Meta(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ]
 ContainerId = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+# What the node can tell of a pod (heuristics, docs/jobs.md): its name is a DNS
+# subdomain, its namespace a DNS label (RFC 1123), as Kubernetes requires.
+PodName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")]
+Namespace = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")]
 Uid = Annotated[int, msgspec.Meta(ge=0, le=(1 << 32) - 1)]
 
 
@@ -200,6 +204,8 @@ class JobOnGpu(msgspec.Struct, frozen=True):
     step: StepId | None = None  # Slurm step: "0", "batch", "extern", "interactive"
     pod: PodUid | None = None  # Kubernetes pod UID
     container: ContainerId | None = None
+    pod_name: PodName | None = None  # the pod's HOSTNAME, as its process carries it
+    namespace: Namespace | None = None  # its service account's namespace file
     uid: Uid | None = None
     user: Word | None = None
     processes: Annotated[int, msgspec.Meta(ge=0, le=1 << 20)] = 0

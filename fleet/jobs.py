@@ -145,6 +145,9 @@ class LiveJobs:
         return sorted(self._open.get(node, {}).values(), key=lambda i: (i.gpu, i.job, i.step))
 
     def _opened(self, node: str, entry: JobOnGpu, key: _Key, at: float) -> JobInterval:
+        # A pod's name stands where a Slurm job's name does, its namespace where the
+        # account does (the team it runs for): history, reports and filters read them
+        # there (docs/jobs.md).
         return JobInterval(
             node=node,
             gpu=entry.gpu,
@@ -155,6 +158,8 @@ class LiveJobs:
             user=entry.user or (str(entry.uid) if entry.uid is not None else ""),
             start=at,
             via=entry.via,
+            name=entry.pod_name or "",
+            account=entry.namespace or "",
         )
 
     def _described(self, interval: JobInterval) -> JobInterval:
