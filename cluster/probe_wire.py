@@ -3,21 +3,24 @@
 A viewer that wants progress names an inbox in the request; the owning shard runs the
 probe with the same runner a local fleet uses and publishes every progress,
 measurement and failure event there, in order, before it answers with the report.
-Events are checked on decoding like everything from the bus, and an event about
-another node than the one asked is dropped.
+Events are checked on decoding like everything from the bus, bounded in size and
+number, their text made safe for a terminal, and an event about another node than the
+one asked is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import nats.errors
 from nats.aio.msg import Msg
 
+from collectors.sanitize import clean_text
 from probes.report import (
     ProbeEvent,
     ProbeFailure,
@@ -29,6 +32,12 @@ from probes.report import (
 
 log = logging.getLogger(__name__)
 EVENTS_GRACE_S = 5.0  # how long a viewer waits for events the reply says were sent
+# A run sends a progress and a measurement per probe and GPU (a few dozen): these bound
+# what a flood or a huge message on the inbox can cost the viewer.
+MAX_EVENT_BYTES = 16_384
+MAX_EVENTS = 4_096  # per run; more are dropped and counted
+TEXT_LIMIT = 500  # characters of one message, detail or reason
+MAX_REASONS = 16
 
 
 # Progress goes to a reply inbox only: never onto a subject other viewers read.
@@ -86,12 +95,31 @@ def encode_probe_event(event: ProbeEvent) -> bytes:
 
 
 def decode_probe_event(data: bytes, node: str) -> ProbeEvent | None:
-    """The event in ``data`` when it is well formed and about ``node``, else None."""
+    """The event in ``data`` when it is well formed, small and about ``node``, else None;
+    its text made safe for a terminal (anyone allowed on the inbox could write it)."""
+    if len(data) > MAX_EVENT_BYTES:
+        return None
     try:
         event = _EVENT.decode(data).event()
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return event if event is not None and event.node == node else None
+    return _cleaned(event) if event is not None and event.node == node else None
+
+
+def _cleaned(event: ProbeEvent) -> ProbeEvent:
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        clean: str | tuple[str, ...]
+        if isinstance(value, str):
+            clean = clean_text(value, TEXT_LIMIT)
+        elif isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+            clean = tuple(clean_text(v, TEXT_LIMIT) for v in value[:MAX_REASONS])
+        else:
+            continue
+        if clean != value:
+            changes[f.name] = clean
+    return dataclasses.replace(event, **changes) if changes else event
 
 
 Publish = Callable[[str, bytes], Awaitable[None]]
@@ -148,7 +176,7 @@ class ProgressInbox:
 
     async def on_message(self, msg: Msg) -> None:
         """The inbox subscription's callback."""
-        event = decode_probe_event(msg.data, self.node)
+        event = None if self.received >= MAX_EVENTS else decode_probe_event(msg.data, self.node)
         if event is None:
             self.dropped += 1
         else:

@@ -6,11 +6,16 @@ import asyncio
 
 import msgspec
 import pytest
+from nats.aio.msg import Msg
 
 from cluster.fleet_sla import LedgerRequest
 from cluster.probe_wire import (
+    MAX_EVENT_BYTES,
+    MAX_EVENTS,
+    TEXT_LIMIT,
     ProbeRequest,
     ProgressForwarder,
+    ProgressInbox,
     decode_probe_event,
     encode_probe_event,
 )
@@ -63,3 +68,27 @@ def test_progress_goes_only_to_an_inbox_and_asks_stay_in_range() -> None:
     with pytest.raises(msgspec.ValidationError):
         ask = ["7d", None, "node", "1h", 1.8e9, 1e12]  # a rolling window of 30,000 years
         msgspec.msgpack.decode(msgspec.msgpack.encode(ask), type=ExportAsk)
+
+
+def test_an_events_text_is_made_safe_and_a_huge_one_is_dropped() -> None:
+    hostile = ProbeFailure("node-001", "probe_failed", "\x1b]52;c;cm0gLXJm\x07 " + "x" * 900)
+    got = decode_probe_event(encode_probe_event(hostile), "node-001")
+    assert isinstance(got, ProbeFailure)
+    assert "\x1b" not in got.message and got.message.startswith("\\x1b]52")
+    assert len(got.message) == TEXT_LIMIT
+    reasons = tuple(f"\u202ereason {i}" for i in range(40))
+    measured = ProbeMeasurement("node-001", "gemm", "bf16", 0, 1.0, "TFLOPS", reasons=reasons)
+    got_m = decode_probe_event(encode_probe_event(measured), "node-001")
+    assert isinstance(got_m, ProbeMeasurement) and len(got_m.reasons) == 16
+    assert all(r.startswith("\\u202e") for r in got_m.reasons)
+    huge = ProbeProgress("node-001", "gemm", 0, 1, 4, "y" * MAX_EVENT_BYTES)
+    assert decode_probe_event(encode_probe_event(huge), "node-001") is None
+
+
+async def test_a_flood_on_the_inbox_stops_at_the_bound_and_is_counted() -> None:
+    shown: list[ProbeEvent] = []
+    inbox = ProgressInbox("node-001", shown.append)
+    data = encode_probe_event(EVENTS[0])
+    for _ in range(MAX_EVENTS + 10):
+        await inbox.on_message(Msg(None, "_INBOX.x", "", data))  # type: ignore[arg-type]
+    assert len(shown) == MAX_EVENTS and inbox.dropped == 10
