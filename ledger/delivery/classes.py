@@ -102,17 +102,33 @@ def classify_period(
     """Every node's GPU-milliseconds by class over ``period``.
 
     ``minutes`` is ``gpu_minutes`` joined with ``delivery_minutes`` (``provider_busy``)."""
+    spans = period_spans(period, inputs, now_ms)
+    return classify(spans, judge_minutes(minutes, contract), contract.gpus_per_node, period)
+
+
+def period_spans(period: Period, inputs: LedgerInputs, now_ms: int) -> dict[str, NodeSpans]:
+    """Each node's split of ``period`` (blind, whole-node broken, observed)."""
     # Only the ``unmonitored`` kind is read, and it does not depend on the SLA's terms.
     timelines = node_timelines(inputs.intervals, inputs.open_end_ms(now_ms), _ANY_SLA)
     monitored = monitored_spans(inputs.coverage, period)
-    judged = judge_minutes(minutes, contract)
+    return {node: node_spans(segments, monitored, period) for node, segments in timelines.items()}
+
+
+def no_spans(period: Period) -> NodeSpans:
+    """The split of a node the history has no states of: blind all period."""
+    return NodeSpans([(period.start_ms, period.end_ms)], [], [])
+
+
+def classify(
+    spans: dict[str, NodeSpans], judged: pl.DataFrame, gpus: int, period: Period
+) -> list[NodeTime]:
+    """Every node's GPU-milliseconds by class: ``spans`` laid over the ``judged`` minutes
+    (:func:`judge_minutes`); a node with minutes and no states is blind all period."""
     per_node = {n: f for (n,), f in judged.partition_by("node", as_dict=True).items()}
-    nodes = sorted(set(timelines) | set(per_node))
     return [
-        _node_time(node, node_spans(timelines.get(node, []), monitored, period),
-                   per_node.get(node), contract.gpus_per_node)
-        for node in nodes
-    ]  # fmt: skip
+        _node_time(node, spans.get(node) or no_spans(period), per_node.get(node), gpus)
+        for node in sorted(set(spans) | set(per_node))
+    ]
 
 
 def judge_minutes(minutes: pl.DataFrame, contract: ContractSection) -> pl.DataFrame:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 import polars as pl
 
+from ledger.delivery.class_energy import ClassEnergy
+from ledger.delivery.classes import CLASSES
 from ledger.delivery.grid import HOUR_MS, GridIntensity
 
 MINUTE_MS = 60_000
@@ -57,10 +59,15 @@ def minute_energy(minutes: pl.DataFrame) -> pl.DataFrame:
     )  # fmt: skip
 
 
-def energy_use(minutes: pl.DataFrame, start_ms: int, end_ms: int) -> EnergyUse:
-    """The energy of the GPU-minutes starting in ``[start_ms, end_ms)``."""
+def period_energy(minutes: pl.DataFrame, start_ms: int, end_ms: int) -> pl.DataFrame:
+    """:func:`minute_energy` of the GPU-minutes starting in ``[start_ms, end_ms)``, with
+    ``t`` (the minute's start, ms)."""
     frame = minute_energy(minutes).with_columns(t=pl.col("ts").dt.epoch("ms"))
-    frame = frame.filter((pl.col("t") >= start_ms) & (pl.col("t") < end_ms))
+    return frame.filter((pl.col("t") >= start_ms) & (pl.col("t") < end_ms))
+
+
+def energy_use(frame: pl.DataFrame) -> EnergyUse:
+    """The energy of ``frame`` (:func:`period_energy`)."""
     gpu_mj: dict[tuple[str, int], int] = defaultdict(int)
     node_mj: dict[str, int] = defaultdict(int)
     hour_mj: dict[int, int] = defaultdict(int)
@@ -83,19 +90,24 @@ def kwh(mj: int) -> Decimal:
 
 @dataclass(frozen=True)
 class Carbon:
-    """Grams of CO2eq of the facility's energy, and hours the intensity source lacked."""
+    """Grams of CO2eq of the facility's energy, in all and by class, and hours the
+    intensity source lacked."""
 
     grams: Decimal
     missing_hours: int
     source: str
+    class_grams: dict[str, Decimal] = field(default_factory=dict)
 
 
-def carbon(use: EnergyUse, pue: Decimal, intensity: GridIntensity) -> Carbon:
-    """Facility energy (GPU energy x PUE) of each hour x that hour's grid intensity."""
-    grams = Decimal(0)
-    missing = 0
-    for hour, mj in sorted(use.hour_mj.items()):
-        g_per_kwh, known = intensity.at(hour)
-        missing += not known
-        grams += kwh(mj) * pue * g_per_kwh
-    return Carbon(grams, missing, intensity.source)
+def carbon(use: EnergyUse, pue: Decimal, intensity: GridIntensity, split: ClassEnergy) -> Carbon:
+    """Facility energy (GPU energy x PUE) of each hour x that hour's grid intensity, by
+    class; the total is the classes' sum."""
+    numerators: dict[str, Decimal] = defaultdict(Decimal)  # mJ x PUE x g/kWh: exact
+    for (cls, hour), mj in sorted(split.hour_mj.items()):
+        numerators[cls] += mj * pue * intensity.at(hour)[0]
+    missing = sum(not intensity.at(hour)[1] for hour in use.hour_mj)
+    with localcontext() as exact:
+        exact.prec = 60  # one division per class, so the classes sum to the total
+        class_grams = {c: numerators[c] / MJ_PER_KWH for c in CLASSES}
+        grams = sum(class_grams.values(), Decimal(0))
+    return Carbon(grams, missing, intensity.source, class_grams)

@@ -12,9 +12,10 @@ from fleet.settings.contract_section import ContractSection
 from history.layout import DELIVERY_MINUTES, GPU_MINUTES, SCHEMAS, TS, read_table
 from history.ledger import read_ledger
 from history.reader import HistoryReader
-from ledger.delivery.classes import NodeTime, classify_period
+from ledger.delivery.class_energy import ClassEnergy, class_energy
+from ledger.delivery.classes import NodeTime, classify, judge_minutes, period_spans
 from ledger.delivery.conformance import Deviation, find_deviations
-from ledger.delivery.energy import Carbon, EnergyUse, carbon, energy_use
+from ledger.delivery.energy import Carbon, EnergyUse, carbon, energy_use, period_energy
 from ledger.delivery.grid import grid_intensity
 from ledger.delivery.section import EnergySection
 from ledger.delivery.throughput import Throughput, datasheet_tf32, gpu_throughput, measured_tf32
@@ -30,6 +31,7 @@ class DeliveryLedger:
     nodes: list[NodeTime]
     deviations: list[Deviation]
     energy: EnergyUse
+    class_energy: ClassEnergy
     pue: Decimal
     carbon: Carbon | None
     throughput: dict[tuple[str, int], Throughput | None]
@@ -95,10 +97,14 @@ def build_ledger(
     days = period.days()
     inputs = read_ledger(history, days[0], days[-1], now_ms / 1000)
     minutes = read_minutes(history, days)
-    nodes = classify_period(period, inputs, minutes, contract, now_ms)
+    spans = period_spans(period, inputs, now_ms)
+    judged = judge_minutes(minutes, contract)
+    nodes = classify(spans, judged, contract.gpus_per_node, period)
     ports = read_ports(history, days)
     deviations = find_deviations(minutes, ports, contract, period.start_ms, period.end_ms)
-    use = energy_use(minutes, period.start_ms, period.end_ms)
+    joules = period_energy(minutes, period.start_ms, period.end_ms)
+    use = energy_use(joules)
+    split = class_energy(joules, judged, spans)
     pue = Decimal(str(energy.pue))
     intensity = grid_intensity(energy)
     measured = measured_tf32(history.probes(), period.end_ms)
@@ -107,6 +113,6 @@ def build_ledger(
         (n.node, g): gpu_throughput(measured, n.node, g, sheet) for n in nodes for g in n.gpu_ms
     }
     return DeliveryLedger(
-        period, contract, nodes, deviations, use, pue,
-        None if intensity is None else carbon(use, pue, intensity), throughput,
+        period, contract, nodes, deviations, use, split, pue,
+        None if intensity is None else carbon(use, pue, intensity, split), throughput,
     )  # fmt: skip

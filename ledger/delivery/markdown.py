@@ -101,13 +101,18 @@ def _energy(data: dict[str, Any]) -> str:
         ["GPU-minutes integrated from power (no counter, reset or gap)", e["minutes_from_power"]],
         ["GPU-minutes with neither", e["minutes_unknown"]],
     ]
-    return table(["", ""], rows)
+    split = e["by_class"]
+    by_class = [
+        [c, split[c]["gpu_kwh"], split[c]["facility_kwh"], split[c]["co2_kg"]] for c in CLASSES
+    ]
+    header = ["Class", "GPU kWh", "Facility kWh", "CO2, kg"]
+    return table(["", ""], rows) + "\n" + table(header, by_class)
 
 
 def _throughput(data: dict[str, Any]) -> str:
     t = data["throughput"]
-    rows = [[c, t["tflops_hours"][c]] for c in CLASSES]
-    out = table(["Class", "TF32 TFLOPS-hours"], rows) + "\n"
+    rows = [[c, t["tflops_hours"][c], t["g_co2_per_tflops_hour"][c]] for c in CLASSES]
+    out = table(["Class", "TF32 TFLOPS-hours", "gCO2 per TFLOPS-hour"], rows) + "\n"
     out += table(
         ["", ""],
         [

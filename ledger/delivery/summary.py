@@ -130,7 +130,21 @@ def _energy(ledger: DeliveryLedger) -> dict[str, Any]:
         out["co2_kg"] = fixed(ledger.carbon.grams / 1000)
         out["intensity_source"] = ledger.carbon.source
         out["intensity_missing_hours"] = ledger.carbon.missing_hours
+    out["by_class"] = _energy_by_class(ledger)
     return out
+
+
+def _energy_by_class(ledger: DeliveryLedger) -> dict[str, dict[str, str | None]]:
+    split = ledger.class_energy.mj
+    grams = None if ledger.carbon is None else ledger.carbon.class_grams
+    return {
+        c: {
+            "gpu_kwh": fixed(kwh(split.get(c, 0))),
+            "facility_kwh": fixed(kwh(split.get(c, 0)) * ledger.pue),
+            "co2_kg": None if grams is None else fixed(grams[c] / 1000),
+        }
+        for c in CLASSES
+    }
 
 
 def _throughput(ledger: DeliveryLedger, fleet: dict[str, int]) -> dict[str, Any]:
@@ -154,7 +168,12 @@ def _throughput(ledger: DeliveryLedger, fleet: dict[str, int]) -> dict[str, Any]
         "cost_per_1000_tflops_hour_paid": _per(cost, paid, 1000),
         "cost_per_1000_tflops_hour_working": _per(cost, by_class["working"], 1000),
         "g_co2_per_tflops_hour_working": _per(grams, by_class["working"], 1, MILLI),
-    }
+        "g_co2_per_tflops_hour": {
+            c: None if ledger.carbon is None
+            else _per(ledger.carbon.class_grams[c], by_class[c], 1, MILLI)
+            for c in CLASSES
+        },
+    }  # fmt: skip
 
 
 def _per(

@@ -26,6 +26,21 @@ paid 1,208,256. Cost per 1,000 TFLOPS-hour: paid 6,720,000 / 1,208,256 = 5.5617�
 working 6,720,000 / 573,384 = 11.7199… = 11.72; gCO2 per working TFLOPS-hour
 373,248 / 573,384 = 0.65096… = 0.651. Datasheet GPU-hours: n2's 2 x 672 = 1,344.
 
+Energy and CO2 by class: every recorded GPU-minute is 0.3 kW x 1/60 h = 0.005 kWh
+(from the counter or, at the 9 minutes above, from power: the same 300 W), so a class's
+GPU energy is its recorded GPU-hours x 0.3 kWh. The gap day has no recorded minutes:
+unmonitored 0 kWh. n2's broken half-day was recorded: 2 GPUs x 12 h = 24 GPU-h broken.
+- working: n1 gpu0 648 h + n2 gpu1 636 h = 1,284 h x 0.3 = 385.2 kWh
+- idle: n1 gpu1 648 h + n2 gpu0 424 h = 1,072 h x 0.3 = 321.6 kWh
+- provider: 212 h x 0.3 = 63.6 kWh; broken: 24 h x 0.3 = 7.2 kWh; unmonitored 0
+- sum 385.2 + 321.6 + 63.6 + 7.2 = 777.6 kWh, the fleet's; x 1.2 facility: 462.240,
+  385.920, 76.320, 8.640, 0 (sum 933.120); x 400 g: 184.896, 154.368, 30.528, 3.456,
+  0 kg CO2 (sum 373.248).
+gCO2 per TFLOPS-hour of each class (its CO2 / its TFLOPS-hours above): working
+184,896 / 573,384 = 0.32246… = 0.322; idle 154,368 / 475,136 = 0.32489… = 0.325;
+provider 30,528 / 104,728 = 0.29149… = 0.291; broken 3,456 / 11,856 = 0.291;
+unmonitored 0 / 43,152 = 0.000.
+
 Deviations: n1 gpu1 power 650 of 700 W, 5 Feb 10:00-13:00, 3 GPU-h x 1.00 = 3.00;
 n2 gpu0 PCIe Gen 4 of 5, 3 Feb 00:00-02:00, 2 GPU-h, unpriced; n1 gpu0 usable 75 of 79
 GiB, 7 Feb 06:00-07:30, 1.5 GPU-h, unpriced.
@@ -40,7 +55,7 @@ import pytest
 
 from fleet.settings.contract_section import ContractSection
 from history.reader import HistoryReader
-from ledger.delivery.ledger import build_ledger, period_of
+from ledger.delivery.ledger import DeliveryLedger, build_ledger, period_of
 from ledger.delivery.section import EnergySection
 from ledger.delivery.summary import delivery_json
 from tests.delivery.month import FEB, MAR, write_month
@@ -60,11 +75,15 @@ END_MS = int(MAR.timestamp() * 1000)
 
 
 @pytest.fixture(scope="module")
-def month(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> DeliveryLedger:
     data_dir: Path = tmp_path_factory.mktemp("history")
     write_month(data_dir)
     period = period_of(int(FEB.timestamp() * 1000), END_MS)
-    ledger = build_ledger(HistoryReader(data_dir), period, CONTRACT, ENERGY, END_MS + 86_400_000)
+    return build_ledger(HistoryReader(data_dir), period, CONTRACT, ENERGY, END_MS + 86_400_000)
+
+
+@pytest.fixture(scope="module")
+def month(ledger: DeliveryLedger) -> dict:
     return delivery_json(ledger)
 
 
@@ -95,6 +114,40 @@ def test_energy_from_the_counter_with_the_reset_not_double_counted(month: dict) 
     assert energy["co2_kg"] == "373.248"
     assert energy["minutes_from_power"] == 9
     assert energy["minutes_from_counter"] == 155_520 - 9
+
+
+def test_energy_and_co2_split_by_class_sum_to_the_fleet(month: dict) -> None:
+    split = month["energy"]["by_class"]
+    assert split == {
+        "working": {"gpu_kwh": "385.200", "facility_kwh": "462.240", "co2_kg": "184.896"},
+        "idle": {"gpu_kwh": "321.600", "facility_kwh": "385.920", "co2_kg": "154.368"},
+        "provider": {"gpu_kwh": "63.600", "facility_kwh": "76.320", "co2_kg": "30.528"},
+        "broken": {"gpu_kwh": "7.200", "facility_kwh": "8.640", "co2_kg": "3.456"},
+        "unmonitored": {"gpu_kwh": "0.000", "facility_kwh": "0.000", "co2_kg": "0.000"},
+    }
+    for key, total in (("gpu_kwh", "777.600"), ("facility_kwh", "933.120"), ("co2_kg", "373.248")):
+        assert sum(Decimal(v[key]) for v in split.values()) == Decimal(total)
+        assert month["energy"][key] == total
+
+
+def test_the_exact_split_sums_to_the_exact_total(ledger: DeliveryLedger) -> None:
+    # Unrounded: millijoules and grams, each class's share of each minute counted once.
+    assert sum(ledger.class_energy.mj.values()) == ledger.energy.fleet_mj
+    assert ledger.energy.fleet_mj == 155_520 * 18_000_000
+    assert ledger.carbon is not None
+    grams = ledger.carbon.class_grams
+    assert sum(grams.values(), Decimal(0)) == ledger.carbon.grams == Decimal(373_248)
+    assert grams["working"] == Decimal(184_896) and grams["unmonitored"] == 0
+
+
+def test_co2_per_tflops_hour_of_each_class(month: dict) -> None:
+    assert month["throughput"]["g_co2_per_tflops_hour"] == {
+        "working": "0.322",
+        "idle": "0.325",
+        "provider": "0.291",
+        "broken": "0.291",
+        "unmonitored": "0.000",
+    }
 
 
 def test_cost_per_delivered_tflop_hour_to_the_cent(month: dict) -> None:
