@@ -171,6 +171,12 @@ def show(
         if old == summary:
             return before
         if _same_node_fields(summary, old):
+            if summary.gpus == old.gpus and summary.ports == old.ports and summary.nics == old.nics:
+                # Seen again with the same values (a steady node each tick): its rows stand.
+                node = restamped_node(before.node, summary.last_seen, None, before.rows)
+                return ShownNode(
+                    node, before.rows, events, before.util_sum, before.util_gpus, False
+                )
             rows = SummaryRows(summary, before.rows)
             node = restamped_node(before.node, summary.last_seen, None, rows)
             return ShownNode(node, rows, events, *_util(summary, old, before), fresh=False)
