@@ -62,9 +62,11 @@ def fabric_processes() -> list[int]:
 
 
 async def test_a_hanging_node_ends_by_the_step_timeout_and_is_isolated(tmp_path: Path) -> None:
+    # The hanging node is the second of its pair: the bisection runs the first with a
+    # healthy peer (ok), so the hang is named after one step timeout, not two.
     path = tmp_path / "hang.toml"
     path.write_text(
-        'gpus = 2\n[[fault]]\nkind = "fabric_hang"\nnode = "node-003"\nat = "0s"\n',
+        'gpus = 2\n[[fault]]\nkind = "fabric_hang"\nnode = "node-004"\nat = "0s"\n',
         encoding="utf-8",
     )
     async with LoopbackFleet(4, gpus=2, mode="agent", scenario=path) as fleet:
@@ -76,15 +78,17 @@ async def test_a_hanging_node_ends_by_the_step_timeout_and_is_isolated(tmp_path:
         finally:
             await launcher.close()
         left = fabric_processes()
-    assert set(result.culprits) == {"node-003"}
-    assert result.culprits["node-003"].cause == "fabric_hang"
+    assert set(result.culprits) == {"node-004"}
+    assert result.culprits["node-004"].cause == "fabric_hang"
     hung = [s for s in result.steps if s.status == "hung"]
-    assert hung and all("node-003" in s.nodes for s in hung)
+    assert [s.nodes for s in hung] == [("node-003", "node-004")]
+    bisected = [s for s in result.steps if s.purpose == "bisect"]
+    assert [(s.nodes, s.status) for s in bisected] == [(("node-003", "node-001"), "ok")]
     # Ended by the step timeout (counted once torch is loaded, within the start-up grace),
     # never left hanging.
     bound = STEP_TIMEOUT_S + launcher_options.startup_grace_s + KILL_GRACE_S
     assert all(STEP_TIMEOUT_S <= s.seconds < bound for s in hung), [s.seconds for s in hung]
-    assert [s.status for s in result.steps if "node-003" not in s.nodes] == ["ok"] * (
+    assert [s.status for s in result.steps if "node-004" not in s.nodes] == ["ok"] * (
         len(result.steps) - len(hung)
     )
     assert left == []
