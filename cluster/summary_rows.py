@@ -118,8 +118,9 @@ class SummaryRows:
             self.ports = _Built(summary.ports, None)
             self.nics = _Built(summary.nics, None)
         else:
-            self.port_briefs = _port_briefs(summary.ports, before.port_briefs)
-            self.nic_briefs = _port_briefs(summary.nics, before.nic_briefs)
+            was = before.summary
+            self.port_briefs = _port_briefs(summary.ports, was.ports, before.port_briefs)
+            self.nic_briefs = _port_briefs(summary.nics, was.nics, before.nic_briefs)
             self.gpus = before.gpus.follow(summary.gpus)
             self.ports = before.ports.follow(summary.ports)
             self.nics = before.nics.follow(summary.nics)
@@ -227,9 +228,11 @@ def _same_node_fields(a: NodeSummary, b: NodeSummary) -> bool:
 
 
 def _port_briefs(
-    ports: tuple[PortSummary, ...], old: tuple[PortBrief, ...]
+    ports: tuple[PortSummary, ...], was: tuple[PortSummary, ...], old: tuple[PortBrief, ...]
 ) -> tuple[PortBrief, ...]:
     """The ports' briefs: ``old`` while equal (an error rate alone is no brief's fact)."""
+    if ports == was:  # the usual tick: one comparison in C, no brief built
+        return old
     briefs = tuple(map(_port_brief, ports))
     return old if old == briefs else briefs
 
