@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ledger.delivery.classes import NodeSpans
+from ledger.delivery.classes import NodeSpans, split_whole
 from ledger.sla.math import Span
 
 MINUTE_MS = 60_000
@@ -35,9 +35,15 @@ def class_energy(
     """Split ``energy`` (``ledger.delivery.energy.period_energy``: ``node``, ``gpu``,
     ``ts``, ``t``, ``mj``) by the ``judged`` minutes' classes and the nodes' ``spans``."""
     frame = energy.join(judged, on=["node", "gpu", "ts"], how="left")
+    whole, cut = split_whole(frame, spans)
     mj: dict[str, int] = defaultdict(int)
     hour_mj: dict[tuple[str, int], int] = defaultdict(int)
-    for node, t, joules, cls in frame.select("node", "t", "mj", "cls").iter_rows():
+    # Nearly every minute lies wholly in an observed stretch: summed by class and hour.
+    sums = whole.group_by("cls", hour=pl.col("t") - pl.col("t") % HOUR_MS).agg(pl.col("mj").sum())
+    for cls, hour, amount in sums.iter_rows():
+        mj[cls] += amount
+        hour_mj[(cls, hour)] += amount
+    for node, t, joules, cls in cut.select("node", "t", "mj", "cls").iter_rows():
         hour = t - t % HOUR_MS
         for part, amount in minute_parts(t, joules, spans.get(node), cls):
             mj[part] += amount

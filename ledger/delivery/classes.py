@@ -124,11 +124,42 @@ def classify(
 ) -> list[NodeTime]:
     """Every node's GPU-milliseconds by class: ``spans`` laid over the ``judged`` minutes
     (:func:`judge_minutes`); a node with minutes and no states is blind all period."""
-    per_node = {n: f for (n,), f in judged.partition_by("node", as_dict=True).items()}
+    frame = judged.filter(pl.col("gpu") < gpus)  # a GPU the contract does not pay for: out
+    whole, cut = split_whole(frame.with_columns(t=pl.col("ts").dt.epoch("ms")), spans)
+    counts = whole.group_by("node", "gpu", "cls").len()
+    per_node_whole = {n: f for (n,), f in counts.partition_by("node", as_dict=True).items()}
+    per_node_cut = {n: f for (n,), f in cut.partition_by("node", as_dict=True).items()}
+    nodes = sorted(set(spans) | set(judged["node"].unique().to_list()))
     return [
-        _node_time(node, spans.get(node) or no_spans(period), per_node.get(node), gpus)
-        for node in sorted(set(spans) | set(per_node))
-    ]
+        _node_time(node, spans.get(node) or no_spans(period), per_node_whole.get(node),
+                   per_node_cut.get(node), gpus)
+        for node in nodes
+    ]  # fmt: skip
+
+
+def split_whole(
+    frame: pl.DataFrame, spans: dict[str, NodeSpans]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows of judged minutes, starting at ``t`` ms, that lie wholly inside one observed
+    stretch of their node; the rest). Nearly every minute is of the first kind, which
+    is summed without a loop; the rest are shared by milliseconds."""
+    observed = pl.DataFrame(
+        [(node, s, e) for node, split in spans.items() for s, e in split.observed],
+        schema={"node": pl.String, "span_start": pl.Int64, "span_end": pl.Int64},
+        orient="row",
+    ).sort("span_start")
+    frame = frame.with_columns(pl.col("t").cast(pl.Int64)).sort("t")
+    # Both sides are sorted on the key as a whole, so within each node too.
+    frame = frame.join_asof(
+        observed, left_on="t", right_on="span_start", by="node", strategy="backward",
+        check_sortedness=False,
+    )  # fmt: skip
+    inside = (
+        pl.col("cls").is_not_null()
+        & pl.col("span_end").is_not_null()
+        & (pl.col("t") + MINUTE_MS <= pl.col("span_end"))
+    ).fill_null(False)
+    return frame.filter(inside), frame.filter(~inside)
 
 
 def judge_minutes(minutes: pl.DataFrame, contract: ContractSection) -> pl.DataFrame:
@@ -156,7 +187,13 @@ def judge_minutes(minutes: pl.DataFrame, contract: ContractSection) -> pl.DataFr
     return frame.with_columns(cls=cls).select("node", "gpu", "ts", "cls")
 
 
-def _node_time(node: str, spans: NodeSpans, judged: pl.DataFrame | None, gpus: int) -> NodeTime:
+def _node_time(
+    node: str,
+    spans: NodeSpans,
+    whole: pl.DataFrame | None,
+    cut: pl.DataFrame | None,
+    gpus: int,
+) -> NodeTime:
     blind, broken, observed = (_length(x) for x in (spans.blind, spans.broken, spans.observed))
     gpu_ms = {
         g: {**dict.fromkeys(CLASSES, 0), "unmonitored": blind, "broken": broken + observed}
@@ -164,13 +201,13 @@ def _node_time(node: str, spans: NodeSpans, judged: pl.DataFrame | None, gpus: i
     }
     # Each reported minute moves its observed part out of broken: observed time a GPU
     # did not report is a missing GPU.
-    if judged is not None and spans.observed:
-        for gpu, ts, cls in judged.select("gpu", pl.col("ts").dt.epoch("ms"), "cls").iter_rows():
-            if gpu >= gpus:
-                continue  # a GPU the contract does not pay for
-            ms = _overlap(ts, ts + MINUTE_MS, spans.observed)
-            gpu_ms[gpu][cls] += ms
-            gpu_ms[gpu]["broken"] -= ms
+    for gpu, cls, count in () if whole is None else whole.select("gpu", "cls", "len").iter_rows():
+        gpu_ms[gpu][cls] += count * MINUTE_MS
+        gpu_ms[gpu]["broken"] -= count * MINUTE_MS
+    for gpu, t, cls in () if cut is None else cut.select("gpu", "t", "cls").iter_rows():
+        ms = _overlap(t, t + MINUTE_MS, spans.observed)
+        gpu_ms[gpu][cls] += ms
+        gpu_ms[gpu]["broken"] -= ms
     return NodeTime(node, gpu_ms)
 
 

@@ -67,19 +67,17 @@ def period_energy(minutes: pl.DataFrame, start_ms: int, end_ms: int) -> pl.DataF
 
 
 def energy_use(frame: pl.DataFrame) -> EnergyUse:
-    """The energy of ``frame`` (:func:`period_energy`)."""
-    gpu_mj: dict[tuple[str, int], int] = defaultdict(int)
-    node_mj: dict[str, int] = defaultdict(int)
-    hour_mj: dict[int, int] = defaultdict(int)
-    sources: dict[str, int] = defaultdict(int)
-    for node, gpu, t, mj, source in frame.select("node", "gpu", "t", "mj", "source").iter_rows():
-        gpu_mj[(node, gpu)] += mj
-        node_mj[node] += mj
-        hour_mj[t - t % HOUR_MS] += mj
-        sources[source] += 1
+    """The energy of ``frame`` (:func:`period_energy`), summed without a Python loop (a
+    month of a large fleet is hundreds of millions of GPU-minutes)."""
+    mj = pl.col("mj").cast(pl.Int64).sum()
+    gpu_mj = frame.group_by("node", "gpu").agg(mj).sort("node", "gpu")
+    node_mj = frame.group_by("node").agg(mj).sort("node")
+    hour_mj = frame.group_by(hour=pl.col("t") - pl.col("t") % HOUR_MS).agg(mj).sort("hour")
+    sources = dict(frame.group_by("source").len().iter_rows())
     return EnergyUse(
-        dict(gpu_mj), dict(hour_mj), sources["counter"], sources["power"], sources["none"],
-        dict(node_mj),
+        {(node, gpu): total for node, gpu, total in gpu_mj.iter_rows()},
+        dict(hour_mj.iter_rows()), sources.get("counter", 0), sources.get("power", 0),
+        sources.get("none", 0), dict(node_mj.iter_rows()),
     )  # fmt: skip
 
 
