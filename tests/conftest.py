@@ -7,6 +7,39 @@ from collections.abc import Iterator
 
 import pytest
 
+SLOW_FIRST = (
+    "tests/campaign/test_campaign_loopback.py",
+    "tests/campaign/test_campaign_recovery.py",
+    "tests/ssh/test_check.py",
+    "tests/fleet/test_jobs_loopback.py",
+    "tests/ssh/test_openssh.py",
+    "tests/delivery/test_sim_kinds.py",
+    "tests/cli/test_printed_commands.py",
+    "tests/cli/test_check_truth.py",
+)
+"""Test files that take a minute or more of a busy two-core machine, slowest first.
+
+pytest-xdist hands the first tests to its workers in collection order, in turn: put
+first, these start at once on different workers and the many short tests fill in
+behind them. In path order each starts wherever its file falls, and one that starts
+late runs alone at the end while the other worker sits idle.
+"""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the tests of :data:`SLOW_FIRST` first, in its order; the rest keep theirs."""
+    root = config.rootpath
+    missing = [path for path in SLOW_FIRST if not (root / path).is_file()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py SLOW_FIRST names no file: {missing}")
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+
+    def place(item: pytest.Item) -> int:
+        path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        return rank.get(path, len(SLOW_FIRST))
+
+    items.sort(key=place)  # stable
+
 
 @pytest.fixture(autouse=True)
 def restore_root_logger() -> Iterator[None]:
