@@ -28,7 +28,8 @@ EVENTS = "events"
 COVERAGE = "coverage"
 MONITOR_GAPS = "monitor_gaps"  # layout version 2
 DELIVERY_MINUTES = "delivery_minutes"  # layout version 2, added later: absent reads as empty
-TABLES = (GPU_MINUTES, NODE_STATES, EVENTS, COVERAGE, MONITOR_GAPS, DELIVERY_MINUTES)
+PORT_MINUTES = "port_minutes"  # layout version 2, added later: absent reads as empty
+TABLES = (GPU_MINUTES, NODE_STATES, EVENTS, COVERAGE, MONITOR_GAPS, DELIVERY_MINUTES, PORT_MINUTES)
 LOCK_FILE = "recorder.lock"
 HEARTBEAT_FILE = "recorder.heartbeat"  # layout version 2
 LAYOUT_FILE = "layout.json"  # {"version": 2}; absent in a version-1 directory
@@ -86,6 +87,18 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "mem_total_bytes": pl.UInt64(),
         "foreign_mem_bytes": pl.UInt64(),  # held by processes that are not the renter's
         "provider_busy": pl.Boolean(),  # a provider process alone on a busy GPU (last reading)
+        "gpu_name": pl.String(),  # NVML's name of the GPU
+        "nvlink_up": pl.UInt8(),  # NVLink links up
+        "driver": pl.String(),  # the node's NVIDIA driver version
+        "ports_active": pl.UInt16(),  # the node's IB/RoCE/EFA ports ACTIVE; null: a state unknown
+    },
+    PORT_MINUTES: {  # each network port of each node, per minute (the minute's last reading)
+        "ts": TS,
+        "node": pl.String(),
+        "port": pl.String(),  # e.g. mlx5_0/1
+        "kind": pl.String(),  # ib | roce | efa
+        "state": pl.String(),  # ACTIVE, DOWN, ...
+        "rate_gbps": pl.Float32(),
     },
 }
 

@@ -24,7 +24,7 @@ from fleet.watchdog import TickWatchdog
 from history import events as event_rows
 from history.blindness import MonitorBlindness
 from history.coverage import CoverageBook
-from history.delivery_rows import delivery_rows
+from history.delivery_rows import delivery_rows, port_rows
 from history.gaps import GapBook, load_gaps
 from history.jobs import JobHistoryWriter
 from history.layout import (
@@ -32,6 +32,7 @@ from history.layout import (
     EVENTS,
     GPU_MINUTES,
     NODE_STATES,
+    PORT_MINUTES,
     day_of_ms,
     delete_partitions_before,
     partitioned_tables,
@@ -242,6 +243,7 @@ class HistoryRecorder:
             self._store.append(
                 DELIVERY_MINUTES, delivery_rows(self._minute_nodes, minute_ms), minute_ms
             )
+            self._store.append(PORT_MINUTES, port_rows(self._minute_nodes, minute_ms), minute_ms)
             self._store.write_dirty()
             self._store.forget_before(minute_ms)
 
