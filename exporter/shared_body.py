@@ -102,6 +102,11 @@ class RenderedBody:
             else:
                 await self._wait()
 
+    def abandon(self) -> None:
+        """End a body that did not end: its scrapers are answered as for a failed render."""
+        if not self._ended:
+            self._end(failed=True)
+
     async def _add(self, piece: bytes) -> None:
         if piece:
             self._pieces.append(piece)
@@ -177,20 +182,27 @@ class SharedBodies:
         self._kept.clear()
 
     async def _render(self, body: RenderedBody) -> None:
-        async with self._rendering:
-            if body.tick is not None and self._tick is not None:
-                body.tick = self._tick()  # a tick may have passed while it waited its turn
-            began = time.perf_counter()
-            parts = self._stream()
-            self.renders["gzip" if body.gzip else "identity"] += 1
-            try:
-                await body.render(parts, began)
-            except RenderFailed:  # a rendering bug before any byte: its scrapers get 500
-                log.exception("rendering /metrics failed")
-            except StreamAborted:
-                pass  # logged where it failed; its scrapers cut their bodies
-            finally:
-                close = getattr(parts, "close", None)
-                if close is not None:
-                    close()  # an abandoned render releases its renderer
-                self._after_render()
+        try:
+            async with self._rendering:
+                if body.tick is not None and self._tick is not None:
+                    body.tick = self._tick()  # a tick may have passed while it waited its turn
+                began = time.perf_counter()
+                parts: Iterator[bytes] = iter(())
+                self.renders["gzip" if body.gzip else "identity"] += 1
+                try:
+                    try:
+                        parts = self._stream()
+                    except Exception as error:
+                        raise RenderFailed from error
+                    await body.render(parts, began)
+                except RenderFailed:  # a rendering bug before any byte: its scrapers get 500
+                    log.exception("rendering /metrics failed")
+                except StreamAborted:
+                    pass  # logged where it failed; its scrapers cut their bodies
+                finally:
+                    close = getattr(parts, "close", None)
+                    if close is not None:
+                        close()  # an abandoned render releases its renderer
+                    self._after_render()
+        finally:
+            body.abandon()  # stopped before it ended (or never began): its scrapers stop too

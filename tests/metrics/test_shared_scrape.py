@@ -151,3 +151,30 @@ def _unchunked(data: bytes) -> bytes:
             return b"".join(body)
         body.append(data[:size])
         data = data[size + 2 :]
+
+
+async def test_a_render_that_cannot_start_answers_500_and_the_next_tick_renders(
+    ticks: list[FleetSnapshot],
+) -> None:
+    shown = [ticks[0]]
+    calls: list[int] = []
+
+    def stream() -> Iterator[bytes]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("a rendering bug before the first part")
+        return ExpositionRenderer().stream_parts(shown[0])
+
+    server = MetricsServer("127.0.0.1:0", stream=stream, tick=lambda: (shown[0],))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            plain = {"Accept-Encoding": "identity"}
+            async with session.get(f"{server.url}/metrics", headers=plain) as failed:
+                assert failed.status == 500
+            # The failed body is not kept: the same tick is rendered again, and shared.
+            bodies = await asyncio.gather(*(_one_scrape(server) for _ in range(3)))
+    finally:
+        await server.stop()
+    assert len(set(bodies)) == 1 and b"gpufleet_gpu_power_watts{" in bodies[0]
+    assert server.bodies.renders["identity"] == 2
