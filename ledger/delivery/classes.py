@@ -124,17 +124,50 @@ def classify(
 ) -> list[NodeTime]:
     """Every node's GPU-milliseconds by class: ``spans`` laid over the ``judged`` minutes
     (:func:`judge_minutes`); a node with minutes and no states is blind all period."""
+    nodes = set(judged["node"].unique().to_list())
+    return node_times(spans, moved_ms(judged, spans, gpus), nodes, gpus, period)
+
+
+MOVED_SCHEMA = {"node": pl.String, "gpu": pl.Int64, "cls": pl.String, "ms": pl.Int64}
+
+
+def moved_ms(judged: pl.DataFrame, spans: dict[str, NodeSpans], gpus: int) -> pl.DataFrame:
+    """The observed milliseconds each ``judged`` minute moves from ``broken`` (a GPU that
+    did not report) to its class, summed per ``node``, ``gpu`` and ``cls`` (column
+    ``ms``). A minute's share depends only on its own time, so the sums of disjoint
+    stretches of minutes add up to the sum of them all."""
     frame = judged.filter(pl.col("gpu") < gpus)  # a GPU the contract does not pay for: out
     whole, cut = split_whole(frame.with_columns(t=pl.col("ts").dt.epoch("ms")), spans)
-    counts = whole.group_by("node", "gpu", "cls").len()
-    per_node_whole = {n: f for (n,), f in counts.partition_by("node", as_dict=True).items()}
-    per_node_cut = {n: f for (n,), f in cut.partition_by("node", as_dict=True).items()}
-    nodes = sorted(set(spans) | set(judged["node"].unique().to_list()))
+    rows = whole.group_by("node", "gpu", "cls").agg(ms=pl.len().cast(pl.Int64) * MINUTE_MS)
+    cut_rows = [
+        (node, gpu, cls, _overlap(t, t + MINUTE_MS, spans[node].observed))
+        for node, gpu, t, cls in cut.select("node", "gpu", "t", "cls").iter_rows()
+        if cls is not None and node in spans
+    ]  # a node without spans, or an unjudged minute, moves nothing
+    cuts = pl.DataFrame(cut_rows, schema=MOVED_SCHEMA, orient="row")
+    return sum_moved([rows.cast(MOVED_SCHEMA), cuts])  # type: ignore[arg-type]
+
+
+def sum_moved(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """:func:`moved_ms` frames of disjoint stretches as one."""
+    both = pl.concat([f.cast(MOVED_SCHEMA) for f in frames])  # type: ignore[arg-type]
+    return both.group_by("node", "gpu", "cls").agg(pl.col("ms").sum())
+
+
+def node_times(
+    spans: dict[str, NodeSpans],
+    moved: pl.DataFrame,
+    nodes: set[str],
+    gpus: int,
+    period: Period,
+) -> list[NodeTime]:
+    """Each node of ``spans`` and ``nodes`` (those with recorded minutes) with its
+    GPU-milliseconds: its spans' lengths, the ``moved`` time taken out of broken."""
+    per_node = {n: f for (n,), f in moved.partition_by("node", as_dict=True).items()}
     return [
-        _node_time(node, spans.get(node) or no_spans(period), per_node_whole.get(node),
-                   per_node_cut.get(node), gpus)
-        for node in nodes
-    ]  # fmt: skip
+        _node_time(node, spans.get(node) or no_spans(period), per_node.get(node), gpus)
+        for node in sorted(set(spans) | nodes)
+    ]
 
 
 def split_whole(
@@ -187,13 +220,7 @@ def judge_minutes(minutes: pl.DataFrame, contract: ContractSection) -> pl.DataFr
     return frame.with_columns(cls=cls).select("node", "gpu", "ts", "cls")
 
 
-def _node_time(
-    node: str,
-    spans: NodeSpans,
-    whole: pl.DataFrame | None,
-    cut: pl.DataFrame | None,
-    gpus: int,
-) -> NodeTime:
+def _node_time(node: str, spans: NodeSpans, moved: pl.DataFrame | None, gpus: int) -> NodeTime:
     blind, broken, observed = (_length(x) for x in (spans.blind, spans.broken, spans.observed))
     gpu_ms = {
         g: {**dict.fromkeys(CLASSES, 0), "unmonitored": blind, "broken": broken + observed}
@@ -201,11 +228,7 @@ def _node_time(
     }
     # Each reported minute moves its observed part out of broken: observed time a GPU
     # did not report is a missing GPU.
-    for gpu, cls, count in () if whole is None else whole.select("gpu", "cls", "len").iter_rows():
-        gpu_ms[gpu][cls] += count * MINUTE_MS
-        gpu_ms[gpu]["broken"] -= count * MINUTE_MS
-    for gpu, t, cls in () if cut is None else cut.select("gpu", "t", "cls").iter_rows():
-        ms = _overlap(t, t + MINUTE_MS, spans.observed)
+    for gpu, cls, ms in () if moved is None else moved.select("gpu", "cls", "ms").iter_rows():
         gpu_ms[gpu][cls] += ms
         gpu_ms[gpu]["broken"] -= ms
     return NodeTime(node, gpu_ms)

@@ -50,11 +50,20 @@ class Deviation:
         return (self.end_ms - self.start_ms) * self.gpus
 
 
+Run = tuple[str, int | None, str | None, int, int, Measure, str]
+"""A deviation before it is priced: node, gpu, port, start, end, measured, share."""
+
+
 def runs(breach: Breach, contract: ContractSection, start_ms: int, end_ms: int) -> list[Deviation]:
     """The breach's rows joined into intervals, clipped to ``[start_ms, end_ms)``."""
+    return [_deviation(run, breach, contract) for run in breach_runs(breach, start_ms, end_ms)]
+
+
+def breach_runs(breach: Breach, start_ms: int, end_ms: int) -> list[Run]:
+    """:func:`runs` before pricing, in the order of node, GPU, port and start."""
     rows = breach.rows.filter((pl.col("t") > start_ms - MINUTE_MS) & (pl.col("t") < end_ms))
     rows = rows.sort("node", "gpu", "port", "t", nulls_last=True)
-    out: list[Deviation] = []
+    out: list[Run] = []
     current: list[Any] | None = None  # [node, gpu, port, start, end, measured, share]
     for node, gpu, port, t, m, share in rows.select(
         "node", "gpu", "port", "t", "m", "share"
@@ -65,14 +74,38 @@ def runs(breach: Breach, contract: ContractSection, start_ms: int, end_ms: int) 
             current[4] = hi
             continue
         if current:
-            out.append(_deviation(current, breach, contract))
+            out.append(tuple(current))
         current = [*key, lo, hi, m, share]
     if current:
-        out.append(_deviation(current, breach, contract))
+        out.append(tuple(current))
     return out
 
 
-def _deviation(run: list[Any], breach: Breach, contract: ContractSection) -> Deviation:
+def join_runs(parts: list[list[Run]]) -> list[Run]:
+    """The runs of consecutive stretches of time (each :func:`breach_runs` of one term)
+    as :func:`breach_runs` of the whole: a run that ends where the next stretch's run
+    of the same node, GPU and port begins, with the same value, continues it."""
+    ordered = sorted(
+        (run for part in parts for run in part),
+        key=lambda r: (r[0], r[1] is None, r[1] or 0, r[2] is None, r[2] or "", r[3]),
+    )
+    out: list[Run] = []
+    for run in ordered:
+        last = out[-1] if out else None
+        if last and last[:3] == run[:3] and last[4] == run[3] and last[5:] == run[5:]:
+            out[-1] = (*last[:4], run[4], *last[5:])
+        else:
+            out.append(run)
+    return out
+
+
+def priced(kind_runs: list[tuple[Breach, list[Run]]], contract: ContractSection) -> list[Deviation]:
+    """Deviations of each term's runs, in the report's order."""
+    found = [_deviation(run, b, contract) for b, term in kind_runs for run in term]
+    return sorted(found, key=_order)
+
+
+def _deviation(run: Run, breach: Breach, contract: ContractSection) -> Deviation:
     node, gpu, port, start, end, measured, share = run
     numerator, denominator = share.split("/")
     gpus = Decimal(numerator) / Decimal(denominator)
@@ -95,8 +128,7 @@ def find_deviations(
     frame = delivery.with_columns(t=pl.col("ts").dt.epoch("ms"))
     port_frame = ports.with_columns(t=pl.col("ts").dt.epoch("ms"))
     breaches = gpu_breaches(frame, contract) + node_breaches(frame, port_frame, contract)
-    found = [d for b in breaches for d in runs(b, contract, start_ms, end_ms)]
-    return sorted(found, key=_order)
+    return priced([(b, breach_runs(b, start_ms, end_ms)) for b in breaches], contract)
 
 
 def _order(d: Deviation) -> tuple[str, int, str, int, str]:
