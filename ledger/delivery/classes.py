@@ -150,6 +150,8 @@ def moved_ms(judged: pl.DataFrame, spans: dict[str, NodeSpans], gpus: int) -> pl
 
 def sum_moved(frames: list[pl.DataFrame]) -> pl.DataFrame:
     """:func:`moved_ms` frames of disjoint stretches as one."""
+    if not frames:
+        return pl.DataFrame(schema=MOVED_SCHEMA)
     both = pl.concat([f.cast(MOVED_SCHEMA) for f in frames])  # type: ignore[arg-type]
     return both.group_by("node", "gpu", "cls").agg(pl.col("ms").sum())
 

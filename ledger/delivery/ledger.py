@@ -105,6 +105,19 @@ def build_ledger(
     joules = period_energy(minutes, period.start_ms, period.end_ms)
     use = energy_use(joules)
     split = class_energy(joules, judged, spans)
+    return finish_ledger(history, period, contract, energy, (nodes, deviations, use, split))
+
+
+def finish_ledger(
+    history: HistoryReader,
+    period: Period,
+    contract: ContractSection,
+    energy: EnergySection,
+    found: tuple[list[NodeTime], list[Deviation], EnergyUse, ClassEnergy],
+) -> DeliveryLedger:
+    """The ledger of what the minutes gave (``found``: the nodes' time, the deviations,
+    the energy and its split by class), with CO2 and each GPU's throughput."""
+    nodes, deviations, use, split = found
     pue = Decimal(str(energy.pue))
     intensity = grid_intensity(energy)
     measured = measured_tf32(history.probes(), period.end_ms)
