@@ -15,7 +15,7 @@ Closed days' hours are added once into a day's figures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import polars as pl
@@ -25,7 +25,7 @@ from history.layout import DELIVERY_MINUTES, GPU_MINUTES, PORT_MINUTES, SCHEMAS,
 from history.ledger import read_ledger
 from history.reader import HistoryReader
 from ledger.delivery.class_energy import ClassEnergy
-from ledger.delivery.classes import NodeSpans, node_times, period_spans
+from ledger.delivery.classes import NodeSpans, no_spans, node_times, period_spans
 from ledger.delivery.conformance import priced
 from ledger.delivery.energy import EnergyUse
 from ledger.delivery.files import FileFacts, HistoryFiles, Signature
@@ -55,7 +55,7 @@ DAY_MS = 24 * HOUR_MS
 class KeptHour:
     """One closed hour's figures and what they were computed from."""
 
-    figures: StretchFigures
+    figures: StretchFigures | None  # None once added into its day's
     own: tuple[Signature, ...]  # files reaching the hour or the context before it
     after: tuple[Signature, ...]  # files reaching only the context after it
     after_rows: pl.DataFrame  # that context as the idle rule reads it
@@ -79,9 +79,10 @@ class DeliveryMonth:
     def __init__(self) -> None:
         self._files = HistoryFiles()
         self._hours: dict[int, KeptHour] = {}
-        self._days: dict[int, tuple[list[StretchFigures], StretchFigures]] = {}
+        self._days: dict[int, StretchFigures] = {}  # closed days' sums, by their start
         self._spans: dict[str, NodeSpans] = {}
         self._scope: tuple[object, ...] | None = None
+        self._period: Period | None = None
         self.judged_hours = (
             0  # hours judged since this month was made (each refresh's open one too)
         )
@@ -111,11 +112,12 @@ class DeliveryMonth:
         scope = (history.data_dir, period.start_ms, contract.model_dump_json())
         if scope != self._scope or period.start_ms % HOUR_MS:
             self._hours, self._days, self._spans, self._scope = {}, {}, {}, scope
+            self._period = None
         days = period.days()
         inputs = read_ledger(history, days[0], days[-1], now_ms / 1000)
         spans = period_spans(period, inputs, now_ms)
-        self._drop_hours(changed_spans(self._spans, spans))
-        self._spans = spans
+        self._drop_hours(changed_spans(self._spans, spans, self._period, period))
+        self._spans, self._period = spans, period
         found = self._read(history, period, contract)
         if not _by_the_hour(found) or period.start_ms % HOUR_MS:
             return build_ledger(history, period, contract, energy, now_ms)
@@ -158,43 +160,57 @@ class DeliveryMonth:
         period: Period,
     ) -> list[StretchFigures]:
         """Each closed day's figures, then each hour's of the open day (the last one
-        open), in time order."""
+        open), in time order. A closed day keeps only its sum (a 1,000-node fleet's hour
+        is about half a MiB of figures); an hour of it judged again judges the day."""
         term_count = len(terms(_no_minutes(), pl.DataFrame(schema=PORT_SCHEMA), contract))
-        hours: list[tuple[int, StretchFigures, bool]] = []
-        for lo in range(period.start_ms, period.end_ms, HOUR_MS):
-            closed = lo + HOUR_MS <= period.end_ms
-            kept = self._kept(lo, found, contract) if closed else None
-            if kept is None:
-                hi = min(lo + HOUR_MS, period.end_ms)
-                kept = self._judge(lo, hi, found, spans, contract, term_count)
-                if closed:
-                    self._hours[lo] = kept
-            hours.append((lo, kept.figures, closed))
-            self._files.let_go(lo + HOUR_MS - found.context)
+        out: list[StretchFigures] = []
+        days = {}
+        for day in range(period.start_ms, period.end_ms, DAY_MS):
+            hours = range(day, min(day + DAY_MS, period.end_ms), HOUR_MS)
+            closed_day = day + DAY_MS <= period.end_ms
+            known = self._days.get(day) if closed_day else None
+            if known is not None and all(self._kept(lo, found) is not None for lo in hours):
+                days[day] = known
+                out.append(known)
+                continue
+            if known is not None:  # an hour of it changed: its figures are gone
+                for lo in hours:
+                    self._hours.pop(lo, None)
+            parts = [self._hour(lo, found, spans, contract, period, term_count) for lo in hours]
+            if closed_day:
+                days[day] = add_figures(parts)
+                out.append(days[day])
+                for lo in hours:
+                    self._hours[lo] = replace(self._hours[lo], figures=None)
+            else:
+                out.extend(parts)
+        self._days = days
         for start in [s for s in self._hours if not period.start_ms <= s < period.end_ms]:
             del self._hours[start]
-        return self._by_day(hours)
-
-    def _by_day(self, hours: list[tuple[int, StretchFigures, bool]]) -> list[StretchFigures]:
-        out: list[StretchFigures] = []
-        days: dict[int, list[tuple[int, StretchFigures, bool]]] = {}
-        for hour in hours:
-            days.setdefault(hour[0] - hour[0] % DAY_MS, []).append(hour)
-        kept_days = {}
-        for day, members in days.items():
-            parts = [figures for _, figures, _ in members]
-            if len(members) < 24 or not all(closed for _, _, closed in members):
-                out.extend(parts)
-                continue
-            known = self._days.get(day)
-            if known is None or any(a is not b for a, b in zip(known[0], parts, strict=True)):
-                known = (parts, add_figures(parts))
-            kept_days[day] = known
-            out.append(known[1])
-        self._days = kept_days
         return out
 
-    def _kept(self, lo: int, found: _Inputs, contract: ContractSection) -> KeptHour | None:
+    def _hour(
+        self,
+        lo: int,
+        found: _Inputs,
+        spans: dict[str, NodeSpans],
+        contract: ContractSection,
+        period: Period,
+        term_count: int,
+    ) -> StretchFigures:
+        """The figures of the hour from ``lo``: kept, or judged (and kept when closed)."""
+        closed = lo + HOUR_MS <= period.end_ms
+        kept = self._kept(lo, found) if closed else None
+        if kept is None or kept.figures is None:
+            hi = min(lo + HOUR_MS, period.end_ms)
+            kept = self._judge(lo, hi, found, spans, contract, term_count)
+            if closed:
+                self._hours[lo] = kept
+        self._files.let_go(lo + HOUR_MS - found.context)
+        assert kept.figures is not None
+        return kept.figures
+
+    def _kept(self, lo: int, found: _Inputs) -> KeptHour | None:
         kept = self._hours.get(lo)
         if kept is None:
             return None
@@ -277,16 +293,22 @@ def _no_minutes() -> pl.DataFrame:
     return frame.with_columns(pl.lit(None, dtype).alias(name) for name, dtype in extra.items())
 
 
-def changed_spans(old: dict[str, NodeSpans], new: dict[str, NodeSpans]) -> list[Span]:
-    """Where any node's split differs between two refreshes (everywhere for a node that
-    appeared or went)."""
+def changed_spans(
+    old: dict[str, NodeSpans],
+    new: dict[str, NodeSpans],
+    old_period: Period | None,
+    period: Period,
+) -> list[Span]:
+    """Where any node's split differs between two refreshes (a node without states is
+    blind all period, as the ledger counts it)."""
     changed: list[Span] = []
     for node in old.keys() | new.keys():
-        a, b = old.get(node), new.get(node)
+        a = old.get(node) or (None if old_period is None else no_spans(old_period))
+        b = new.get(node) or no_spans(period)
         if a == b:
             continue
-        if a is None or b is None:
-            return [(-(1 << 62), 1 << 62)]
+        if a is None:
+            return [(period.start_ms, period.end_ms)]
         for x, y in ((a.blind, b.blind), (a.broken, b.broken), (a.observed, b.observed)):
             changed += subtract(x, y) + subtract(y, x)
     return merge_spans(changed)

@@ -173,16 +173,17 @@ def test_closed_hours_are_judged_once_and_again_when_their_file_changes(tmp_path
     now = at(2, 5, 30, 30)
     record(tmp_path, now)
     both(month, tmp_path, now)
-    assert month.judged_hours == 30  # 29 closed hours and the open one
+    assert month.judged_hours == 30  # 1 March's 24 hours, 2 March's 5 and the open one
     kept, full = both(month, tmp_path, now)
     assert month.judged_hours == 31 and kept == full  # the open hour alone
     before = next(n for n in kept.nodes if n.node == "n1").gpu_ms[1]["broken"]
-    # An hour's file rewritten (a GPU's minutes lost) is judged again.
+    # An hour's file rewritten (a GPU's minutes lost): its closed day (which keeps only
+    # its sum) is judged again.
     path = partition_dir(tmp_path, GPU_MINUTES, at(1).date()) / "08-test.parquet"
     frame = pl.read_parquet(path)
     write_atomic(path, frame.filter(~((pl.col("node") == "n1") & (pl.col("gpu") == 1))))
     kept, full = both(month, tmp_path, now)
-    assert month.judged_hours == 35 and kept == full  # 08:00, 07:00 and 09:00 (its context), open
+    assert month.judged_hours == 31 + 24 + 1 and kept == full
     n1 = next(n for n in kept.nodes if n.node == "n1")
     assert n1.gpu_ms[1]["broken"] - before == 60 * 60_000  # the hour it did not report
 
