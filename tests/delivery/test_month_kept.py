@@ -194,3 +194,28 @@ def test_a_stopped_history_reads_the_same_every_refresh(tmp_path: Path) -> None:
     record(tmp_path, now)
     ledgers = [*both(month, tmp_path, now), *both(month, tmp_path, now)]
     assert len({str(delivery_json(led)) for led in ledgers}) == 1
+
+
+def test_the_running_fleets_delivery_families_come_from_the_kept_month_every_5_minutes(
+    tmp_path: Path,
+) -> None:
+    from exporter.delivery_families import render_delivery
+    from gpufleet.ledger_figures import DELIVERY_REFRESH_S, DeliveryFigures, compute_figures
+
+    figures = DeliveryFigures()
+    now = at(2, 1, 0, 10)
+    record(tmp_path, now)
+    first = compute_figures(tmp_path, CONTRACT, ENERGY, now.timestamp(), figures)
+    assert render_delivery(both(DeliveryMonth(), tmp_path, now)[1]) in first.families
+    assert figures.month is not None
+    judged = figures.month.judged_hours
+    later = now + timedelta(seconds=DELIVERY_REFRESH_S - 1)
+    record(tmp_path, later)
+    again = compute_figures(tmp_path, CONTRACT, ENERGY, later.timestamp(), figures)
+    assert again.families == first.families and figures.month.judged_hours == judged
+    due = now + timedelta(seconds=DELIVERY_REFRESH_S)
+    record(tmp_path, due)
+    fresh = compute_figures(tmp_path, CONTRACT, ENERGY, due.timestamp(), figures)
+    assert render_delivery(both(DeliveryMonth(), tmp_path, due)[1]) in fresh.families
+    # The open hour, and the hour before it: the idle rule's minutes after it came in.
+    assert figures.month.judged_hours == judged + 2
