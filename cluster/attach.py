@@ -208,7 +208,9 @@ class AttachedFleet:
             self.out_of_bounds += 1
             return
         if signer is not None and self.keys is not None:
-            checked = owned_summary(self.keys, signer, summary)
+            # An adopter's node of a shard this viewer also hears nothing from is taken.
+            silent = self.board.silent_shards(self._clock())
+            checked = owned_summary(self.keys, signer, summary, silent)
             if checked is None:
                 return
             summary = checked
@@ -225,7 +227,7 @@ class AttachedFleet:
             self.malformed += 1
             return
         if signer is not None and self.keys is not None:
-            owned = owned_events(self.keys, signer, batch)
+            owned = owned_events(self.keys, signer, batch, self.board.silent_shards(self._clock()))
             if owned is None:
                 return
             batch = owned
