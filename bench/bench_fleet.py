@@ -256,6 +256,9 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(src)}
     if args.memory_debug:
         env["GPUFLEET_BENCH_TRACEMALLOC"] = str(args.memory_debug)
+    if args.timeline:
+        env["GPUFLEET_BENCH_TIMELINE"] = "1"
+        env["GPUFLEET_BENCH_SIM_PID"] = str(announce["pid"])
     probe = src / "bench" / "lib" / "fleet_probe.py"
     if not probe.exists():  # a tree from before bench/lib
         probe = src / "bench" / "fleet_probe.py"
@@ -455,6 +458,12 @@ def summarise(
         "gc_max_ms_cpu_whole_run": round(
             1000 * max((c for _, _, _, c in ours["gc"]), default=0.0), 1
         ),
+        # Where the whole run's largest pauses fell: (s after the process started,
+        # generation, ms of CPU); the start-up and settle freezes show here.
+        "gc_largest_whole_run": [
+            (round(at - ours.get("process_started_at", at), 1), gen, round(1000 * c, 1))
+            for at, gen, _, c in sorted(ours["gc"], key=lambda r: -r[3])[:4]
+        ],
         "latency_p50_s": round(statistics.median(lat), 3) if lat else None,
         "latency_p99_s": round(lat[int(0.99 * (len(lat) - 1))], 3) if lat else None,
         "samples_sent": sent_n,
@@ -560,6 +569,11 @@ def main() -> None:
     parser.add_argument("--memory-debug", type=float, default=0, metavar="S")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="time each node's start-up steps in the controller (bench/lib/first_view.py)",
+    )
+    parser.add_argument(
         "--scrape-encoding",
         choices=("gzip", "identity"),
         default="gzip",
@@ -606,6 +620,7 @@ def main() -> None:
         sim = subprocess.Popen(nodes_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert sim.stdout is not None and sim.stdin is not None
         announce = json.loads(sim.stdout.readline())
+        announce["pid"] = sim.pid
         try:
             floors = [] if args.no_floor else [run_floor(args, work, announce)]
             sim_cpu0 = cpu_seconds(sim.pid)
@@ -647,6 +662,8 @@ def main() -> None:
         if w is not None:
             figures[f"load_{name}"] = {"load1": w.load, "machine_busy_pct": w.box_busy_pct}
             print(load_line(name, w))
+    if "timeline" in ours:
+        figures["first_view"] = ours["timeline"]
     figures["host_cpu"] = host_cpu()
     figures["pinned"] = args.pin
     for key, value in figures.items():

@@ -36,7 +36,7 @@ import tracemalloc
 from array import array
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -44,6 +44,9 @@ import gpufleet  # noqa: F401  (first, as for the CLI: it configures malloc befo
 from fleet.model import FleetSnapshot
 from gpufleet.cli import main
 from gpufleet.runtime import FleetRuntime
+
+if TYPE_CHECKING:
+    from first_view import Timeline
 
 # Records kept in the controller's memory before they go to the spill file.
 SPILL_RECORDS = 8192
@@ -105,8 +108,9 @@ class GcPauses:
 class SnapshotProbe:
     """Latency of each new sample to the first snapshot that shows it."""
 
-    def __init__(self, progress: Path, spill: Path) -> None:
+    def __init__(self, progress: Path, spill: Path, timeline: Timeline | None = None) -> None:
         self.progress = progress
+        self.timeline = timeline
         self.seen: dict[str, float | None] = {}
         # (send time, taken_at - send time) of each sample that reached a snapshot
         self.samples = Spill(spill, 2)
@@ -115,6 +119,8 @@ class SnapshotProbe:
     def __call__(self, snapshot: FleetSnapshot) -> None:
         self.ticks.append(snapshot.taken_at)
         record_new_samples(snapshot, snapshot.taken_at, self.seen, self.samples)
+        if self.timeline is not None:
+            self.timeline.on_snapshot(snapshot.nodes_streaming)
         if len(self.ticks) % 5 == 0:
             streaming = snapshot.nodes_streaming
             self.progress.write_text(json.dumps({"ticks": len(self.ticks), "streaming": streaming}))
@@ -236,9 +242,15 @@ def _top(snap: tracemalloc.Snapshot, key: str, n: int) -> list[tuple[str, float,
 
 
 def run(stats_path: Path, argv: list[str]) -> int:
+    from first_view import Timeline, process_started_at  # bench/lib, beside this file
+
     pauses = GcPauses(stats_path.with_suffix(".gc"))
     gc.callbacks.append(pauses)
-    probe = SnapshotProbe(stats_path.with_suffix(".progress"), stats_path.with_suffix(".samples"))
+    timeline = Timeline() if os.environ.get("GPUFLEET_BENCH_TIMELINE") == "1" else None
+    if timeline is not None:
+        timeline.install()
+    progress = stats_path.with_suffix(".progress")
+    probe = SnapshotProbe(progress, stats_path.with_suffix(".samples"), timeline)
     screen = ScreenProbe(stats_path.with_suffix(".screen"))
     memory = None
     if every := float(os.environ.get("GPUFLEET_BENCH_TRACEMALLOC", "0")):
@@ -260,6 +272,7 @@ def run(stats_path: Path, argv: list[str]) -> int:
         screen_sample_t, screen_latency = screen.samples.columns()
         stats = {
             "status": status,
+            "process_started_at": process_started_at(),
             "gc": [(a, int(g), w, c) for a, g, w, c in zip(at, generation, wall, cpu, strict=True)],
             "sample_t": sample_t,
             "latency": latency,
@@ -267,6 +280,7 @@ def run(stats_path: Path, argv: list[str]) -> int:
             "screen_sample_t": screen_sample_t,
             "screen_latency": screen_latency,
             **(memory.report() if memory is not None else {}),
+            **({"timeline": timeline.report()} if timeline is not None else {}),
         }
         stats_path.write_text(json.dumps(stats))
 
