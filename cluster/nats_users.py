@@ -1,7 +1,8 @@
 """The nats-server ``authorization`` block gpufleet needs: who may publish and ask what.
 
 Three kinds of user. A **shard** publishes only its own summaries and events and
-answers requests on its own subjects. A **viewer** follows every shard and asks for
+answers requests on its own subjects; it publishes its heartbeat and follows every
+shard's (takeover). A **viewer** follows every shard and asks for
 detail, series, ledgers and exports, but publishes no summary or event and cannot ask
 for a probe. An **operator** is a viewer that may also request and cancel probes.
 docs/scale-out.md shows this block as rendered for three shards; the demo and the
@@ -14,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cluster.takeover import HEARTBEAT_WILDCARD, heartbeat_subject
 from cluster.wire import (
     EVENTS_WILDCARD,
     STREAM,
@@ -59,13 +61,20 @@ class NatsUser:
 
 
 def shard_user(name: str, password_hash: str, shard: int) -> NatsUser:
-    """Shard ``shard``: its own summaries and events out, its own requests in, replies."""
+    """Shard ``shard``: its own summaries, events and heartbeats out, its own requests and
+    every shard's heartbeats in (takeover), replies."""
     own = request_subject(shard, "*")
     return NatsUser(
         name,
         password_hash,
-        publish=(summary_subject(shard), events_subject(shard), *_SHARD_JS, "_INBOX.>"),
-        subscribe=(own, "_INBOX.>"),
+        publish=(
+            summary_subject(shard),
+            events_subject(shard),
+            heartbeat_subject(shard),
+            *_SHARD_JS,
+            "_INBOX.>",
+        ),
+        subscribe=(own, HEARTBEAT_WILDCARD, "_INBOX.>"),
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 
 from cluster import bus
 from cluster.attach import AttachedFleet
@@ -23,6 +24,7 @@ from cluster.nats_users import (
     viewer_user,
 )
 from cluster.natsd import LocalNats, start_nats_server
+from cluster.takeover import HEARTBEAT_WILDCARD, heartbeat_subject
 from cluster.wire import EVENTS_WILDCARD, request_subject, summary_subject
 from tests.cluster.certs import Pki, make_pki
 
@@ -124,6 +126,8 @@ async def test_shards_publish_only_their_own_subjects_and_viewers_none(
         ("viewer", summary_subject(1)),  # a viewer forging a summary
         ("viewer", request_subject(1, "probe")),  # a read-only viewer asking for a probe
         ("operator", summary_subject(1)),  # operators ask; they do not publish the fleet
+        ("shard-1", heartbeat_subject(2)),  # speaking for another shard's liveness
+        ("viewer", heartbeat_subject(1)),  # a viewer keeping a dead shard "alive"
     ):
         violations = Violations()
         nc = await client_as(secured, auth_for(user, pki), violations)
@@ -140,6 +144,28 @@ async def test_shards_publish_only_their_own_subjects_and_viewers_none(
             violations.seen,
         )
         assert all(subject in line for line in violations.seen)
+
+
+async def test_a_shard_hears_the_other_shards_heartbeats(secured: LocalNats, pki: Pki) -> None:
+    # Takeover needs each shard to publish its own heartbeat and follow every shard's.
+    violations = Violations()
+    one = await client_as(secured, auth_for("shard-1", pki), violations)
+    two = await client_as(secured, auth_for("shard-2", pki), violations)
+    heard: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+
+    async def on_beat(msg: Msg) -> None:
+        await heard.put((msg.subject, msg.data))
+
+    try:
+        await two.subscribe(HEARTBEAT_WILDCARD, cb=on_beat)
+        await two.flush()
+        await one.publish(heartbeat_subject(1), b"beat")
+        await one.flush()
+        assert await asyncio.wait_for(heard.get(), 10) == (heartbeat_subject(1), b"beat")
+    finally:
+        await one.close()
+        await two.close()
+    assert violations.seen == []
 
 
 async def test_an_operator_probe_request_reaches_the_owning_shard(
