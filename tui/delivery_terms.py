@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from fleet.facade import NodeSnapshot
 
 DEFAULT_WORKING_FLOOR = 5.0  # [contract] working_floor_percent's default
-DEV_WORDS = ("power", "pcie", "memory")
+# The first word of each deviation label (``ledger.delivery.now``): a GPU's own terms,
+# then the node's.
+DEV_WORDS = ("power", "pcie", "memory", "nvlink", "model", "gpus", "driver", "network")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +35,8 @@ def has_idle_gpu(node: NodeSnapshot, floor: float) -> bool:
 
 
 def dev_predicate(term: str, terms: DeliveryTerms) -> Callable[[NodeSnapshot], bool]:
-    """``dev:`` (any deviation from the contract) or ``dev:power|pcie|memory``."""
+    """``dev:`` (any deviation from the contract) or ``dev:`` with words of
+    :data:`DEV_WORDS` (``dev:power|driver``)."""
     deviations = terms.deviations
     if deviations is None:
         raise ValueError(f"{term}: this fleet knows no contract terms to deviate from")

@@ -34,8 +34,8 @@ PROBE_WORDS = ("slow", "straggler", "fail", "pass", "any")
 PROBE_FLAGGED = frozenset(("slow", "straggler", "fail"))
 FILTER_HELP = (
     "terms: node-[001-004]  name  state:broken|warn|unreachable|up|connecting|idle  "
-    "why:TEXT  gpu:N  probe:slow|straggler|fail|any  dev:[power|pcie|memory]  "
-    "job:ID|NAME  user:NAME"
+    "why:TEXT  gpu:N  probe:slow|straggler|fail|any  "
+    "dev:[power|pcie|memory|nvlink|model|gpus|driver|network]  job:ID|NAME  user:NAME"
 )
 
 
@@ -331,7 +331,8 @@ def parse_filter(text: str, terms: DeliveryTerms | None = None) -> NodePredicate
     the contract's working floor that no one else's process holds), ``why:TEXT`` (a
     substring of the node's reasons), ``gpu:N`` (GPU N is not ok),
     ``probe:slow|straggler|fail|any`` (a GPU the last probe flagged), ``dev:`` or
-    ``dev:power|pcie|memory`` (a GPU deviates from the contract: ``terms``),
+    ``dev:power|pcie|memory|nvlink|model|gpus|driver|network`` (the node or a GPU of
+    it deviates from the contract: ``terms``),
     ``job:ID|NAME`` (a scheduler job on the node: its id or pod UID, or a part of its
     name), ``user:NAME`` (a job of that user on the node), a hostlist
     expression (``node-[001-004]``, ``a,b``: exact names), or a case-insensitive

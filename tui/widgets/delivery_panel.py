@@ -25,6 +25,9 @@ def delivery_markup(doc: Mapping[str, Any] | None) -> str:
         f"Idle now: {doc['idle_gpus']} GPUs{money}",
         f"Deviating now: {doc['deviating_gpus']} GPUs",
     ]
+    # A node's own terms (GPU count, driver, network) first: each takes all its GPUs.
+    for n in doc.get("node_deviations", [])[:DEVIATION_LINES]:
+        lines.append(f"  {escape(n['node'])}: {escape(', '.join(n['what']))}")
     for d in doc["deviations"][:DEVIATION_LINES]:
         lines.append(f"  {escape(d['node'])} GPU {d['gpu']}: {escape(', '.join(d['what']))}")
     lines.append(f"GPU energy today: {doc['energy_today_kwh']:,.1f} kWh")
