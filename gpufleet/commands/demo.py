@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.demo import DemoFleet, start_demo_fleet
+from collectors.sim.jobs import SimulatedLoginNode
 from collectors.sim.scenario import ScenarioError, load_scenario
 from fleet.health.node import starting_up
 from fleet.model import FleetSnapshot
@@ -179,9 +180,21 @@ async def _demo(args: argparse.Namespace) -> int:
 def demo_runtime(
     config: Config, demo: DemoFleet, data_dir: Path, *, read_only: bool = False
 ) -> FleetRuntime:
-    """The runtime watching the demo's simulated nodes (which have no shell for `S`)."""
+    """The runtime watching the demo's simulated nodes (which have no shell for `S`),
+    asking their simulated Slurm login node for job names and accounts."""
+    sim = demo.loopback.simulation
+    login = (
+        None
+        if sim is None
+        else SimulatedLoginNode(sim.scenario, sim.epoch, sim.gpus, list(demo.loopback.nodes))
+    )
     runtime = FleetRuntime(
-        config, demo.targets, data_dir=data_dir, read_only=read_only, ssh_options=demo.options
+        config,
+        demo.targets,
+        data_dir=data_dir,
+        read_only=read_only,
+        ssh_options=demo.options,
+        job_metadata=login,
     )
     runtime.login_refusal = NO_SHELL
     return runtime
