@@ -28,6 +28,7 @@ from cluster.auth import NatsAuth, redact
 from cluster.board import ShardBoard
 from cluster.bus import connect
 from cluster.fleet_sla import FleetSla
+from cluster.process_wire import decode_answer
 from cluster.publisher import SeriesRequest
 from cluster.remote_export import export_from_folders, export_through_shards
 from cluster.remote_probes import RemoteProbes, operator_identity
@@ -50,6 +51,7 @@ from fleet.facade import (
     GpuSeries,
     ProbeListener,
     ProbeReport,
+    ProcessListing,
     ReadOnlyFleet,
     RequestFailed,
     SnapshotListener,
@@ -63,6 +65,8 @@ log = logging.getLogger(__name__)
 
 FOCUS_S = 5.0  # a node the node screen asked about recently gets its detail fetched
 REQUEST_TIMEOUT_S = 2.0
+# A shard gives a node's agent 20 s to list its processes (collectors/ssh/processes.py).
+PROCESSES_TIMEOUT_S = 25.0
 EXPORT_TIMEOUT_S = 300.0  # a shard reads a month of parquet before its first chunk
 SLA_REFRESH_S = 30.0  # as often as a local fleet's header (gpufleet.runtime)
 _SERIES = msgspec.msgpack.Decoder(GpuSeries)
@@ -344,6 +348,19 @@ class AttachedFleet:
         self._focus[node] = self._clock() + FOCUS_S
         series = self._series.get((node, gpu), GpuSeries((), (), ()))
         return GpuSeries(series.util[-points:], series.power_w[-points:], series.temp_c[-points:])
+
+    async def processes(self, node: str) -> ProcessListing:
+        """``node``'s GPU processes, read by the shard that collects it (the node screen).
+
+        Raises:
+            UnknownNode: no shard has the node, or its shard does not collect it.
+            RequestFailed: the shard did not answer, or answered out of bounds.
+        """
+        try:
+            data = await self._request(node, "processes", node.encode(), PROCESSES_TIMEOUT_S)
+            return decode_answer(node, data)
+        except Exception as exc:
+            raise as_fleet_error(exc) from exc
 
     async def export(self, request: ExportRequest) -> Path:
         """From the shards' data directory when this viewer can read it, else over NATS."""

@@ -2,8 +2,8 @@
 
 Three kinds of user. A **shard** publishes only its own summaries and events and
 answers requests on its own subjects; it publishes its heartbeat and follows every
-shard's (takeover). A **viewer** follows every shard and asks for
-detail, series, ledgers and exports, but publishes no summary or event and cannot ask
+shard's (takeover). A **viewer** follows every shard and asks for detail, series, a
+node's processes, ledgers and exports, but publishes no summary or event and cannot ask
 for a probe. An **operator** is a viewer that may also request and cancel probes.
 docs/scale-out.md shows this block as rendered for three shards; the demo and the
 tests run it.
@@ -27,7 +27,9 @@ from cluster.wire import (
 )
 
 # Requests any viewer may make; a probe changes a node (GEMM and HBM load) and is not one.
-VIEW_REQUESTS = ("detail", "series", "ledger", "chunk", "export")
+# ``processes`` reads (NVML and /proc, as the node screen of a local read-only dashboard
+# does) and the shard shares and caps those reads, so a viewer cannot load a node with it.
+VIEW_REQUESTS = ("detail", "series", "processes", "ledger", "chunk", "export")
 OPERATOR_REQUESTS = ("probe", "cancel")
 # JetStream's API as an ordered consumer of the event log uses it (nats-py 2.x, server
 # 2.9): find the stream, make and drop its own consumer, answer flow control.

@@ -26,6 +26,7 @@ from cluster.bus import BusError, connect, ensure_event_stream
 from cluster.chunked import CHUNK_BYTES, ChunkStore
 from cluster.fleet_sla import LedgerRequest, shard_ledger
 from cluster.probe_wire import ProbeCancel, ProbeReply, ProbeRequest, ProgressForwarder
+from cluster.process_answers import ProcessAnswers
 from cluster.remote_export import ExportAsk, ExportPart, ShardHistoryFiles, shard_export_part
 from cluster.section import ClusterSection
 from cluster.shards import ShardSpec
@@ -48,7 +49,7 @@ from cluster.wire import (
     summary_subject,
 )
 from collectors.sanitize import clean_text
-from fleet.facade import FleetFacade, GpuSeries
+from fleet.facade import FleetFacade, GpuSeries, ProcessReader
 from fleet.model import FleetSnapshot, Verdict
 from history.layout import day_of_ms
 from history.ledger import LedgerInputs
@@ -135,6 +136,7 @@ class ShardPublisher:
         self._authenticated = False  # whether NATS knows who asks (set on start)
         self._probing: set[str] = set()  # nodes with a probe running for a viewer
         self.refused_probes = 0  # probe requests answered with a refusal
+        self.process_answers = ProcessAnswers(self._process_reader, str(spec))
 
     async def start(self) -> None:
         """Connect, make sure the event stream exists, serve requests, follow the fleet.
@@ -150,6 +152,7 @@ class ShardPublisher:
         k = self.spec.index
         await nc.subscribe(request_subject(k, "detail"), cb=self._on_detail)
         await nc.subscribe(request_subject(k, "series"), cb=self._on_series)
+        await nc.subscribe(request_subject(k, "processes"), cb=self._on_processes)
         await nc.subscribe(request_subject(k, "probe"), cb=self._on_probe)
         await nc.subscribe(request_subject(k, "cancel"), cb=self._on_cancel)
         await nc.subscribe(request_subject(k, "ledger"), cb=self._on_ledger)
@@ -213,6 +216,7 @@ class ShardPublisher:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        await self.process_answers.stop()
         if self.takeover is not None:
             await self.takeover.stop()
         if self._nc is not None:
@@ -321,6 +325,20 @@ class ShardPublisher:
             if node is not None:
                 break
         await msg.respond(b"" if node is None else encode(node.detached()))
+
+    async def _on_processes(self, msg: Msg) -> None:
+        self.process_answers.ask(msg.data.decode("utf-8", "replace"), msg.respond)
+
+    def _process_reader(self, node: str) -> ProcessReader | None:
+        """The fleet that collects ``node``: this shard's own, or an adopted shard's."""
+        latest = self._fleet.latest()
+        if latest is not None and latest.node(node) is not None:
+            fleet: object = self._fleet
+        elif self.takeover is not None:
+            fleet = self.takeover.fleet_of(node)
+        else:
+            return None
+        return fleet if isinstance(fleet, ProcessReader) else None
 
     async def _on_series(self, msg: Msg) -> None:
         try:

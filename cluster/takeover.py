@@ -285,6 +285,13 @@ class Takeover:
                 out.append(latest)
         return out
 
+    def fleet_of(self, node: str) -> FosterFleet | None:
+        """The fleet collecting ``node`` for its silent shard, or None when not adopted."""
+        for fostered in self._fostered.values():
+            if node in fostered.names:
+                return fostered.fleet
+        return None
+
     def heard(self, data: bytes) -> None:
         """A heartbeat from NATS; a shard whose nodes are held here is handed back now."""
         shard = self.peers.heard(data)
