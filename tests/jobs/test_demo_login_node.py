@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from collectors.demo import start_demo_fleet
 from gpufleet.commands.demo import demo_config, demo_contract, demo_runtime
 from testkit.loopback.recorder import eventually
 
 
-async def test_the_demo_names_its_jobs(tmp_path) -> None:
+async def test_the_demo_names_its_jobs(tmp_path: Path) -> None:
     demo = await start_demo_fleet(nodes=6, gpus=8)  # the demo scenario: job 4242 on node-003
     try:
         runtime = demo_runtime(demo_config(demo_contract(6, 8)), demo, tmp_path)
