@@ -89,6 +89,8 @@ class AttachedFleet:
         keys: the shards' public keys (``[cluster] shard_public_keys``): only what the
             owning shard signed is shown; the rest is dropped and counted (``dropped``).
             None: unsigned summaries are taken as they come.
+        hints: more lines the dashboard shows when it opens (how to attach another view:
+            a line printed before the dashboard is hidden until it quits).
     """
 
     def __init__(
@@ -103,8 +105,10 @@ class AttachedFleet:
         sla_refresh_s: float = SLA_REFRESH_S,
         auth: NatsAuth | None = None,
         keys: ShardKeys | None = None,
+        hints: Sequence[str] = (),
     ) -> None:
         self.url = url
+        self._hints = tuple(hints)
         self._auth = auth
         self.keys = keys
         self.history_dir = history_dir
@@ -133,7 +137,8 @@ class AttachedFleet:
 
     @property
     def notices(self) -> Sequence[str]:
-        return (f"attached to {redact(self.url)}: nodes come from the shards, no SSH from here",)
+        attached = f"attached to {redact(self.url)}: nodes come from the shards, no SSH from here"
+        return (attached, *self._hints)
 
     # -- lifecycle ---------------------------------------------------------------------
 

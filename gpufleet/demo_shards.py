@@ -153,6 +153,31 @@ async def shard_processes(
                 await process.wait()
 
 
+def attach_command(url: str, viewer_config: Path) -> str:
+    """The command that attaches another view to the demo's shards, quoted for a shell."""
+    return command_line("watch", "--attach", url, "-c", str(viewer_config))
+
+
+def demo_viewer(
+    url: str,
+    password: Path,
+    public_keys: list[str],
+    data_dir: Path,
+    attach: str,
+    read_only: bool,
+) -> AttachedFleet:
+    """The demo's own view: the operator, the shards' keys, and on screen the command that
+    attaches another view (the line on stderr is hidden behind the dashboard)."""
+    return AttachedFleet(
+        url,
+        read_only=read_only,
+        history_dir=data_dir,
+        auth=NatsAuth(user=OPERATOR, password=password.read_text().strip()),
+        keys=ShardKeys([parse_public_key(text) for text in public_keys]),
+        hints=(f"attach another view with: {attach}",),
+    )
+
+
 async def run_sharded_demo(
     args: argparse.Namespace, demo: DemoFleet, contract: str, data_dir: Path
 ) -> int:
@@ -195,7 +220,7 @@ async def _with_nats(
     targets = data_dir / "demo-targets.json"
     write_targets_file(targets, demo.targets)
     async with shard_processes(configs, targets, data_dir):
-        attach = command_line("watch", "--attach", nats.url, "-c", str(viewer_config))
+        attach = attach_command(nats.url, viewer_config)
         print(
             f"gpufleet demo: {args.shards} shards publishing to {nats.url} with credentials"
             f" (a user per shard and an operator) and signed summaries (a key per shard);"
@@ -203,13 +228,8 @@ async def _with_nats(
             f" with: {attach}",
             file=sys.stderr,
         )
-        auth = NatsAuth(user=OPERATOR, password=passwords[OPERATOR].read_text().strip())
-        viewer = AttachedFleet(
-            nats.url,
-            read_only=args.read_only,
-            history_dir=data_dir,
-            auth=auth,
-            keys=ShardKeys([parse_public_key(text) for text in public_keys]),
+        viewer = demo_viewer(
+            nats.url, passwords[OPERATOR], public_keys, data_dir, attach, args.read_only
         )
         return await watch_attached(
             viewer,
