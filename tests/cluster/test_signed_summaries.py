@@ -142,6 +142,8 @@ def test_summaries_beyond_the_limits_are_not_kept() -> None:
     ok = decode_summary(body(2, [node("gpu-00001")]))
     assert within_bounds(ok, 0)
     assert not within_bounds(msgspec.structs.replace(ok, shard=4), 0)  # shard 4 of 3
+    # No "shard 0": the viewer would ask it for a ledger and take that shard's contract.
+    assert not within_bounds(msgspec.structs.replace(ok, shard=0), 0)
     assert not within_bounds(msgspec.structs.replace(ok, count=MAX_SHARDS + 1), 0)
     assert not within_bounds(msgspec.structs.replace(ok, part=MAX_PARTS, parts=MAX_PARTS + 1), 0)
     assert not within_bounds(ok, MAX_FLEET_NODES)  # the viewer holds as many as it will
