@@ -39,6 +39,7 @@ class FleetCounts:
     gpus: int = 0
     probe_flagged: int = 0  # GPUs healthy by telemetry that the last probe flagged
     unseen_gpus: int = 0  # expected GPUs of nodes still connecting
+    unmonitored_gpus: int = 0  # GPUs of a silent shard's nodes: the monitor's gap
 
 
 def gpu_counts(node: NodeSnapshot) -> tuple[int, int, int]:
@@ -65,6 +66,9 @@ def _counts(snap: FleetSnapshot, per_node: Sequence[tuple[int, int, int]] | None
             c.unseen_gpus += n.expected_gpus
             continue
         c.broken += n.state != "up"
+        if n.status == "unmonitored":  # nobody watches it now: neither healthy nor not
+            c.unmonitored_gpus += max(n.expected_gpus, seen)
+            continue
         c.gpus += max(n.expected_gpus, seen)
         c.healthy += healthy
         c.probe_flagged += flagged
@@ -97,6 +101,8 @@ def header_tiles(
         gpus += f"\n[$gpu-warn]{c.probe_flagged} flagged by probe[/]"
     elif c.connecting:
         gpus += f"\n[$muted]{c.unseen_gpus} not yet seen[/]"
+    elif c.unmonitored_gpus:
+        gpus += f"\n[$muted]{c.unmonitored_gpus} unmonitored[/]"
     u = snap.utilization
     util = (
         f"[b]{fmt.pct(u.now)}[/] now\n"
