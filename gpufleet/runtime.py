@@ -98,6 +98,12 @@ def gc_thresholds(current: tuple[int, int, int]) -> tuple[int, int, int]:
 
 # Ticks with an unchanged number of streaming nodes before the fleet counts as settled.
 SETTLED_TICKS = 5
+# While the fleet connects, the heap is frozen in steps: each time this share of the
+# nodes has begun streaming since the last step. One freeze at the settle collected every
+# connection at once: 226.5 ms at 1,000 nodes (bench/bench_fleet.py --timeline,
+# gc_largest_whole_run), the largest pause of a run. In steps each collection scans what
+# the nodes of one step built (sixteen steps at most, then the settle's).
+FREEZE_STEP_SHARE = 1 / 16
 # The runtime turns CPython's own trigger for a full collection off (GC_FULL_TRIGGER_OFF),
 # so cyclic garbage would pile up: a full collection runs on this schedule instead, before
 # the fleet settles too (a fleet that keeps connecting may never settle, and its handshakes
@@ -105,14 +111,14 @@ SETTLED_TICKS = 5
 # live samples and snapshot of one tick); at 1,000 nodes that is still the largest pause
 # (bench/bench_fleet_tick.py prints it). Before the freeze it scans the connections too.
 FULL_COLLECT_S = 30.0
-# A thawed full collection scans the whole heap, as the settle freeze does (218-277 ms
+# A thawed full collection scans the whole heap, as the settle freeze did (218-277 ms
 # at 1,000 nodes in bench/bench_fleet.py's gc_max_ms_cpu_whole_run): while connections
 # keep ending (a reboot wave) it runs at most this often.
 REFREEZE_MIN_S = 300.0
 
 
 class HeapFreezer:
-    """Freezes the heap once the fleet has settled, so full collections skip it.
+    """Freezes the heap while the fleet connects, so full collections skip it.
 
     Connections, node tracks and caches built while the fleet connects live for the
     whole run; left in the oldest generation, every full collection scans them again
@@ -120,52 +126,76 @@ class HeapFreezer:
     view; they are still freed by reference counting if they go. What goes as a
     reference cycle is not: an SSH connection that was up at the freeze and ended
     later (a node rebooted, a link dropped) stayed resident for good, up to ~18 KiB
-    per node (bench/bench_heap_thaw.py). So once connections up at the freeze have
-    ended, a scheduled collection thaws the heap, collects it whole and freezes it
+    per node (bench/bench_heap_thaw.py). So once connections up at the first freeze
+    have ended, a scheduled collection thaws the heap, collects it whole and freezes it
     again, at most once per :data:`REFREEZE_MIN_S`.
+
+    The heap is frozen in steps while nodes connect (:data:`FREEZE_STEP_SHARE`) and once
+    more when the fleet has settled. A step also freezes the connect attempts in flight:
+    one that fails later leaves its cycles frozen, so a fleet that settles with nodes
+    not streaming owes one thaw, as a connection that ended does.
     """
 
     def __init__(self) -> None:
-        self.frozen_at: float | None = None  # the latest freeze
+        self.frozen_at: float | None = None  # the settle's freeze, then the latest thaw's
         self.collected_at: float | None = None  # the latest scheduled full collection
         self.refreezes = 0
+        self.steps = 0  # freezes while the fleet connected, before it settled
         self._period_from: float | None = None
         self._streaming = -1
         self._steady = 0
-        self._ended_at_freeze = 0
+        self._streaming_at_step = 0
+        self._ended_at_freeze: int | None = None  # the count at the first freeze
+        self._thaw_owed = False
 
     def observe(
         self, snapshot: FleetSnapshot, every_node_tried: bool, connections_ended: int = 0
     ) -> None:
-        """Count steady ticks; freeze on the first one after the fleet settled; collect
-        what is not frozen every :data:`FULL_COLLECT_S`, settled or not, and the frozen
-        heap too once connections have ended since the freeze
-        (``connections_ended``: a running count, see ``FleetState.connections_ended``)."""
+        """Count steady ticks; freeze in steps while nodes connect and on the first tick
+        after the fleet settled; collect what is not frozen every :data:`FULL_COLLECT_S`,
+        settled or not, and the frozen heap too once connections have ended since the
+        first freeze (``connections_ended``: a running count, see
+        ``FleetState.connections_ended``)."""
         t = snapshot.taken_at
-        if self.frozen_at is None and self._settled(snapshot, every_node_tried):
-            self._freeze(t, connections_ended)
-            return
+        if self.frozen_at is None:
+            if self._settled(snapshot, every_node_tried):
+                self._freeze(t, connections_ended)
+                self.frozen_at = t
+                self._thaw_owed = self.steps > 0 and snapshot.nodes_streaming < len(snapshot.nodes)
+                return
+            if self._step_due(snapshot):
+                self._streaming_at_step = snapshot.nodes_streaming
+                self.steps += 1
+                self._freeze(t, connections_ended)
+                return
         if self._period_from is None:
             self._period_from = t
         elif t - self._period_from >= FULL_COLLECT_S:
             if self._thaw_due(t, connections_ended):
                 gc.unfreeze()
+                self._ended_at_freeze, self._thaw_owed = None, False
                 self._freeze(t, connections_ended)
+                self.frozen_at = t
                 self.refreezes += 1
             else:
                 gc.collect()
                 release_free_heap()  # what the collection freed leaves the resident set
             self.collected_at = self._period_from = t
 
+    def _step_due(self, snapshot: FleetSnapshot) -> bool:
+        step = max(1, int(len(snapshot.nodes) * FREEZE_STEP_SHARE))
+        return snapshot.nodes_streaming - self._streaming_at_step >= step
+
     def _freeze(self, t: float, connections_ended: int) -> None:
-        freeze_live_heap()
-        self.frozen_at = self._period_from = t
-        self._ended_at_freeze = connections_ended
+        freeze_live_heap()  # collects only what the last freeze left out
+        self._period_from = t
+        if self._ended_at_freeze is None:
+            self._ended_at_freeze = connections_ended
 
     def _thaw_due(self, t: float, connections_ended: int) -> bool:
         return (
             self.frozen_at is not None
-            and connections_ended != self._ended_at_freeze
+            and (self._thaw_owed or connections_ended != self._ended_at_freeze)
             and t - self.frozen_at >= REFREEZE_MIN_S
         )
 

@@ -10,6 +10,7 @@ import pytest
 
 from fleet.model import FleetSnapshot, NodeSnapshot
 from gpufleet.runtime import (
+    FREEZE_STEP_SHARE,
     FULL_COLLECT_S,
     REFREEZE_MIN_S,
     SETTLED_TICKS,
@@ -24,9 +25,16 @@ def unfreeze() -> Iterator[None]:
     gc.unfreeze()  # give the test process its collector back
 
 
-def _fleet(t: float, streaming: int) -> FleetSnapshot:
-    nodes = tuple(NodeSnapshot(f"n{i}", status="streaming") for i in range(streaming))
-    return FleetSnapshot(taken_at=t, nodes=nodes)
+def _fleet(t: float, streaming: int, nodes: int | None = None) -> FleetSnapshot:
+    """``streaming`` of ``nodes`` (as many as stream when not given) streaming at ``t``."""
+    total = streaming if nodes is None else nodes
+    up = tuple(NodeSnapshot(f"n{i}", status="streaming") for i in range(streaming))
+    down = tuple(NodeSnapshot(f"n{i}", status="unreachable") for i in range(streaming, total))
+    return FleetSnapshot(taken_at=t, nodes=up + down)
+
+
+# A fleet whose streaming count moves by less than one freeze step per tick.
+WIDE = 64
 
 
 def test_freezes_after_the_streaming_count_held_still() -> None:
@@ -34,7 +42,7 @@ def test_freezes_after_the_streaming_count_held_still() -> None:
     gc.unfreeze()
     for t, streaming in enumerate([1, 2, 3, *[3] * SETTLED_TICKS]):
         assert freezer.frozen_at is None and gc.get_freeze_count() == 0
-        freezer.observe(_fleet(float(t), streaming), every_node_tried=True)
+        freezer.observe(_fleet(float(t), streaming, WIDE), every_node_tried=True)
     assert freezer.frozen_at == float(2 + SETTLED_TICKS)
     assert gc.get_freeze_count() > 0
 
@@ -72,9 +80,9 @@ def test_a_fleet_that_never_settles_is_still_collected_on_schedule() -> None:
     gc.disable()
     try:
         for t in range(int(FULL_COLLECT_S)):
-            freezer.observe(_fleet(float(t), t % 3), every_node_tried=True)
+            freezer.observe(_fleet(float(t), t % 3, WIDE), every_node_tried=True)
         assert leftover() is not None  # nothing collected it yet: the test can tell
-        freezer.observe(_fleet(FULL_COLLECT_S, 1), every_node_tried=True)
+        freezer.observe(_fleet(FULL_COLLECT_S, 1, WIDE), every_node_tried=True)
     finally:
         gc.enable()
     assert freezer.frozen_at is None and freezer.collected_at == FULL_COLLECT_S
@@ -85,10 +93,10 @@ def test_waits_until_every_node_was_tried() -> None:
     freezer = HeapFreezer()
     gc.unfreeze()
     for t in range(3 * SETTLED_TICKS):
-        freezer.observe(_fleet(float(t), 4), every_node_tried=False)
+        freezer.observe(_fleet(float(t), 3, WIDE), every_node_tried=False)
     assert freezer.frozen_at is None and gc.get_freeze_count() == 0
     for t in range(3 * SETTLED_TICKS, 3 * SETTLED_TICKS + 2):
-        freezer.observe(_fleet(float(t), 4), every_node_tried=True)
+        freezer.observe(_fleet(float(t), 3, WIDE), every_node_tried=True)
     assert freezer.frozen_at == float(3 * SETTLED_TICKS)
 
 
@@ -158,3 +166,53 @@ def test_connections_ending_after_the_freeze_thaw_it_at_most_once_per_period() -
     later = due + REFREEZE_MIN_S + FULL_COLLECT_S
     freezer.observe(_fleet(later, 2), every_node_tried=True, connections_ended=1)
     assert freezer.refreezes == 1 and freezer.collected_at == later
+
+
+def _is_collectable(obj: object) -> bool:
+    """Whether a full collection would scan ``obj`` (frozen objects are in no generation)."""
+    return any(o is obj for o in gc.get_objects())
+
+
+def test_the_heap_freezes_in_steps_while_nodes_connect() -> None:
+    """One freeze at the settle collected every connection at once (226.5 ms at 1,000
+    nodes): each step of newly streaming nodes freezes what they built, so no collection
+    ever scans more than one step's connections."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    step = int(WIDE * FREEZE_STEP_SHARE)
+    built: list[_Handshake] = []
+    for t, streaming in enumerate(range(0, WIDE + 1, step)):
+        built.append(_Handshake())  # what this tick's newly connected nodes hold
+        freezer.observe(_fleet(float(t), streaming, WIDE), every_node_tried=True)
+        assert freezer.frozen_at is None  # still connecting
+        assert freezer.steps == t and not any(map(_is_collectable, built[:t]))
+    assert freezer.steps == round(1 / FREEZE_STEP_SHARE)
+    for t in range(len(built), len(built) + SETTLED_TICKS + 1):
+        freezer.observe(_fleet(float(t), WIDE, WIDE), every_node_tried=True)
+    assert freezer.frozen_at is not None and not any(map(_is_collectable, built))
+
+
+def test_an_attempt_frozen_in_flight_that_failed_is_freed_by_one_owed_thaw() -> None:
+    """A step freezes the connect attempts in flight; one that fails leaves its cycles
+    frozen. A fleet that settles with nodes not streaming thaws once, after
+    REFREEZE_MIN_S, and a whole fleet never does (the steady test above)."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    attempt = _Handshake()
+    failed = weakref.ref(attempt)
+    step = int(WIDE * FREEZE_STEP_SHARE)
+    freezer.observe(_fleet(0.0, step, WIDE), every_node_tried=True)
+    assert freezer.steps == 1 and not _is_collectable(attempt)  # frozen in flight
+    del attempt  # the attempt failed: its cycle is garbage only a thaw reaches
+    for t in range(1, SETTLED_TICKS + 2):
+        freezer.observe(_fleet(float(t), step, WIDE), every_node_tried=True)
+    frozen_at = freezer.frozen_at
+    assert frozen_at is not None and failed() is not None
+    freezer.observe(_fleet(frozen_at + FULL_COLLECT_S, step, WIDE), every_node_tried=True)
+    assert freezer.refreezes == 0 and failed() is not None  # at most one thaw per period
+    due = frozen_at + REFREEZE_MIN_S
+    freezer.observe(_fleet(due, step, WIDE), every_node_tried=True)
+    assert freezer.refreezes == 1 and failed() is None
+    later = due + REFREEZE_MIN_S
+    freezer.observe(_fleet(later, step, WIDE), every_node_tried=True)
+    assert freezer.refreezes == 1  # owed once, paid once
