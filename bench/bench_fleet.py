@@ -256,6 +256,8 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
     env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": str(src)}
     if args.memory_debug:
         env["GPUFLEET_BENCH_TRACEMALLOC"] = str(args.memory_debug)
+    if args.frozen_garbage:
+        env["GPUFLEET_BENCH_FROZEN_GARBAGE"] = str(args.frozen_garbage)
     if args.timeline:
         env["GPUFLEET_BENCH_TIMELINE"] = "1"
         env["GPUFLEET_BENCH_SIM_PID"] = str(announce["pid"])
@@ -567,6 +569,13 @@ def main() -> None:
     parser.add_argument("--ui", choices=("serve", "watch"), default="serve")
     parser.add_argument("--minutes", type=float, default=0, help="run on; RSS at 1/5/15/30 min")
     parser.add_argument("--memory-debug", type=float, default=0, metavar="S")
+    parser.add_argument(
+        "--frozen-garbage",
+        type=float,
+        default=0,
+        metavar="S",
+        help="S s after the settle's freeze, size what a thaw would free (fleet_probe.py)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
         "--timeline",
@@ -664,6 +673,8 @@ def main() -> None:
             print(load_line(name, w))
     if "timeline" in ours:
         figures["first_view"] = ours["timeline"]
+    if "frozen_garbage" in ours:
+        figures["frozen_garbage"] = ours["frozen_garbage"]
     figures["host_cpu"] = host_cpu()
     figures["pinned"] = args.pin
     for key, value in figures.items():

@@ -14,6 +14,9 @@ product code path:
   has been refreshed (``call_after_refresh``), notes send -> screen latency of every
   new sample in it (the fleet grid draws only the visible rows; a sample counts as on
   screen when the frame after its snapshot was written);
+- with ``GPUFLEET_BENCH_FROZEN_GARBAGE=S``: once, S seconds after the heap froze at the
+  settle, what a thaw would free (the cyclic garbage that a freeze kept resident), in
+  ``STATS.json`` (``frozen_garbage``); that collection's pause is left out of ``gc``;
 - with ``GPUFLEET_BENCH_TRACEMALLOC=N`` (debug mode): a tracemalloc snapshot every
   N seconds, and the top allocation sites that grew between the first and the last
   one in ``STATS.json`` (``memory_growth``), with gc object counts by type.
@@ -95,14 +98,61 @@ class GcPauses:
     def __init__(self, spill: Path) -> None:
         self.started = (0.0, 0.0)
         self.records = Spill(spill, 4)  # (at, gen, wall, cpu)
+        self.muted = False  # the bench's own collections (FrozenGarbage) are not the product's
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if self.muted:
+            return
         if phase == "start":
             self.started = (time.perf_counter(), time.thread_time())
         else:
             wall = time.perf_counter() - self.started[0]
             cpu = time.thread_time() - self.started[1]
             self.records.add(time.time(), info["generation"], wall, cpu)
+
+
+class FrozenGarbage:
+    """What a thaw would free, once, ``after_s`` after the heap froze at the settle.
+
+    The runtime freezes the heap (gpufleet.runtime.HeapFreezer); an object frozen and
+    later dropped in a reference cycle stays resident until a thaw. This thaws the heap
+    once, keeps what the collection finds (``DEBUG_SAVEALL``) to count and size it, and
+    freezes it again with the rest, so the resident set the bench reads stays what the
+    product's would be. Its pauses are not recorded as the product's.
+    """
+
+    def __init__(self, after_s: float, pauses: GcPauses) -> None:
+        self.after_s = after_s
+        self.pauses = pauses
+        self.found: dict[str, Any] | None = None
+        self.kept: list[object] = []  # the garbage found, resident as it was
+
+    def on_tick(self, runtime: FleetRuntime, snapshot: FleetSnapshot) -> None:
+        frozen_at = runtime.heap.frozen_at
+        if self.found is not None or frozen_at is None:
+            return
+        if snapshot.taken_at - frozen_at < self.after_s:
+            return
+        self.pauses.muted = True
+        try:
+            gc.collect()  # what is not frozen: not the freeze's doing
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            gc.unfreeze()
+            objects = gc.collect()
+            self.kept = list(gc.garbage)
+            gc.garbage.clear()
+            gc.set_debug(0)
+            gc.freeze()
+        finally:
+            gc.set_debug(0)
+            self.pauses.muted = False
+        self.found = {
+            "after_s": self.after_s,
+            "objects": objects,
+            "kib": round(sum(map(sys.getsizeof, self.kept)) / 1024, 1),
+            "types": Counter(type(o).__name__ for o in self.kept).most_common(8),
+            "heap_steps": getattr(runtime.heap, "steps", 0),
+        }
 
 
 class SnapshotProbe:
@@ -252,6 +302,9 @@ def run(stats_path: Path, argv: list[str]) -> int:
     progress = stats_path.with_suffix(".progress")
     probe = SnapshotProbe(progress, stats_path.with_suffix(".samples"), timeline)
     screen = ScreenProbe(stats_path.with_suffix(".screen"))
+    frozen = None
+    if after := float(os.environ.get("GPUFLEET_BENCH_FROZEN_GARBAGE", "0")):
+        frozen = FrozenGarbage(after, pauses)
     memory = None
     if every := float(os.environ.get("GPUFLEET_BENCH_TRACEMALLOC", "0")):
         memory = MemoryWatch(every)
@@ -260,6 +313,8 @@ def run(stats_path: Path, argv: list[str]) -> int:
 
     async def start_probed(self: FleetRuntime) -> None:
         self.subscribe(probe)
+        if frozen is not None:
+            self.subscribe(lambda snapshot: frozen.on_tick(self, snapshot))
         if memory is not None:
             self.subscribe(lambda _snapshot: memory.on_tick(self))
         await start(self)
@@ -281,6 +336,7 @@ def run(stats_path: Path, argv: list[str]) -> int:
             "screen_latency": screen_latency,
             **(memory.report() if memory is not None else {}),
             **({"timeline": timeline.report()} if timeline is not None else {}),
+            **({"frozen_garbage": frozen.found} if frozen is not None else {}),
         }
         stats_path.write_text(json.dumps(stats))
 
