@@ -25,13 +25,13 @@ SCENARIO = """
 kind = "xid79"
 node = "node-001"
 gpu = 2
-at = "15s"
+at = "8s"
 
 [[fault]]
 kind = "recover"
 node = "node-001"
 gpu = 2
-at = "18s"
+at = "11s"
 new_uuid = true
 """
 
@@ -66,7 +66,7 @@ async def test_a_swap_is_a_power_cycle_and_a_gpu_swap_repair(tmp_path: Path) -> 
             before = _uuid(runtime.latest(), "node-001", 2)
             simulation = demo.loopback.simulation
             assert simulation is not None
-            assert simulation.elapsed < 15, "the agent said hello after the fault: no identity"
+            assert simulation.elapsed < 8, "the agent said hello after the fault: no identity"
             await eventually(
                 lambda: _uuid(runtime.latest(), "node-001", 2) not in (None, "", before), 60
             )
