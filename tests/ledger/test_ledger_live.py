@@ -80,7 +80,7 @@ async def test_a_node_unreachable_for_a_while_is_counted_for_that_and_nothing_el
     scenario = tmp_path / "scenario.toml"
     scenario.write_text(
         'gpus = 8\n[[fault]]\nkind = "node_unreachable"\nnode = "node-002"\n'
-        'at = "8s"\nuntil = "14s"\n'
+        'at = "5s"\nuntil = "11s"\n'
     )
     data = tmp_path / "data"
     async with LoopbackFleet(nodes=3, gpus=8, mode="canned", scenario=scenario) as lf:
@@ -121,7 +121,7 @@ async def test_mass_unreachability_is_disputed_not_down(tmp_path: Path) -> None:
     """3 of 4 nodes lost at once, no witness failing: disputed, nothing counted unless
     the contract says disputed time counts."""
     faults = "".join(
-        f'[[fault]]\nkind = "node_unreachable"\nnode = "node-00{n}"\nat = "8s"\nuntil = "12s"\n'
+        f'[[fault]]\nkind = "node_unreachable"\nnode = "node-00{n}"\nat = "5s"\nuntil = "9s"\n'
         for n in (1, 2, 3)
     )
     scenario = tmp_path / "scenario.toml"
@@ -156,7 +156,7 @@ async def test_reports_of_a_stopped_history_are_identical(tmp_path: Path) -> Non
     """An outage open when the controller stopped ends at its last observation, for good."""
     scenario = tmp_path / "scenario.toml"
     scenario.write_text(
-        'gpus = 8\n[[fault]]\nkind = "node_unreachable"\nnode = "node-001"\nat = "6s"\n'
+        'gpus = 8\n[[fault]]\nkind = "node_unreachable"\nnode = "node-001"\nat = "4s"\n'
     )
     data = tmp_path / "data"
     async with LoopbackFleet(nodes=2, gpus=8, mode="canned", scenario=scenario) as lf:

@@ -21,8 +21,8 @@ gpus = 2
 kind = "ib_link_down"
 node = "node-001"
 port = 3
-at = "8s"
-until = "12s"
+at = "6s"
+until = "10s"
 """
 
 
