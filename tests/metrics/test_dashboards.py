@@ -11,6 +11,7 @@ through Prometheus' HTTP API and must return data: the DCGM ones for every node 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import sys
@@ -23,7 +24,7 @@ import pytest
 import pytest_asyncio
 
 from exporter.endpoint import start_metrics_endpoint
-from gpufleet.config import parse_config
+from gpufleet.config import Config, parse_config
 from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
 from tests.metrics.prom import Prometheus, running_prometheus
@@ -46,8 +47,12 @@ gpus = 8
 kind = "ecc_dbe"
 node = "node-002"
 gpu = 5
-at = "12s"
+at = "8s"
 """
+
+# The runtime refreshes its SLA and ledger figures every 30 s; every 5 s here, so the
+# second refresh, the first with monitored time, comes while the fleet is brought up.
+SLA_REFRESH_S = 5.0
 
 # Starting the fleet and Prometheus counts against the first test that uses the fixture.
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)]
@@ -84,6 +89,15 @@ async def prometheus(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
             },
         }
     )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("gpufleet.runtime.SLA_REFRESH_S", SLA_REFRESH_S)
+        async with _fleet_and_prometheus(tmp, config) as prom:
+            yield prom
+
+
+@contextlib.asynccontextmanager
+async def _fleet_and_prometheus(tmp: Path, config: Config) -> AsyncIterator[Prometheus]:
+    scenario = tmp / "scenario.toml"
     async with LoopbackFleet(nodes=len(NODES), gpus=GPUS, scenario=scenario, seed=11) as lf:
         runtime = FleetRuntime(
             config, lf.targets(interval=0.5, slow_interval=1.0), data_dir=tmp / "data"
@@ -153,8 +167,8 @@ def _gpufleet_targets() -> list[tuple[str, str]]:
 async def test_every_gpufleet_dashboard_expression_has_data(
     prometheus: Prometheus, title: str, expr: str
 ) -> None:
-    # The SLA figures come with the runtime's second SLA refresh (30 s in): the first
-    # one has nothing monitored yet, and availability is absent rather than made up.
+    # The SLA figures come with the runtime's second SLA refresh (SLA_REFRESH_S in): the
+    # first one has nothing monitored yet, and availability is absent rather than made up.
     result = await prometheus.wait_for(expr.replace("$node", ".*"), bool, within=90)
     assert result, f"{title}: {expr} has no data"
 
