@@ -1,7 +1,7 @@
 """``gpufleet serve`` end to end: a simulated node over loopback SSH, scraped by Prometheus.
 
 The node runs the real agent on the simulator (collectors/demo, through
-testkit.loopback); GPU 3 falls off the bus (XID 79) a second in. ``gpufleet serve``
+testkit.loopback); GPU 3 falls off the bus (XID 79) 9 s in. ``gpufleet serve``
 runs as its own process, as under systemd, and must exit 0 on SIGTERM with its history
 flushed.
 """
@@ -33,7 +33,7 @@ gpus = 8
 kind = "xid79"
 node = "{SIM_NODE}"
 gpu = 3
-at = "12s"
+at = "9s"
 """
 
 
