@@ -56,6 +56,7 @@ from fleet.watchdog import TickWatchdog
 from fleet.xid import XidRepeatFilter
 from gpufleet.campaign_view import CampaignView
 from gpufleet.config import Config
+from gpufleet.delivery_view import DeliveryView
 from gpufleet.ledger_figures import LedgerFigures, LedgerResult, compute_figures, iso_minute
 from gpufleet.probing import FleetProber
 from history import HistoryRecorder
@@ -222,7 +223,7 @@ def freeze_live_heap() -> None:
     release_free_heap()
 
 
-class FleetRuntime:
+class FleetRuntime(DeliveryView):
     """A fleet being watched: connections, state, history and the tick that joins them."""
 
     def __init__(
@@ -242,6 +243,7 @@ class FleetRuntime:
         ``job_metadata``: how the scheduler is asked for job names and accounts (a
         simulated login node); unless given, the ``[jobs] login_node`` over SSH when set."""
         self.config = config
+        DeliveryView.__init__(self, config.contract)
         self.read_only = read_only
         self.targets = tuple(targets)
         self.data_dir = data_dir
@@ -416,7 +418,9 @@ class FleetRuntime:
         except RuntimeError:
             return
         self._ledgers_at = now
-        args = (self.data_dir, self.config.contract, self.config.energy, now)
+        # The kept month: each closed hour judged once (one refresh at a time uses it).
+        delivery = self.ledgers.delivery
+        args = (self.data_dir, self.config.contract, self.config.energy, now, delivery)
         work = asyncio.to_thread(compute_figures, *args)
         self._ledgers_refresh = refresh = loop.create_task(work, name="ledger-refresh")
         refresh.add_done_callback(self._ledgers_refreshed)

@@ -310,4 +310,8 @@ def _delivery_terms(facade: FleetFacade) -> DeliveryTerms:
     """The contract's working floor and deviations where the facade knows them."""
     if not isinstance(facade, DeliveryNow):
         return DeliveryTerms()
+    if getattr(facade, "contract_terms_known", True) is False:
+        # A running fleet always offers the capability; without [contract] it has no
+        # terms, and dev: says so rather than matching nothing.
+        return DeliveryTerms(facade.working_floor_percent)
     return DeliveryTerms(facade.working_floor_percent, facade.deviations)
