@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from fleet.model import NodeSnapshot, PortSnapshot
+from fleet.briefs import PortBrief
+from fleet.model import NodeSnapshot
 from history.layout import DELIVERY_MINUTES, PORT_MINUTES, SCHEMAS
 
 MIB = 1 << 20
@@ -32,8 +33,10 @@ def _text(value: str | None) -> str | None:
     return value if value is not None and 0 < len(value) <= TEXT_MAX else None
 
 
-def _network(node: NodeSnapshot) -> list[PortSnapshot]:
-    return [p for p in node.ports if p.kind in NETWORK_KINDS]
+def _network(node: NodeSnapshot) -> list[PortBrief]:
+    # The briefs carry name, kind, state and rate, and are kept while unchanged: the
+    # port objects would be built for every port of the fleet once a minute.
+    return [p for p in node.port_briefs if p.kind in NETWORK_KINDS]
 
 
 def ports_active(node: NodeSnapshot) -> int | None:
