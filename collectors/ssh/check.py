@@ -136,7 +136,7 @@ async def _next(
     getting = asyncio.ensure_future(said.get())
     waiting: set[asyncio.Future[Any]] = {getting, session.ended}
     left = max(0.0, deadline - asyncio.get_running_loop().time())
-    done, _ = await asyncio.wait(waiting, timeout=left)
+    done, _ = await asyncio.wait(waiting, timeout=left, return_when=asyncio.FIRST_COMPLETED)
     if getting in done:
         return getting.result()
     getting.cancel()

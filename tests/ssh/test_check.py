@@ -14,7 +14,10 @@ from testkit.loopback import LoopbackFleet, NodeBehaviour
 async def test_check_fleet_reports_hello_facts_and_failures(fast_options: SshOptions) -> None:
     refuse = {"node-002": NodeBehaviour("auth-fail")}
     async with LoopbackFleet(2, gpus=4, mode="canned", behaviours=refuse) as loopback:
-        results = await check_fleet(loopback.targets(), fast_options)
+        # A healthy agent never closes its channel: the check must return at its hello,
+        # not at the hello deadline, an hour away here.
+        checking = check_fleet(loopback.targets(), fast_options, hello_within=3600.0)
+        results = await asyncio.wait_for(checking, 60)
     assert [r.name for r in results] == ["node-001", "node-002"]
     assert results[0].ok and results[0].hello is not None
     assert len(results[0].hello.gpus) == 4
