@@ -85,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="re-send an unchanged job list this often",
     )
+    parser.add_argument(
+        "--jobs-scan",
+        type=positive,
+        default=60.0,
+        metavar="SECONDS",
+        help="walk every process for idle job allocations this often",
+    )
     parser.add_argument("--host", default=None, help="node name in hello (default: hostname)")
     _add_sim_arguments(parser)
     parser.add_argument(
@@ -127,6 +134,7 @@ class Options:
         self.renter_processes: List[str] = list(namespace.renter_process)
         self.jobs: bool = not namespace.no_jobs
         self.jobs_refresh: float = namespace.jobs_refresh
+        self.jobs_scan: float = namespace.jobs_scan
         self.sim: Optional[str] = namespace.sim
         self.sim_node: str = namespace.sim_node
         self.sim_seed: int = namespace.sim_seed

@@ -122,7 +122,9 @@ def _job_reporter(options: Options) -> Optional[JobReporter]:
     """Scheduler job attribution unless ``--no-jobs``."""
     if not options.jobs:
         return None
-    return JobReporter(options.proc_root or "/proc", refresh_s=options.jobs_refresh)
+    return JobReporter(
+        options.proc_root or "/proc", refresh_s=options.jobs_refresh, scan_s=options.jobs_scan
+    )
 
 
 def _run(options: Options, writer: wire.Writer, clock: Clock, inline_events: bool) -> int:

@@ -3,7 +3,7 @@ agent (cgroups and environ in the node's fake /proc), the controller's fleet sta
 the jobs history table on disk.
 
 node-001 (4 GPUs) runs job 4242 (alice) on every GPU for the whole test and job 5150
-(bob), idle, on GPU 3 until 40 s: the first is open in the live snapshot and in
+(bob), idle, on GPU 3 until 10 s: the first is open in the live snapshot and in
 ``jobs/open.parquet``; the second ends, which the state hands over once as an ended
 interval and the recorder writes into a day's partition.
 """
@@ -11,6 +11,7 @@ interval and the recorder writes into a day's partition.
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 from collectors.demo import start_demo_fleet
@@ -37,7 +38,7 @@ kind = "job"
 node = "node-001"
 gpu = 3
 at = "0s"
-until = "40s"
+until = "10s"
 id = 5150
 user = "bob"
 idle = true
@@ -66,7 +67,10 @@ async def test_a_simulated_job_reaches_the_snapshot_and_the_jobs_table(tmp_path:
              "history": {"flush_interval_s": 1.0}}
         )  # fmt: skip
         options = SshOptions(ssh_config=None, backoff_base=0.2, backoff_cap=1.0)
-        runtime = FleetRuntime(config, demo.targets, data_dir=data_dir, ssh_options=options)
+        # An idle allocation is found by the walk of every process, every 60 s by default:
+        # every 2 s here, so the idle job's end is seen within seconds of its ``until``.
+        targets = [replace(t, agent_args=(*t.agent_args, "--jobs-scan", "2")) for t in demo.targets]
+        runtime = FleetRuntime(config, targets, data_dir=data_dir, ssh_options=options)
         runtime.subscribe(lambda snap: ended.extend(snap.ended_jobs))
         await runtime.start()
         try:
