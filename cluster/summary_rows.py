@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from cluster.wire import GpuSummary, NodeSummary, PortSummary, gpu_from_summary, port_from_summary
+from cluster.wire import (
+    GpuSummary,
+    NodeSummary,
+    PortSummary,
+    gpu_from_summary,
+    node_from_summary,
+    port_from_summary,
+)
 from fleet.briefs import GpuBrief, PortAlarms, PortBrief
 from fleet.lazy_fields import PENDING
 from fleet.model import EventRecord, NodeSnapshot, restamped_node
@@ -182,24 +189,9 @@ def show(
             node = restamped_node(before.node, summary.last_seen, None, rows)
             return ShownNode(node, rows, events, *_util(summary, old, before), fresh=False)
     rows = SummaryRows(summary, None if before is None else before.rows)
-    node = NodeSnapshot(
-        name=summary.name,
-        status=summary.status,
-        status_reason=summary.status_reason,
-        last_seen=summary.last_seen,
-        state=summary.state,
-        broken_reasons=summary.broken_reasons,
-        state_since=summary.state_since,
-        expected_gpus=summary.expected_gpus,
-        model=summary.model,
-        driver=summary.driver,
-        cuda=summary.cuda,
-        gpus=PENDING,  # built from the rows when first read
-        ports=PENDING,
-        nics=PENDING,
-        events=tuple(event_list),
-        rows=rows,
-    )
+    # GPU and port objects are built from the rows when first read.
+    pending = {"gpus": PENDING, "ports": PENDING, "nics": PENDING}
+    node = node_from_summary(summary, **pending, events=tuple(event_list), rows=rows)
     return ShownNode(node, rows, events, *_util(summary, None, None), fresh=True)
 
 

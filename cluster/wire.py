@@ -381,24 +381,30 @@ def summarize(
     ]
 
 
-def node_from_summary(summary: NodeSummary) -> NodeSnapshot:
-    """A NodeSnapshot holding what the summary carries (the rest stays N/A)."""
-    return NodeSnapshot(
-        name=summary.name,
-        status=summary.status,
-        status_reason=summary.status_reason,
-        last_seen=summary.last_seen,
-        state=summary.state,
-        broken_reasons=summary.broken_reasons,
-        state_since=summary.state_since,
-        expected_gpus=summary.expected_gpus,
-        model=summary.model,
-        driver=summary.driver,
-        cuda=summary.cuda,
-        gpus=tuple(gpu_from_summary(g, summary.model) for g in summary.gpus),
-        ports=tuple(map(port_from_summary, summary.ports)),
-        nics=tuple(map(port_from_summary, summary.nics)),
-    )
+def node_from_summary(summary: NodeSummary, **overrides: Any) -> NodeSnapshot:
+    """A NodeSnapshot holding what the summary carries (the rest stays N/A);
+    ``overrides`` are fields set instead (the viewer's rows and PENDING parts)."""
+    fields: dict[str, Any] = {
+        "name": summary.name,
+        "status": summary.status,
+        "status_reason": summary.status_reason,
+        "last_seen": summary.last_seen,
+        "state": summary.state,
+        "broken_reasons": summary.broken_reasons,
+        "state_since": summary.state_since,
+        "expected_gpus": summary.expected_gpus,
+        "model": summary.model,
+        "driver": summary.driver,
+        "cuda": summary.cuda,
+        **overrides,
+    }
+    if "gpus" not in fields:
+        fields["gpus"] = tuple(gpu_from_summary(g, summary.model) for g in summary.gpus)
+    if "ports" not in fields:
+        fields["ports"] = tuple(map(port_from_summary, summary.ports))
+    if "nics" not in fields:
+        fields["nics"] = tuple(map(port_from_summary, summary.nics))
+    return NodeSnapshot(**fields)
 
 
 def gpu_from_summary(g: GpuSummary, model: str | None) -> GpuSnapshot:
