@@ -10,14 +10,18 @@ import pytest
 SLOW_FIRST = (
     "tests/campaign/test_campaign_loopback.py",
     "tests/campaign/test_campaign_recovery.py",
-    "tests/ssh/test_check.py",
+    "tests/cluster/test_attach.py",
+    "tests/cluster/test_same_fleet_e2e.py",
+    "tests/cluster/test_takeover_e2e.py",
     "tests/fleet/test_jobs_loopback.py",
-    "tests/ssh/test_openssh.py",
+    "tests/cluster/test_takeover_signed_e2e.py",
+    "tests/cluster/test_dead_shard.py",
+    "tests/cluster/test_demo_shards.py",
+    "tests/tui/test_tui_ssh.py",
     "tests/delivery/test_sim_kinds.py",
     "tests/cli/test_printed_commands.py",
-    "tests/cli/test_check_truth.py",
 )
-"""Test files that take a minute or more of a busy two-core machine, slowest first.
+"""Test files that take 15 s or more of a busy two-core machine, slowest first.
 
 pytest-xdist hands the first tests to its workers in collection order, in turn: put
 first, these start at once on different workers and the many short tests fill in
