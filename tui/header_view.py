@@ -112,7 +112,12 @@ def header_tiles(
     if snap.sla is not None:
         s = snap.sla
         breach = s.availability_pct is not None and s.availability_pct < s.slo_pct
-        sla = f"[b]{fmt.pct(s.availability_pct, 3)}[/] MTD\n[$muted]SLO[/] {s.slo_pct:g}%"
+        below = f"[$muted]SLO[/] {s.slo_pct:g}%"
+        if s.money_withheld is not None and s.availability_pct is not None:
+            # Early in a month the figure rests on little monitored time: say how little,
+            # as the SLA panel does, rather than a bare 100.000 % (the tile has two lines).
+            below = f"[$muted]coverage {s.coverage_pct:.1f} %[/]"
+        sla = f"[b]{fmt.pct(s.availability_pct, 3)}[/] MTD\n{below}"
     return HeaderTiles(
         nodes=nodes,
         broken=broken,
