@@ -12,8 +12,8 @@ from textual.widgets import Input
 from gpufleet.config import parse_config
 from gpufleet.runtime import FleetRuntime
 from testkit.loopback.fleet import LoopbackFleet
-from tests.tui.pilot_helpers import wait_for
-from tests.tui.test_tui_delivery_campaign import WIDE, filtered
+from tests.tui.pilot_helpers import filtered, wait_for
+from tests.tui.test_tui_delivery_campaign import WIDE
 from tui.app import build_app
 from tui.widgets.delivery_panel import DeliveryPanel
 from tui.widgets.fleet_grid import FleetGrid

@@ -11,8 +11,8 @@ from fleet.model import FleetSnapshot, NodeSnapshot
 from fleet.settings.contract_section import ContractSection
 from ledger.delivery.now import gpu_deviations, node_deviations
 from testkit.static_fleet import StaticFleet
-from tests.tui.pilot_helpers import SIZE, wait_for
-from tests.tui.test_tui_delivery_campaign import WIDE, MakeApp, filtered, working_fleet
+from tests.tui.pilot_helpers import SIZE, filtered, wait_for
+from tests.tui.test_tui_delivery_campaign import WIDE, MakeApp, working_fleet
 from tui.delivery_terms import DEV_WORDS
 from tui.node_view import FILTER_HELP
 from tui.widgets.delivery_panel import DeliveryPanel

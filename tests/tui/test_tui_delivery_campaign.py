@@ -12,7 +12,7 @@ from textual.widgets import Input
 from fleet.model import FleetSnapshot, NodeSnapshot
 from testkit.snapshots import demo_snapshot
 from testkit.static_fleet import StaticFleet
-from tests.tui.pilot_helpers import SIZE, toasts, wait_for
+from tests.tui.pilot_helpers import SIZE, filtered, toasts, wait_for
 from tui.app import GpuFleetApp
 from tui.widgets.campaign_panel import CampaignPanel
 from tui.widgets.delivery_panel import DeliveryPanel
@@ -81,15 +81,6 @@ class ContractFleet(StaticFleet):
 
     def campaign_report(self) -> Mapping[str, Any] | None:
         return self.report
-
-
-async def filtered(app: GpuFleetApp, pilot: Any, text: str) -> list[str]:
-    grid = app.main.query_one(FleetGrid)
-    box = app.main.query_one("#filter", Input)
-    box.value = text
-    await wait_for(pilot, lambda: grid.filter_text == text)
-    await box.action_submit()
-    return sorted(n.name for n in grid.rows)
 
 
 async def test_panels_show_what_the_facade_hands_over(make_app: MakeApp) -> None:

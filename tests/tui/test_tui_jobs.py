@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from textual.widgets import DataTable, Input
 
 from fleet.facade import FleetSnapshot, JobInterval, NodeSnapshot
 from testkit.snapshots import T0, demo_snapshot
 from testkit.static_fleet import StaticFleet
-from tests.tui.pilot_helpers import SIZE, wait_for
+from tests.tui.pilot_helpers import SIZE, filtered, wait_for
 from tui.app import GpuFleetApp
 from tui.node_tables import TELEMETRY_COLUMNS
 from tui.screens.node_screen import NodeScreen
@@ -52,15 +51,6 @@ def jobs_fleet() -> FleetSnapshot:
     nodes: list[NodeSnapshot] = [replace(n, jobs=JOBS.get(n.name, ())) for n in snap.nodes]
     every = tuple(i for n in nodes for i in n.jobs)
     return replace(snap, nodes=tuple(nodes), jobs=every)
-
-
-async def filtered(app: GpuFleetApp, pilot: Any, text: str) -> list[str]:
-    grid = app.main.query_one(FleetGrid)
-    box = app.main.query_one("#filter", Input)
-    box.value = text
-    await wait_for(pilot, lambda: grid.filter_text == text)
-    await box.action_submit()
-    return sorted(n.name for n in grid.rows)
 
 
 async def test_job_and_user_terms_filter_by_the_jobs_on_the_node(make_app: MakeApp) -> None:
