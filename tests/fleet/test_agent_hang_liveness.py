@@ -80,7 +80,7 @@ async def test_a_hung_agent_is_streaming_then_stale_then_unreachable(tmp_path: P
                     seen.append(observed)
                     if observed.state == "unreachable":
                         break
-                await asyncio.sleep(TICK_S)
+                await asyncio.sleep(TICK_S)  # the readers' tick cadence (bounded by the deadline)
     assert seen and seen[-1].state == "unreachable", seen[-5:]
     stale_after = STALE_INTERVALS * INTERVAL
     # Every reader says the same thing at every tick.

@@ -68,7 +68,7 @@ while True:
     if seq == 2:
         for line in EXTRA:
             emit(line.replace("NOW", repr(time.time())))
-    time.sleep(0.2)
+    time.sleep(0.2)  # the agent's sample rate
 """
 
 

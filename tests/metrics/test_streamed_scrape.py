@@ -78,7 +78,7 @@ async def test_a_timer_that_comes_due_during_a_part_runs_before_the_next_part() 
         nonlocal ticker_ran
         while True:
             ticker_ran += 1
-            await asyncio.sleep(SLICE_S / 10)
+            await asyncio.sleep(SLICE_S / 10)  # the timer under test, not a wait
 
     def busy_parts() -> Iterator[bytes]:
         for _ in range(20):

@@ -81,7 +81,7 @@ class _Open(asyncssh.SSHServer):
 async def _lines(process: asyncssh.SSHServerProcess[bytes]) -> None:
     for _ in range(LINES):
         process.stdout.write(LINE)
-        await asyncio.sleep(APART_S)
+        await asyncio.sleep(APART_S)  # the stimulus: lines written apart, as an agent does
     process.exit(0)
 
 
