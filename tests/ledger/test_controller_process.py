@@ -84,11 +84,13 @@ async def test_a_sigstopped_controller_records_the_stall_as_unmonitored(tmp_path
         finally:
             child.send_signal(signal.SIGCONT)
             await stop_controller(child)
-    (gap,) = load_gaps(data, day, day)
-    assert gap.cause.startswith("controller stalled")
-    assert gap.end_ms - gap.start_ms >= STOPPED_S * 1000
     stopped_ms = round(stopped_at * 1000)
-    assert gap.start_ms <= stopped_ms + 1000
+    gaps = load_gaps(data, day, day)
+    # On a loaded machine the catch-up after SIGCONT can itself hold the loop past the
+    # watchdog's limit: a second, real stall. Every gap is a stall; one covers the stop.
+    assert all(g.cause.startswith("controller stalled") for g in gaps), gaps
+    (gap,) = [g for g in gaps if g.start_ms <= stopped_ms + 1000 < g.end_ms]
+    assert gap.end_ms - gap.start_ms >= STOPPED_S * 1000
     # Coverage has a hole over the stall: nothing observed while frozen counts.
     spans = load_coverage(data, day, day)
     assert not any(s < stopped_ms + 1000 < e for s, e in spans)
