@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from collectors.errors import FleetError
 from collectors.sim.scenario import ScenarioError
-from gpufleet import __version__
+from gpufleet import __version__, imports_done
 from gpufleet.commands import (
     accept,
     check,
@@ -52,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not first or (first.startswith("-") and first not in ("-h", "--help", "--version")):
         args_list.insert(0, "watch")  # watch is the default command
     args = parser.parse_args(args_list)
+    imports_done()  # every command's modules are imported: keep them out of collections
     try:
         status: int = args.func(args)
     except (FleetError, ScenarioError) as exc:

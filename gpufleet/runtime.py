@@ -118,6 +118,35 @@ FULL_COLLECT_S = 30.0
 REFREEZE_MIN_S = 300.0
 
 
+def freeze_young_heap() -> None:
+    """Collect the young generations only, then freeze everything that is live.
+
+    A step while nodes connect runs this: the old generation holds what the nodes of
+    the step built (their connections and tracks, all live), and scanning it was the
+    step's pause (47-71 ms at 1,000 nodes when a tick brought a few hundred nodes at
+    once). Garbage that reached the old generation is frozen with it; a connecting
+    fleet leaves none when every node streams (a thaw after the settle found no
+    objects, bench/bench_fleet.py --frozen-garbage), and one that settles with nodes
+    not streaming owes a thaw (:class:`HeapFreezer`).
+    """
+    gc.collect(1)
+    gc.freeze()
+
+
+def freeze_live_heap() -> None:
+    """Collect, then freeze what is left, then hand the freed pages back.
+
+    The automatic full collection is off (:data:`GC_FULL_TRIGGER_OFF`), so the cyclic
+    garbage of start-up and of a fleet's connecting (handshakes, timeouts, retries) sits
+    in the collector's generations until now; frozen with the live heap it would stay
+    resident for the life of the process. One full collection here, before anything is
+    measured or scraped, frees it once.
+    """
+    gc.collect()
+    gc.freeze()
+    release_free_heap()
+
+
 class HeapFreezer:
     """Freezes the heap while the fleet connects, so full collections skip it.
 
@@ -132,9 +161,11 @@ class HeapFreezer:
     again, at most once per :data:`REFREEZE_MIN_S`.
 
     The heap is frozen in steps while nodes connect (:data:`FREEZE_STEP_SHARE`) and once
-    more when the fleet has settled. A step also freezes the connect attempts in flight:
-    one that fails later leaves its cycles frozen, so a fleet that settles with nodes
-    not streaming owes one thaw, as a connection that ended does.
+    more when the fleet has settled. A step scans only the young generations
+    (:func:`freeze_young_heap`) and also freezes the connect attempts in flight: one
+    that fails leaves its cycles frozen, so a fleet that settles with nodes not
+    streaming, or after an attempt failed since the first step, owes one thaw, as a
+    connection that ended does.
     """
 
     def __init__(self) -> None:
@@ -148,6 +179,7 @@ class HeapFreezer:
         self._streaming_at_step = 0
         self._ended_at_freeze: int | None = None  # the count at the first freeze
         self._thaw_owed = False
+        self._attempt_failed = False  # a connect attempt failed after a step froze it
 
     def observe(
         self, snapshot: FleetSnapshot, every_node_tried: bool, connections_ended: int = 0
@@ -159,15 +191,18 @@ class HeapFreezer:
         ``FleetState.connections_ended``)."""
         t = snapshot.taken_at
         if self.frozen_at is None:
+            if self.steps and not self._attempt_failed:
+                self._attempt_failed = any(e.kind == "connect_failed" for e in snapshot.new_events)
             if self._settled(snapshot, every_node_tried):
                 self._freeze(t, connections_ended)
                 self.frozen_at = t
-                self._thaw_owed = self.steps > 0 and snapshot.nodes_streaming < len(snapshot.nodes)
+                not_streaming = snapshot.nodes_streaming < len(snapshot.nodes)
+                self._thaw_owed = self.steps > 0 and (not_streaming or self._attempt_failed)
                 return
             if self._step_due(snapshot):
                 self._streaming_at_step = snapshot.nodes_streaming
                 self.steps += 1
-                self._freeze(t, connections_ended)
+                self._freeze(t, connections_ended, freeze_young_heap)
                 return
         if self._period_from is None:
             self._period_from = t
@@ -187,8 +222,10 @@ class HeapFreezer:
         step = max(1, int(len(snapshot.nodes) * FREEZE_STEP_SHARE))
         return snapshot.nodes_streaming - self._streaming_at_step >= step
 
-    def _freeze(self, t: float, connections_ended: int) -> None:
-        freeze_live_heap()  # collects only what the last freeze left out
+    def _freeze(
+        self, t: float, connections_ended: int, freeze: Callable[[], None] = freeze_live_heap
+    ) -> None:
+        freeze()  # collects only what the last freeze left out
         self._period_from = t
         if self._ended_at_freeze is None:
             self._ended_at_freeze = connections_ended
@@ -207,20 +244,6 @@ class HeapFreezer:
             return False
         self._steady += 1
         return every_node_tried and self._steady >= SETTLED_TICKS
-
-
-def freeze_live_heap() -> None:
-    """Collect, then freeze what is left, then hand the freed pages back.
-
-    The automatic full collection is off (:data:`GC_FULL_TRIGGER_OFF`), so the cyclic
-    garbage of start-up and of a fleet's connecting (handshakes, timeouts, retries) sits
-    in the collector's generations until now; frozen with the live heap it would stay
-    resident for the life of the process. One full collection here, before anything is
-    measured or scraped, frees it once.
-    """
-    gc.collect()
-    gc.freeze()
-    release_free_heap()
 
 
 class FleetRuntime(DeliveryView):
