@@ -20,8 +20,9 @@ from fleet.model import NodeSnapshot, restamped_node
 from fleet.state.assemble import steady_readings
 from fleet.state.build import QuietSteady, Steady
 from fleet.state.node import NodeTrack
+from fleet.state.port import PortTrack
 from fleet.state.port_tick import PortFrozen
-from fleet.state.rows import StateRows
+from fleet.state.rows import PortRows, StateRows
 
 
 def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | None:
@@ -53,18 +54,31 @@ def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | N
         return None
     node.until = min(stale_at, unreachable_at, earliest)
     node.dirty = False
-    ports, nics = rows.port_parts
     new_rows = StateRows(
         rows.gpu_start,
         rows.gpu_briefs,
         (rows.fast, node.fast_rows, _steady(node, rows)),
         rows.errors,
-        ports,
-        nics,
+        _rows_now(node, 0, node.ports, rows.ports),
+        _rows_now(node, 1, node.nics, rows.nics),
         tick,
-        (node.port_rows_now(0, node.ports), node.port_rows_now(1, node.nics)),
     )
     return restamped_node(last, node.last_seen, node.sampled_at, new_rows)
+
+
+def _rows_now(node: NodeTrack, which: int, tracks: list[PortTrack], last: PortRows) -> PortRows:
+    """The last ports' briefs, statics and hw counters with this tick's rows.
+
+    Kept as the node's rows of ``tracks`` too: the last refresh's rows (a whole tick's
+    decoded port rows per node, held until the next refresh) are no longer reachable.
+    """
+    rows = node.port_rows_now(which, tracks)
+    if last.rows is rows:
+        return last
+    now = PortRows(last.briefs, last.static, rows, last.hw)
+    if node.port_rows.get(id(tracks)) is last:
+        node.port_rows[id(tracks)] = now
+    return now
 
 
 def _steady(node: NodeTrack, rows: StateRows) -> Steady:

@@ -58,11 +58,7 @@ class StateRows:
 
     __slots__ = (
         "_gpus",
-        "_nic_parts",
-        "_nic_rows",
         "_nics",
-        "_port_parts",
-        "_port_rows",
         "_ports",
         "_steady",
         "errors",
@@ -71,7 +67,9 @@ class StateRows:
         "gpu_briefs",
         "gpu_start",
         "nic_briefs",
+        "nics",
         "port_briefs",
+        "ports",
         "tick",
     )
 
@@ -84,36 +82,17 @@ class StateRows:
         ports: PortRows,
         nics: PortRows,
         tick: PortFrozen,
-        rows_now: tuple[Sequence[Row | None], Sequence[Row | None]] | None = None,
     ) -> None:
-        """``rows_now``: the ports' and NICs' raw rows at this tick, where ``ports`` and
-        ``nics`` are a former tick's (a restamped node shares its briefs, statics and hw
-        counters with its last tick and builds no PortRows of its own until read)."""
         self.gpu_start = gpu_start
         self.gpu_briefs = gpu_briefs
         self.fast, self.fast_rows, self._steady = gpu_parts
         self.errors = errors
-        self._port_parts, self._nic_parts, self.tick = ports, nics, tick
-        self._port_rows, self._nic_rows = (ports.rows, nics.rows) if rows_now is None else rows_now
+        # The ports' and NICs' briefs, session facts, raw rows and hw counters now.
+        self.ports, self.nics, self.tick = ports, nics, tick
         self.port_briefs, self.nic_briefs = ports.briefs, nics.briefs
         self._gpus: tuple[Any, ...] | None = None
         self._ports: tuple[Any, ...] | None = None
         self._nics: tuple[Any, ...] | None = None
-
-    @property
-    def ports(self) -> PortRows:
-        """The ports at this tick: briefs, session facts, raw rows, hw counters."""
-        return _at(self._port_parts, self._port_rows)
-
-    @property
-    def nics(self) -> PortRows:
-        """The NICs at this tick, as :attr:`ports`."""
-        return _at(self._nic_parts, self._nic_rows)
-
-    @property
-    def port_parts(self) -> tuple[PortRows, PortRows]:
-        """The ports' and NICs' briefs, statics and hw counters (their rows may be older)."""
-        return self._port_parts, self._nic_parts
 
     @property
     def steady(self) -> tuple[SteadyGpu, ...]:
@@ -166,8 +145,3 @@ class StateRows:
                 (fast,) * len(self.gpu_briefs),
             )
         )
-
-
-def _at(parts: PortRows, rows: Sequence[Row | None]) -> PortRows:
-    """``parts`` with ``rows`` as its raw rows (itself when they are its own)."""
-    return parts if parts.rows is rows else PortRows(parts.briefs, parts.static, rows, parts.hw)
