@@ -19,6 +19,7 @@ from fleet.state.build import Steady
 from fleet.state.columns import FastPlan, GpuArena
 from fleet.state.gpu import GpuTrack
 from fleet.state.gpu_ingest import take_gpus
+from fleet.state.hw_counters import kept_counters
 from fleet.state.layout import Layout, Row, session_layout
 from fleet.state.nvlink import NodeLinks
 from fleet.state.port import PortsChanged, PortTrack
@@ -274,7 +275,8 @@ class NodeTrack:
         if sample.hw is not None:
             self.hw_moved = self.facts_moved = True
             for track, counters in zip(self.ports, sample.hw, strict=False):
-                track.hw = counters
+                # A mapping as the dict was (PortTrack.hw is declared a dict).
+                track.hw = kept_counters(counters)  # type: ignore[assignment]
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):
             self.garbage += 1
             self.facts_moved = True
