@@ -152,7 +152,8 @@ class CannedNode:
                 for p in range(self.ports)
             ]  # fmt: skip
             slow = [(0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, n // 10, 0, NVLINKS, NVLINKS,
-                     0, 0, 0, 0, 700.0) for _ in range(self.gpus)]  # fmt: skip
+                     0, 0, 0, 0, 700.0, 4, 4, 16, 16, n * 700_000, None, None, None,
+                     2_619, 45, 700.0, 1, 0) for _ in range(self.gpus)]  # fmt: skip
             links = [tuple((1, 0, 0, 0, 0) for _ in range(NVLINKS)) for _ in range(self.gpus)]
         message = Sample(v=PROTOCOL_VERSION, t=t, seq=n, gpus=gpus, ports=ports, nics=nics,
                          slow=slow, links=links, hw=hw)  # fmt: skip

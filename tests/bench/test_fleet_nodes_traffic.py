@@ -67,3 +67,16 @@ def test_events_come_at_the_asked_rate_and_jobs_on_their_period() -> None:
     assert sum(k.count("Jobs") for k in kinds) == 2  # one per 10 ticks
     quiet = fleet_nodes.Nodes(8, 8, 1.0, fleet_nodes.Traffic("openssh", 0.0, 0.0, 1.0))
     assert all(len(quiet.lines(node, float(t))) == 1 for t in range(20))
+
+
+def test_a_canned_slow_row_holds_every_declared_slow_field() -> None:
+    """The real agent sends every declared slow field; short rows sent every canned
+    node's slow sample down the state's GPU-by-GPU path, which a fleet never takes."""
+    from collectors.agent.fields import GPU_SLOW_FIELDS
+
+    node = fleet_nodes.CannedNode(7, gpus=8, ports=8, interval=1.0)
+    node.hello(1.8e9)
+    node.seq = 10  # the next sample is the 11th: a slow tick
+    sample = decode_line(node.sample(1.8e9 + 11))
+    assert isinstance(sample, Sample) and sample.slow is not None
+    assert {len(row) for row in sample.slow} == {len(GPU_SLOW_FIELDS)}

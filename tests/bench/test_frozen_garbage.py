@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from fleet.model import FleetSnapshot, NodeSnapshot
-from gpufleet.runtime import SETTLED_TICKS, HeapFreezer
+from gpufleet.runtime import SETTLED_TICKS, HeapFreezer, freeze_live_heap
 
 _LIB = Path(__file__).resolve().parents[2] / "bench" / "lib" / "fleet_probe.py"
 
@@ -58,6 +58,7 @@ def test_sizes_frozen_cycles_keeps_them_resident_and_records_none_of_its_pauses(
 ) -> None:
     runtime = _Runtime()
     gc.unfreeze()
+    freeze_live_heap()  # as FleetRuntime.start does: a step freezes what came after
     for t in range(SETTLED_TICKS + 2):
         runtime.heap.observe(_fleet(float(t)), every_node_tried=True)
     frozen_at = runtime.heap.frozen_at
