@@ -3,13 +3,15 @@
 Each slow tick every port of every node sends the same dozen counter names, and each
 decoded dict holds fresh copies of them: a port kept ~1.7 KB for its counters until the
 next slow tick (~13 MiB at 1,000 nodes of 8 ports), two thirds of it the names and the
-dict. Kept here: one shared copy of the names and a tuple of the values, as sent (the
-same ints, in the same order), read as the mapping the dict was.
+dict, most of the rest an int object per value. Kept here: one shared copy of the names
+and the values in an unsigned 64-bit array (a tuple where one is negative), read as the
+mapping the dict was: the same ints, in the same order.
 """
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, Mapping, ValuesView
+from array import array
+from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
 
 from fleet.state.kept import KeptCopies
 
@@ -21,7 +23,7 @@ class HwCounters(Mapping[str, int]):
 
     __slots__ = ("counts", "names")
 
-    def __init__(self, names: tuple[str, ...], counts: tuple[int, ...]) -> None:
+    def __init__(self, names: tuple[str, ...], counts: Sequence[int]) -> None:
         self.names, self.counts = names, counts
 
     def __getitem__(self, name: str) -> int:
@@ -72,4 +74,10 @@ class _Pairs(ItemsView[str, int]):
 
 def kept_counters(counters: Mapping[str, int]) -> HwCounters:
     """``counters`` as kept: the first copy of their names the fleet kept, their values."""
-    return HwCounters(_NAMES.one(tuple(counters)), tuple(counters.values()))
+    values = tuple(counters.values())
+    counts: Sequence[int]
+    try:
+        counts = array("Q", values)  # the decoder bounds them to 64 bits
+    except OverflowError:  # a negative value: kept as sent
+        counts = values
+    return HwCounters(_NAMES.one(tuple(counters)), counts)

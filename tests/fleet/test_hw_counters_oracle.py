@@ -40,7 +40,9 @@ class HwNode(Node):
         seq = self.seq
         return [
             {name: (BIG - seq if k == 0 else (1 << 60) + seq * 7 + k) for k, name in enumerate(n)}
-            for n in self.names
+            if i != 0
+            else {name: -seq - k for k, name in enumerate(n)}  # int64's side: a tuple, not u64
+            for i, n in enumerate(self.names)
         ]
 
     def sample(self, advance: float, slow: bool, short: bool) -> Sample:
@@ -98,5 +100,7 @@ def test_kept_counters_read_as_the_dict_and_share_their_names() -> None:
     assert list(kept.values()) == list(first.values()) and list(kept) == list(first)
     assert kept["tx_pkts"] == (1 << 53) + 1 and type(kept["np_cnp_sent"]) is int
     assert kept.get("nope") is None and "np_cnp_sent" in kept and len(kept) == 3
+    negative = kept_counters({"out_of_buffer": -(1 << 63), "tx_pkts": 5})
+    assert list(negative.items()) == [("out_of_buffer", -(1 << 63)), ("tx_pkts", 5)]
     empty = kept_counters({})
     assert not empty and empty == {} and tuple(empty.items()) == ()
