@@ -63,9 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def cluster_config(nats_url: str, nodes: int) -> Config:
+def cluster_config(nats_url: str, nodes: int, health: dict[str, float] | None = None) -> Config:
     return parse_config(
         {
+            "health": health or {},
             "fleet": {
                 "hosts": [f"node-[001-{nodes:03d}]"],
                 "interval": INTERVAL,
@@ -142,10 +143,16 @@ async def loopback(tmp_path: Path) -> AsyncIterator[LoopbackFleet]:
 
 
 @pytest.fixture
+def fleet_config(nats_server: LocalNats) -> Config:
+    """The shards' configuration (a test module may override it)."""
+    return cluster_config(nats_server.url, 5)
+
+
+@pytest.fixture
 async def sharded(
-    tmp_path: Path, nats_server: LocalNats, loopback: LoopbackFleet
+    tmp_path: Path, fleet_config: Config, loopback: LoopbackFleet
 ) -> AsyncIterator[ShardedFleet]:
-    config = cluster_config(nats_server.url, 5)
+    config = fleet_config
     targets = loopback.targets(interval=INTERVAL, slow_interval=1.0)
     fleet = ShardedFleet(config, targets, tmp_path / "data")
     try:
