@@ -341,8 +341,7 @@ class NodeTrack:
         if sample.hw is not None:
             self.hw_moved = self.facts_moved = True
             for track, counters in zip(self.ports, sample.hw, strict=False):
-                # A mapping as the dict was (PortTrack.hw is declared a dict).
-                track.hw = kept_counters(counters)  # type: ignore[assignment]
+                track.hw = kept_counters(counters)
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):
             self.garbage += 1
             self.facts_moved = True

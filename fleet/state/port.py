@@ -8,6 +8,7 @@ verdict and the latest raw row, and is called back only when its facts may chang
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES
 from collectors.protocol import PortInfo
@@ -86,7 +87,7 @@ class PortTrack:
         self.is_nic = info.kind == "eth"
         self.facts = PortFacts(info.name, info.kind)
         self.row: Row | None = None
-        self.hw: dict[str, int] = {}
+        self.hw: Mapping[str, int] = {}
         self.columns = columns
         self.slot = columns.allocate()
         # The node's best rate per port kind (None: a NIC list, which sets no best).
