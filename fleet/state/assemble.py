@@ -169,7 +169,7 @@ def _ports(
     if steady and last is not None and len(last.briefs) == len(tracks):
         hw = last.hw
         if node.hw_moved:  # else every port holds the counters it held then
-            hw = _same_or(last.hw, tuple(track.hw for track in tracks))
+            hw = same_or(last.hw, tuple(track.hw for track in tracks))
         rows = node.port_rows_now(which, tracks)
         result = PortRows(last.briefs, last.static, rows, hw)
         node.port_rows[id(tracks)] = result
@@ -193,13 +193,13 @@ def _ports(
         result = PortRows(tuple(briefs), tuple(map(port_static, tracks)), rows, hw)
     else:
         result = PortRows(
-            _same_or(last.briefs, tuple(briefs)), last.static, rows, _same_or(last.hw, hw)
+            same_or(last.briefs, tuple(briefs)), last.static, rows, same_or(last.hw, hw)
         )
     node.port_rows[id(tracks)] = result
     return result, judged
 
 
-def _same_or(last: tuple[Any, ...], now: tuple[Any, ...]) -> tuple[Any, ...]:
+def same_or(last: tuple[Any, ...], now: tuple[Any, ...]) -> tuple[Any, ...]:
     """``last`` when it holds the very same objects as ``now`` (readers compare by identity)."""
     return last if len(last) == len(now) and all(map(is_, now, last)) else now
 

@@ -191,7 +191,8 @@ class NodeTrack:
         self.judged_with: tuple[str, str] | None = None
         self.judged_views: tuple[GpuVerdictView, ...] | None = None
         self.judged_ports: list[PortTrack] | None = None
-        self.hw_moved = False  # a sample brought hardware counters since the last refresh
+        # A sample brought hardware counters since the last refresh or restamp.
+        self.hw_moved = False
         self.counted: bool | None = None  # do this node's GPUs count toward utilization?
         # What the last snapshot held, reused while nothing in it changed.
         self.gpu_briefs: tuple[GpuBrief, ...] = ()
@@ -339,7 +340,10 @@ class NodeTrack:
         self._keep_rows(0, self.ports, sample.ports)
         self._keep_rows(1, self.nics, sample.nics)
         if sample.hw is not None:
-            self.hw_moved = self.facts_moved = True
+            # Readings only: no rule reads a port's hw counters (fleet.health.port reads
+            # its sysfs counters' rates, which the flush moves), so a slow tick with
+            # nothing else moved keeps the last judgement and shows the new counters.
+            self.hw_moved = True
             for track, counters in zip(self.ports, sample.hw, strict=False):
                 track.hw = kept_counters(counters)
         if len(sample.gpus) != len(self.gpus) or len(sample.ports) != len(self.ports):

@@ -5,7 +5,8 @@ readings: the fast GPU values, the port counters, ``last_seen`` and ``sampled_at
 :func:`fleet.state.assemble.refresh` would judge such a node to what it already holds,
 building a status view, a node judgement and its ports' rows on the way. Here the node
 takes its last snapshot's judged fields as they are, and only its times and this tick's
-rows are new: one :class:`StateRows`, two :class:`PortRows` and the NodeSnapshot.
+rows are new (with a slow tick's port hw counters, which no rule reads): one
+:class:`StateRows`, two :class:`PortRows` and the NodeSnapshot.
 
 A node qualifies only when every input of ``refresh`` but its times and readings is
 what it was at the last refresh (``NodeTrack.facts_moved`` is False, no port's facts
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from fleet.health.liveness import silence_deadlines
 from fleet.model import NodeSnapshot, restamped_node
-from fleet.state.assemble import steady_readings
+from fleet.state.assemble import same_or, steady_readings
 from fleet.state.build import QuietSteady, Steady
 from fleet.state.node import NodeTrack
 from fleet.state.port import PortTrack
@@ -63,19 +64,23 @@ def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | N
         _rows_now(node, 1, node.nics, rows.nics),
         tick,
     )
+    node.hw_moved = False
     return restamped_node(last, node.last_seen, node.sampled_at, new_rows)
 
 
 def _rows_now(node: NodeTrack, which: int, tracks: list[PortTrack], last: PortRows) -> PortRows:
-    """The last ports' briefs, statics and hw counters with this tick's rows.
+    """The last ports' briefs and statics with this tick's rows and hw counters.
 
     Kept as the node's rows of ``tracks`` too: the last refresh's rows (a whole tick's
     decoded port rows per node, held until the next refresh) are no longer reachable.
     """
     rows = node.port_rows_now(which, tracks)
-    if last.rows is rows:
+    hw = last.hw
+    if node.hw_moved:  # a slow tick's counters: readings, as the rows are
+        hw = same_or(hw, tuple(track.hw for track in tracks))
+    if last.rows is rows and last.hw is hw:
         return last
-    now = PortRows(last.briefs, last.static, rows, last.hw)
+    now = PortRows(last.briefs, last.static, rows, hw)
     if node.port_rows.get(id(tracks)) is last:
         node.port_rows[id(tracks)] = now
     return now
