@@ -76,7 +76,7 @@ def unsettled(snapshot: FleetSnapshot) -> list[str]:
     states = {n.name: n.state for n in snapshot.nodes}
     missing = [f"{k} {states.get(k)}" for k, v in EXPECTED_STATE.items() if states.get(k) != v]
     lost = snapshot.node("node-002")
-    if lost is None or lost.gpus[3].verdict != "lost":
+    if lost is None or len(lost.gpus) < 4 or lost.gpus[3].verdict != "lost":
         missing.append("node-002 GPU 3 lost")
     if lost is None or "XID 79" not in " ".join(lost.broken_reasons):
         missing.append(f"XID 79 in node-002's reasons {lost and lost.broken_reasons}")
