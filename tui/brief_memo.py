@@ -28,8 +28,11 @@ class BriefMemo(Generic[T]):
     def __init__(self, work_out: Callable[[NodeSnapshot], T], *, ports: bool = False) -> None:
         self._work_out = work_out
         self._ports = ports
-        self._now: dict[tuple[str, int, int, int], tuple[object, object, object, T]] = {}
-        self._last: dict[tuple[str, int, int, int], tuple[object, object, object, T]] = {}
+        # By node name: the briefs tuples the answer was worked out from, then the answer.
+        # A name is hashed once per string object, where a key tuple of the name and three
+        # ids was built and hashed for every node on every tick.
+        self._now: dict[str, tuple[object, object, object, T]] = {}
+        self._last: dict[str, tuple[object, object, object, T]] = {}
 
     def next_tick(self) -> None:
         """A new snapshot: answers not asked for since the previous one are dropped."""
@@ -40,16 +43,15 @@ class BriefMemo(Generic[T]):
         gpus = node.gpu_briefs
         if self._ports:
             ports, nics = node.port_briefs, node.nic_briefs
-            key = (node.name, id(gpus), id(ports), id(nics))
         else:
             ports = nics = ()
-            key = (node.name, id(gpus), 0, 0)
-        # An entry keeps the tuples whose ids are its key, so no other object can have
-        # those ids while it is held: a key found is the same briefs.
-        hit = self._now.get(key)
+        # An entry holds the tuples it was worked out from, so a tuple found there by
+        # identity is the same briefs (no other object can take the id of one held).
+        name = node.name
+        hit = self._now.get(name)
         if hit is None:
-            hit = self._last.get(key)
-            if hit is None:
-                hit = (gpus, ports, nics, self._work_out(node))
-            self._now[key] = hit
+            hit = self._last.get(name)
+        if hit is None or hit[0] is not gpus or hit[1] is not ports or hit[2] is not nics:
+            hit = (gpus, ports, nics, self._work_out(node))
+        self._now[name] = hit
         return hit[3]
