@@ -1,5 +1,6 @@
 """BriefMemo keyed by node name: an answer is reused only for the very briefs it was
-worked out from (not another node of the same name), and dropped once a tick passes without the node being asked for."""
+worked out from (not another node of the same name), and dropped once a tick passes
+without the node being asked for."""
 
 from __future__ import annotations
 
