@@ -176,9 +176,12 @@ class MainScreen(Screen[None]):
         if self.snapshot is None or not panel.display:
             return
         session = self.desk.session
+        now, total = self.snapshot.taken_at, len(session.entries)
+        if panel.is_current(now, total):  # most ticks: nothing new, the same minute
+            return
         tail = list(itertools.islice(reversed(session.entries), FLAP_SCAN))
         newest = collapse_flaps(merge_log(tail, limit=FLAP_SCAN))[:EVENTS_SHOWN]
-        panel.show(newest, self.snapshot.taken_at, len(session.entries))
+        panel.show(newest, now, total)
 
     def _title_grid(self) -> None:
         grids = self.query(FleetGrid)

@@ -109,6 +109,11 @@ class EventsPanel(Static):
         super().__init__(self.EMPTY, id=id)
         self._shown: tuple[int, int] | None = None
 
+    def is_current(self, now: float, total: int) -> bool:
+        """Whether what is drawn already fits a log of ``total`` entries at ``now`` (the
+        caller then skips gathering the entries)."""
+        return (total, int(now // 60)) == self._shown
+
     def show(self, entries: Sequence[LogEntry], now: float, total: int) -> None:
         """Draw ``entries`` (newest first); redrawn when the log grew or a minute passed."""
         key = (total, int(now // 60))
