@@ -35,12 +35,27 @@ def gpu_row_cells(node: NodeSnapshot, columns: GpuColumns | None) -> list[Cell]:
     if block is None:
         return gpu_cells(node.gpus, node.expected_gpus)
     utils = block[:, _UTIL].tolist()
-    cells = [
-        gpu_glyph(g.lost, g.verdict, g.probe_verdict, None if u != u else u)  # NaN: no value
-        for g, u in zip(node.gpu_briefs, utils, strict=True)
-    ]
+    cells = list(map(_glyph, node.gpu_briefs, utils))
+    if len(cells) != len(utils):
+        raise ValueError(f"{node.name}: {len(cells)} GPU facts for {len(utils)} GPU rows")
     cells.extend(gpu_cell(None) for _ in range(max(0, node.expected_gpus - len(cells))))
     return cells
+
+
+_PLAIN_VERDICTS = frozenset(("ok", "unknown"))  # verdicts whose cell is the bar
+_PROBE_FLAGS = frozenset(("fail", "slow", "straggler"))  # findings whose cell is not
+# The cell of a plain GPU at each whole percent (NVML reports utilization in whole
+# percents): looked up per GPU and tick instead of worked out.
+_WHOLE_PCT: dict[float, Cell] = {pct: gpu_glyph(False, "ok", None, pct) for pct in range(101)}
+
+
+def _glyph(gpu: GpuBrief, util: float) -> Cell:
+    """:func:`tui.draw.gpu_glyph` of a GPU from its facts and utilization (NaN: no value)."""
+    if gpu.verdict in _PLAIN_VERDICTS and not gpu.lost and gpu.probe_verdict not in _PROBE_FLAGS:
+        cell = _WHOLE_PCT.get(util)
+        if cell is not None:
+            return cell
+    return gpu_glyph(gpu.lost, gpu.verdict, gpu.probe_verdict, None if util != util else util)
 
 
 class MemoryTotals:
