@@ -10,7 +10,7 @@ node has a job: a fleet without job attribution keeps its width for ``why``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from fleet.facade import NodeSnapshot
 from tui import format as fmt
@@ -54,6 +54,15 @@ class GridLayout:
     view_w: int = WIDE
     figures: tuple[str, ...] = FIGURES
     job_w: int = 0  # 0: no node has a job, no job column
+    # Worked out once from the fields above (every node line reads them).
+    fixed_w: int = field(init=False, compare=False, repr=False)  # cells before ``why``
+    why_w: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        base = 2 + self.name_w + 1 + STATUS_W + 1 + max(4, self.gpu_slots) + 2
+        fixed = base + sum(self.column_w(c) for c in self.figures) + self.job_span
+        object.__setattr__(self, "fixed_w", fixed)
+        object.__setattr__(self, "why_w", max(0, self.view_w - fixed))
 
     def column_w(self, column: str) -> int:
         if column == "ports":
@@ -61,19 +70,9 @@ class GridLayout:
         return FIGURE_W[column]
 
     @property
-    def fixed_w(self) -> int:
-        """Cells before the ``why`` column."""
-        base = 2 + self.name_w + 1 + STATUS_W + 1 + max(4, self.gpu_slots) + 2
-        return base + sum(self.column_w(c) for c in self.figures) + self.job_span
-
-    @property
     def job_span(self) -> int:
         """The job column and the gap after it (0 without the column)."""
         return self.job_w + 2 if self.job_w else 0
-
-    @property
-    def why_w(self) -> int:
-        return max(0, self.view_w - self.fixed_w)
 
     @property
     def width(self) -> int:
