@@ -4,8 +4,11 @@
 medians move by a third between runs. This times only the state's three phases per
 tick (ingest of every node's sample, ``PortColumns.flush``, the rest of ``snapshot``),
 CPU time of this process, and reports the minimum and median over the ticks without
-slow rows; ticks with slow and NVLink rows (every 10th) are timed whole, apart, and so
-are the first samples (each node starts its session; flush and snapshot as one). With
+slow rows; ticks with slow, NVLink and hw rows (every 10th) are timed apart: whole, their
+ingest and their snapshot (where a node is judged again; the first two slow ticks judge
+every node, rates being known from the second, so a warmup of 12 or more measures the
+steady ones), and so are the first samples (each node starts its session; flush and
+snapshot as one). With
 ``--against TREE`` it runs itself alternately under ``PYTHONPATH=TREE`` (the baseline,
 e.g. an export of main) and under this tree, several times, and prints the ratios of
 the best figures, so both see the same machine state:
@@ -28,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 T0 = 1.8e9
 PHASES = ("ingest", "flush", "snapshot")
-OTHERS = ("slow tick", "first ingest", "first snapshot")
+OTHERS = ("slow tick", "slow ingest", "slow snapshot", "first ingest", "first snapshot")
 JUDGED = ("judged fast", "judged slow")
 SLOW_EVERY = 10  # fleet_nodes.CannedNode sends slow and NVLink rows on every 10th sample
 
@@ -72,6 +75,8 @@ def measure(nodes: int, ticks: int, warmup: int) -> dict[str, list[float]]:
         judged = float(getattr(state, "judged", -1))
         if k % SLOW_EVERY == 1:  # the state's whole cost of a tick with slow rows
             times["slow tick"].append(done - started)
+            times["slow ingest"].append(ingested - started)
+            times["slow snapshot"].append(done - flushed)  # where its nodes are judged
             times["judged slow"].append(judged)
         else:
             times["judged fast"].append(judged)
