@@ -395,7 +395,9 @@ class NodeTrack:
                 track.mark_xid(event.code, received)
         elif event.kind == "gpu_lost" and track is not None:
             self.fast_settled = False
-            track.mark_lost(f"GPU lost{': ' + detail if detail else ''}")
+            # The sample's lost flag words it the same way (GpuTrack.apply_fast): which
+            # of the two comes first, or whether a tick falls between them, shows nowhere.
+            track.mark_lost(f"GPU lost ({detail})" if detail else "GPU lost")
         uuid = event.uuid or (track.info.uuid if track is not None else None)
         record = EventRecord(
             event.t, self.spec.name, event.kind, event.gpu, uuid, event.code, detail

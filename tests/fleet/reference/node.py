@@ -193,7 +193,7 @@ class NodeTrack:
             if track is not None:
                 track.mark_xid(event.code, received)
         elif event.kind == "gpu_lost" and track is not None:
-            track.mark_lost(f"GPU lost{': ' + detail if detail else ''}")
+            track.mark_lost(f"GPU lost ({detail})" if detail else "GPU lost")
         uuid = event.uuid or (track.info.uuid if track is not None else None)
         record = EventRecord(
             event.t, self.spec.name, event.kind, event.gpu, uuid, event.code, detail
