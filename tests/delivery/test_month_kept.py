@@ -219,3 +219,21 @@ def test_the_running_fleets_delivery_families_come_from_the_kept_month_every_5_m
     assert render_delivery(both(DeliveryMonth(), tmp_path, due)[1]) in fresh.families
     # The open hour, and the hour before it: the idle rule's minutes after it came in.
     assert figures.month.judged_hours == judged + 2
+
+
+def test_hours_no_file_reaches_are_judged_empty_without_reading(tmp_path: Path) -> None:
+    """A month's first build judges every hour since the 1st; a fleet watched for a few
+    days has no file in most of them (three empty frames an hour were ~2 s of CPU at
+    start-up). Those hours judge without reading, and the month is the same."""
+    now = at(2, 5, 30, 30)
+    record(tmp_path, now)
+    for table in (GPU_MINUTES, DELIVERY_MINUTES, PORT_MINUTES):
+        for hour in range(12):  # the monitor started at 1 March 12:00
+            (partition_dir(tmp_path, table, at(1).date()) / f"{hour:02d}-test.parquet").unlink()
+    month = DeliveryMonth()
+    kept, full = both(month, tmp_path, now)
+    assert kept == full
+    # 00:00-10:59; hour 11 reads its context after (12:00's file), as the whole does.
+    assert month.empty_hours == 11 and month.judged_hours == 30
+    n1 = next(n for n in kept.nodes if n.node == "n1")
+    assert n1.gpu_ms[0]["working"] > 0  # what the files hold was still read
