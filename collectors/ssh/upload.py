@@ -16,6 +16,7 @@ through one exec channel running Python, which also checks the hash of what arri
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import posixpath
@@ -73,8 +74,14 @@ os.replace(temp, os.path.join(directory, name))
 """
 
 
+@functools.lru_cache(maxsize=4)
 def sha256_hex(content: bytes) -> str:
-    """The digest the node checks the file against."""
+    """The digest the node checks the file against.
+
+    Kept for the few bundles a process sends: every node's session asks for the same
+    agent's (~110 KiB, 0.2 ms a hash: 0.2 s of a 1,000-node start-up), and a bytes
+    object's hash, which the lookup needs, is worked out once per object.
+    """
     return hashlib.sha256(content).hexdigest()
 
 
