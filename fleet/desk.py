@@ -61,7 +61,7 @@ class OperatorDesk:
         # Deliveries that failed for good since the last tick: the sender threads hand them
         # over here, so only the tick touches the session log and history.
         failed = self.alerts.take_failures()
-        self.session.entries.extend([*cleared, *failed])
+        self.session.add([*cleared, *failed])
         new.extend(cleared)
         if self.history is not None:
             self.history.add([*new, *failed], snapshot.taken_at)
@@ -89,7 +89,7 @@ class OperatorDesk:
         refreshed repairs ledger says): in the session log and history, never alerted."""
         if not entries:
             return
-        self.session.entries.extend(entries)
+        self.session.add(entries)
         if self.history is not None:
             self.history.add(entries, max(e.t for e in entries))
 

@@ -81,6 +81,9 @@ class SessionLog:
 
     def __init__(self, capacity: int = SESSION_ENTRIES) -> None:
         self.entries: deque[LogEntry] = deque(maxlen=capacity)
+        # Entries ever added: a full log keeps its length while new entries come in, so
+        # this, not ``len(entries)``, tells a reader whether there is something new.
+        self.added = 0
         self._nodes: dict[str, NodeSnapshot] = {}
 
     def observe(self, snapshot: FleetSnapshot) -> list[LogEntry]:
@@ -106,8 +109,13 @@ class SessionLog:
                 if before is not None:
                     new.extend(node_changes(before, node, t))
                 self._nodes[node.name] = node
-        self.entries.extend(new)
+        self.add(new)
         return new
+
+    def add(self, entries: Sequence[LogEntry]) -> None:
+        """Keep ``entries`` (newest last); the oldest go once the log is full."""
+        self.entries.extend(entries)
+        self.added += len(entries)
 
     def since(self, t: float) -> list[LogEntry]:
         """Entries at or after ``t``, newest first."""

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from textual.widgets import Input, OptionList, Static
 
+from fleet.event_log import LogEntry
 from fleet.model import EventRecord, FleetSnapshot, NodeTransition
 from testkit.snapshots import T0, demo_snapshot, lose_gpu, port_down
 from testkit.static_fleet import StaticFleet
@@ -174,3 +175,25 @@ async def test_events_panel_folds_a_flapping_port_into_one_row(make_app: MakeApp
         assert len(port_lines) == 1
         assert f"{port} flapped 10\u00d7 in 2 min, now ok" in port_lines[0]
         assert any("node broken" in line for line in lines)
+
+
+async def test_a_full_session_log_still_shows_what_came_in_this_minute(
+    make_app: MakeApp,
+) -> None:
+    """The panel redrew when the log's length moved; a full log keeps its length while
+    entries come in, and a GPU lost showed only when the minute turned."""
+    healthy = demo_snapshot(4, faults=False)
+    fleet = StaticFleet([healthy])
+    app = make_app(fleet)
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        panel = app.main.query_one(EventsPanel)
+        await wait_for(pilot, lambda: app.main.snapshot is healthy)
+        session = app.desk.session
+        assert session.entries.maxlen is not None
+        filler = LogEntry(T0, "node-0001", "note", "an older entry")
+        session.add([filler] * session.entries.maxlen)  # a long session: the log is full
+        fleet.push(replace(healthy, taken_at=T0 + 1))
+        await wait_for(pilot, lambda: "an older entry" in str(panel.content))
+        fleet.push(lose(healthy, 2, T0 + 2))  # the same minute
+        await wait_for(pilot, lambda: "node broken" in str(panel.content))
+        assert len(session.entries) == session.entries.maxlen

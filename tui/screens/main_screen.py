@@ -176,7 +176,7 @@ class MainScreen(Screen[None]):
         if self.snapshot is None or not panel.display:
             return
         session = self.desk.session
-        now, total = self.snapshot.taken_at, len(session.entries)
+        now, total = self.snapshot.taken_at, session.added
         if panel.is_current(now, total):  # most ticks: nothing new, the same minute
             return
         tail = list(itertools.islice(reversed(session.entries), FLAP_SCAN))

@@ -110,12 +110,13 @@ class EventsPanel(Static):
         self._shown: tuple[int, int] | None = None
 
     def is_current(self, now: float, total: int) -> bool:
-        """Whether what is drawn already fits a log of ``total`` entries at ``now`` (the
-        caller then skips gathering the entries)."""
+        """Whether what is drawn already fits a log that has had ``total`` entries added
+        at ``now`` (the caller then skips gathering the entries)."""
         return (total, int(now // 60)) == self._shown
 
     def show(self, entries: Sequence[LogEntry], now: float, total: int) -> None:
-        """Draw ``entries`` (newest first); redrawn when the log grew or a minute passed."""
+        """Draw ``entries`` (newest first); redrawn when the log had entries added (its
+        count, ``total``, moved) or a minute passed."""
         key = (total, int(now // 60))
         if key == self._shown:
             return
