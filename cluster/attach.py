@@ -44,6 +44,7 @@ from cluster.wire import (
     encode,
     request_subject,
 )
+from collectors.ssh.fleet import cancel_all
 from fleet.facade import (
     ExportRequest,
     FleetError,
@@ -155,11 +156,10 @@ class AttachedFleet:
 
     async def stop(self) -> None:
         """Stop ticking and close the connection."""
-        for task in (self._ticker, self._sla_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        # A tick inside a NATS request can drop one cancellation (asyncio.wait_for on
+        # Python 3.11): the ticker went on and stop() waited for ever. cancel_all sends
+        # it again until the task ends.
+        await cancel_all([t for t in (self._ticker, self._sla_task) if t is not None], 1.0)
         self._ticker = self._sla_task = None
         if self._nc is not None:
             with contextlib.suppress(Exception):  # closing a broken connection

@@ -49,6 +49,7 @@ from cluster.wire import (
     summary_subject,
 )
 from collectors.sanitize import clean_text
+from collectors.ssh.fleet import cancel_all
 from fleet.facade import FleetFacade, GpuSeries, ProcessReader
 from fleet.model import FleetSnapshot, Verdict
 from history.layout import day_of_ms
@@ -211,11 +212,10 @@ class ShardPublisher:
         """Send what is queued, then close the connection."""
         if self._unsubscribe is not None:
             self._unsubscribe()
-        for task in (*self._probes, self._pump, self._takeover_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        # A task inside a NATS request can drop one cancellation (asyncio.wait_for on
+        # Python 3.11): cancel_all sends it again until the task ends.
+        tasks = [t for t in (*self._probes, self._pump, self._takeover_task) if t is not None]
+        await cancel_all(tasks, 1.0)
         await self.process_answers.stop()
         if self.takeover is not None:
             await self.takeover.stop()

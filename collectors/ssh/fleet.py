@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from collectors.ssh.node import NodeSession
 from collectors.ssh.options import SshOptions
@@ -102,7 +103,7 @@ class SshFleet:
         log.error("task %s ended unexpectedly", task.get_name(), exc_info=exc)
 
 
-async def cancel_all(tasks: Sequence[asyncio.Task[None]], grace_s: float) -> None:
+async def cancel_all(tasks: Sequence[asyncio.Task[Any]], grace_s: float) -> None:
     """Cancel ``tasks`` and wait until every one has ended, cancelling again any that
     is still running ``grace_s`` after its last cancellation.
 
