@@ -203,7 +203,8 @@ def _step(draw: st.DrawFn, nodes: dict[str, Node]) -> list[NodeUpdate]:
     return [_wire(node.name, sample, node.t + 0.01)]
 
 
-def _same(ours: FleetSnapshot, reference: FleetSnapshot) -> None:
+def same_nodes(ours: FleetSnapshot, reference: FleetSnapshot) -> None:
+    """Every node, its GPUs, ports, NICs and briefs, the transitions and the events."""
     assert [n.name for n in ours.nodes] == [n.name for n in reference.nodes]
     for mine, theirs in zip(ours.nodes, reference.nodes, strict=True):
         assert mine.gpus == theirs.gpus, mine.name
@@ -214,6 +215,10 @@ def _same(ours: FleetSnapshot, reference: FleetSnapshot) -> None:
         assert mine.port_briefs == tuple(map(PortBrief.of, theirs.ports))
     assert ours.transitions == reference.transitions
     assert ours.new_events == reference.new_events
+
+
+def _same(ours: FleetSnapshot, reference: FleetSnapshot) -> None:
+    same_nodes(ours, reference)
     # Summed in slot order (nodes in the order they said hello), not node order.
     assert ours.utilization.now == pytest.approx(reference.utilization.now, rel=1e-12)
 

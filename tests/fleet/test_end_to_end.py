@@ -30,11 +30,16 @@ from tests.agent.sim_clock import WALL_START, SimClock
 NODE = "node-001"
 
 
-def agent_lines(sysfs_root: Path, scenario: str, samples: int) -> list[bytes]:
-    """What the agent writes for ``samples`` samples of a node under ``scenario``."""
+def agent_lines(
+    sysfs_root: Path, scenario: str, samples: int, name: str = NODE, start: float | None = None
+) -> list[bytes]:
+    """What the agent writes for ``samples`` samples of node ``name`` under ``scenario``
+    (from ``start`` seconds into it when given)."""
     clock = SimClock()
+    if start is not None:
+        clock.t = start
     node = sim.install(
-        NODE,
+        name,
         sim.parse_scenario(scenario, "test"),
         gpus=8,
         sysfs_root=sysfs_root,
@@ -43,7 +48,7 @@ def agent_lines(sysfs_root: Path, scenario: str, samples: int) -> list[bytes]:
     )
     clock.node = node
     args = ["--interval", "1", "--slow-interval", "2", "--sysfs-root", str(node.sysfs_root)]
-    options = parse_args([*args, "--host", NODE, "--max-samples", str(samples)])
+    options = parse_args([*args, "--host", name, "--max-samples", str(samples)])
     stream = io.BytesIO()
     try:
         assert run(options, Writer(stream), clock, inline_events=True) == 0

@@ -15,7 +15,6 @@ slow tick.
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import tempfile
@@ -24,19 +23,17 @@ from pathlib import Path
 
 import pytest
 
-from collectors import sim
-from collectors.agent.cli import parse_args
-from collectors.agent.main import run
-from collectors.agent.wire import Writer
 from collectors.protocol import Sample, decode_line
 from collectors.updates import NodeMessage, NodeStatusChange, NodeUpdate
 from exporter.text import render_exposition
-from fleet.model import FleetSnapshot, GpuBrief, PortBrief
+from fleet.model import FleetSnapshot
 from fleet.settings.health_section import HealthSection
 from fleet.state import FleetState, NodeSpec
-from tests.agent.sim_clock import WALL_START, SimClock
+from tests.agent.sim_clock import WALL_START
 from tests.fleet.reference.fleet import FleetState as ReferenceState
 from tests.fleet.reference.node import NodeSpec as ReferenceSpec
+from tests.fleet.test_columnar_oracle import same_nodes
+from tests.fleet.test_end_to_end import agent_lines
 
 NODES = ("node-001", "node-002")
 
@@ -71,25 +68,8 @@ class JudgesEverySlowTick(FleetState):
 
 def _session(root: Path, node: str, start: float, samples: int) -> list[tuple[float, bytes]]:
     """(node time, line) of what the agent writes in one session from ``start`` (seconds)."""
-    clock = SimClock()
-    clock.t = start
-    installed = sim.install(
-        node,
-        sim.parse_scenario(SCENARIO, "test"),
-        gpus=8,
-        sysfs_root=root / f"{node}-{start:g}",
-        clock=clock.elapsed,
-        refresh_s=None,
-    )
-    clock.node = installed
-    args = ["--interval", "1", "--slow-interval", "2", "--sysfs-root", str(installed.sysfs_root)]
-    options = parse_args([*args, "--host", node, "--max-samples", str(samples)])
-    stream = io.BytesIO()
-    try:
-        assert run(options, Writer(stream), clock, inline_events=True) == 0
-    finally:
-        installed.close()
-    return [(decode_line(line).t, line) for line in stream.getvalue().splitlines()]
+    lines = agent_lines(root / f"{node}-{start:g}", SCENARIO, samples, node, start)
+    return [(decode_line(line).t, line) for line in lines]
 
 
 def _timeline(root: Path) -> list[tuple[float, NodeUpdate]]:
@@ -108,16 +88,7 @@ def _timeline(root: Path) -> list[tuple[float, NodeUpdate]]:
 
 
 def _same(ours: FleetSnapshot, other: FleetSnapshot) -> None:
-    assert [n.name for n in ours.nodes] == [n.name for n in other.nodes]
-    for mine, theirs in zip(ours.nodes, other.nodes, strict=True):
-        assert mine.gpus == theirs.gpus, mine.name
-        assert mine.ports == theirs.ports, mine.name
-        assert mine.nics == theirs.nics, mine.name
-        assert mine == theirs
-        assert mine.gpu_briefs == tuple(map(GpuBrief.of, theirs.gpus))
-        assert mine.port_briefs == tuple(map(PortBrief.of, theirs.ports))
-    assert ours.transitions == other.transitions
-    assert ours.new_events == other.new_events
+    same_nodes(ours, other)
     texts = [render_exposition(s, raw_port_counters=True) for s in (ours, other)]
     assert texts[0] == texts[1]
 
