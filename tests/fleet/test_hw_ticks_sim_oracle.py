@@ -15,13 +15,7 @@ slow tick.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from collectors.protocol import Sample, decode_line
 from collectors.updates import NodeMessage, NodeStatusChange, NodeUpdate
@@ -33,7 +27,7 @@ from tests.agent.sim_clock import WALL_START
 from tests.fleet.reference.fleet import FleetState as ReferenceState
 from tests.fleet.reference.node import NodeSpec as ReferenceSpec
 from tests.fleet.test_columnar_oracle import same_nodes
-from tests.fleet.test_end_to_end import agent_lines
+from tests.fleet.test_end_to_end import agent_lines, sysfs_root  # noqa: F401 (a fixture)
 
 NODES = ("node-001", "node-002")
 
@@ -93,20 +87,8 @@ def _same(ours: FleetSnapshot, other: FleetSnapshot) -> None:
     assert texts[0] == texts[1]
 
 
-@pytest.fixture
-def sysfs_root(tmp_path: Path) -> Iterator[Path]:
-    # The sim rewrites ~100 sysfs files per tick: tmpfs keeps that fast where available.
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        yield tmp_path / "sys"
-        return
-    path = Path(tempfile.mkdtemp(prefix="gpufleet-hw-ticks-", dir=shm))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def test_simulated_faults_give_the_snapshots_of_states_that_judge_every_slow_tick(
-    sysfs_root: Path,
+    sysfs_root: Path,  # noqa: F811 (the fixture of test_end_to_end)
 ) -> None:
     health = HealthSection()
     ours = FleetState([NodeSpec(n) for n in NODES], health)
