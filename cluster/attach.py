@@ -44,7 +44,7 @@ from cluster.wire import (
     encode,
     request_subject,
 )
-from collectors.ssh.fleet import cancel_all
+from collectors.tasks import cancel_all
 from fleet.facade import (
     ExportRequest,
     FleetError,

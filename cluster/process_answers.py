@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from cluster.process_wire import encode_failure, encode_listing
+from collectors.tasks import cancel_all
 from fleet.facade import ProcessReader, UnknownNode
 
 FRESH_S = 2.0  # an answer read this recently is given again rather than read anew
@@ -75,9 +76,9 @@ class ProcessAnswers:
 
     async def stop(self) -> None:
         """Cancel what is under way."""
-        for task in (*self._waiting, *self._reading.values()):
-            task.cancel()
-        await asyncio.gather(*self._waiting, *self._reading.values(), return_exceptions=True)
+        tasks = [*self._waiting, *self._reading.values()]
+        await cancel_all(tasks, 1.0)  # a dropped cancel is sent again
+        await asyncio.gather(*tasks, return_exceptions=True)  # their errors, read
 
     async def _answer(self, node: str, respond: Respond, busy: bool) -> None:
         if busy:

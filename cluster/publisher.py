@@ -49,7 +49,7 @@ from cluster.wire import (
     summary_subject,
 )
 from collectors.sanitize import clean_text
-from collectors.ssh.fleet import cancel_all
+from collectors.tasks import cancel_all
 from fleet.facade import FleetFacade, GpuSeries, ProcessReader
 from fleet.model import FleetSnapshot, Verdict
 from history.layout import day_of_ms

@@ -19,6 +19,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 
+from collectors.tasks import cancel_all
 from exporter.addr import DEFAULT_METRICS_ADDR, is_loopback, parse_addr
 from exporter.gzip_body import gzipped
 from exporter.http_request import BadRequest, Request, parse_request
@@ -144,9 +145,8 @@ class MetricsServer:
             return
         self._server.close()
         clients = tuple(self._clients)
-        for task in clients:
-            task.cancel()
-        await asyncio.gather(*clients, return_exceptions=True)
+        await cancel_all(clients, 1.0)  # a dropped cancel is sent again
+        await asyncio.gather(*clients, return_exceptions=True)  # their errors, read
         await self.bodies.stop()
         await self._server.wait_closed()
         self._server = None

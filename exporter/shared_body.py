@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 
+from collectors.tasks import cancel_all
 from exporter.gzip_body import gzip_stream
 from exporter.streaming import StreamAborted, render_parts
 
@@ -176,9 +177,8 @@ class SharedBodies:
     async def stop(self) -> None:
         """Stop every render; their scrapers' bodies end incomplete."""
         tasks = tuple(self._renders)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all(tasks, 1.0)  # a dropped cancel is sent again
+        await asyncio.gather(*tasks, return_exceptions=True)  # their errors, read
         self._kept.clear()
 
     async def _render(self, body: RenderedBody) -> None:

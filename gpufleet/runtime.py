@@ -29,6 +29,7 @@ from collectors.ssh import SshFleet
 from collectors.ssh.options import SshOptions
 from collectors.ssh.processes import request_processes
 from collectors.ssh.target import NodeTarget
+from collectors.tasks import cancel_all
 from fleet.desk import OperatorDesk
 from fleet.drift import STORE_NAME, DriftTracker
 from fleet.facade import (
@@ -116,6 +117,8 @@ FULL_COLLECT_S = 30.0
 # at 1,000 nodes in bench/bench_fleet.py's gc_max_ms_cpu_whole_run): while connections
 # keep ending (a reboot wave) it runs at most this often.
 REFREEZE_MIN_S = 300.0
+# Seconds a stopping task has to end before it is cancelled again (collectors.tasks).
+STOP_GRACE_S = 1.0
 
 
 def freeze_young_heap() -> None:
@@ -354,9 +357,9 @@ class FleetRuntime(DeliveryView):
             return
         self._stopped = True
         if self._ticker is not None:
-            self._ticker.cancel()
+            await cancel_all([self._ticker], STOP_GRACE_S)  # a dropped cancel is sent again
             with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
+                await self._ticker  # done: what it raised, if anything, is raised here
             self._ticker = None
         if self.scheduler is not None:
             await self.scheduler.stop()

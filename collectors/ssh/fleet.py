@@ -6,12 +6,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from collectors.ssh.node import NodeSession
 from collectors.ssh.options import SshOptions
 from collectors.ssh.pacing import LinePacer
 from collectors.ssh.target import NodeTarget
+from collectors.tasks import cancel_all
 from collectors.updates import NodeStatusChange, UpdateSink
 
 log = logging.getLogger(__name__)
@@ -101,23 +101,6 @@ class SshFleet:
         exc = task.exception()
         # Node tasks catch everything; reaching here is a bug and must not be silent.
         log.error("task %s ended unexpectedly", task.get_name(), exc_info=exc)
-
-
-async def cancel_all(tasks: Sequence[asyncio.Task[Any]], grace_s: float) -> None:
-    """Cancel ``tasks`` and wait until every one has ended, cancelling again any that
-    is still running ``grace_s`` after its last cancellation.
-
-    On Python 3.11 ``asyncio.wait_for`` (asyncssh runs its connect under it) drops a
-    cancellation that arrives in the same loop turn as the result it waits for: a node
-    task cancelled just as its connection came up went on streaming, and stopping a
-    fleet that was reconnecting 100 nodes waited for ever. Exceptions are the tasks'
-    done callbacks' to report.
-    """
-    pending = set(tasks)
-    while pending:
-        for task in pending:
-            task.cancel()
-        _, pending = await asyncio.wait(pending, timeout=grace_s)
 
 
 def _build_agent_bundle() -> tuple[str, bytes]:

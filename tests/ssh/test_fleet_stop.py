@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from collectors.ssh.fleet import cancel_all
+from collectors.tasks import cancel_all
 
 
 async def test_a_task_whose_connect_completes_as_it_is_cancelled_is_cancelled_again() -> None:
