@@ -24,5 +24,6 @@ gc.set_threshold(IMPORT_GC_THRESHOLDS[0], IMPORT_GC_THRESHOLDS[1], IMPORT_FULL_T
 
 def imports_done() -> None:
     """Freeze what the imports built and give the collector its usual thresholds back."""
+    gc.collect(1)  # the young garbage of parsing the command line (argparse's cycles)
     gc.freeze()
     gc.set_threshold(*IMPORT_GC_THRESHOLDS)

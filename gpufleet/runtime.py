@@ -218,6 +218,12 @@ class HeapFreezer:
                 self.refreezes += 1
             else:
                 gc.collect()
+                if self.frozen_at is not None:
+                    # What lived through a full collection after the settle is the fleet's
+                    # (tracks, caches, history): the next one scans only what came since.
+                    # Unfrozen, each scanned it again (85-114 ms at 3,000 nodes, 14 ms
+                    # with this); one frozen and later dropped as a cycle waits for a thaw.
+                    gc.freeze()
                 release_free_heap()  # what the collection freed leaves the resident set
             self.collected_at = self._period_from = t
 

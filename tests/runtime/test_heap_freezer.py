@@ -268,3 +268,20 @@ def test_an_attempt_that_failed_before_its_node_streamed_is_owed_a_thaw() -> Non
     assert frozen_at is not None and failed() is not None
     freezer.observe(_fleet(frozen_at + REFREEZE_MIN_S, WIDE, WIDE), every_node_tried=True)
     assert freezer.refreezes == 1 and failed() is None
+
+
+def test_a_scheduled_collection_after_the_settle_freezes_what_lived_through_it() -> None:
+    """Every scheduled collection scanned all the fleet had built since the settle
+    (85-114 ms at 3,000 nodes); what lives through one is frozen, so the next scans only
+    what came since."""
+    freezer = HeapFreezer()
+    gc.unfreeze()
+    for t in range(SETTLED_TICKS + 2):
+        freezer.observe(_fleet(float(t), 2), every_node_tried=True)
+    frozen_at = freezer.frozen_at
+    assert frozen_at is not None
+    kept = _Handshake()  # built after the settle, kept by the fleet
+    freezer.observe(_fleet(frozen_at + FULL_COLLECT_S - 1, 2), every_node_tried=True)
+    assert _is_collectable(kept)
+    freezer.observe(_fleet(frozen_at + FULL_COLLECT_S, 2), every_node_tried=True)
+    assert freezer.collected_at == frozen_at + FULL_COLLECT_S and not _is_collectable(kept)
