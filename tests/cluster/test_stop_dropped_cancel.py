@@ -31,7 +31,7 @@ class DropsOneCancel:
             return
         self.waiting.set()
         try:
-            await asyncio.sleep(3600)
+            await asyncio.Event().wait()  # a reply that never comes
         except asyncio.CancelledError:
             self.dropped += 1  # what wait_for does then: the result, not the cancel
 
@@ -72,7 +72,7 @@ async def test_a_shard_whose_pump_drops_a_cancellation_still_stops(
     async def pumping() -> None:  # a loop like the shard's pump, inside a request
         while True:
             await dropped()
-            await asyncio.sleep(0.05)
+            await asyncio.Event().wait()  # the next request, which never replies either
 
     stubborn = asyncio.create_task(pumping())
     publisher._probes.add(stubborn)
