@@ -258,6 +258,8 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
         env["GPUFLEET_BENCH_TRACEMALLOC"] = str(args.memory_debug)
     if args.frozen_garbage:
         env["GPUFLEET_BENCH_FROZEN_GARBAGE"] = str(args.frozen_garbage)
+    if args.gen2_census:
+        env["GPUFLEET_BENCH_GEN2_CENSUS"] = "1"
     if args.timeline:
         env["GPUFLEET_BENCH_TIMELINE"] = "1"
         env["GPUFLEET_BENCH_SIM_PID"] = str(announce["pid"])
@@ -576,6 +578,11 @@ def main() -> None:
         metavar="S",
         help="S s after the settle's freeze, size what a thaw would free (fleet_probe.py)",
     )
+    parser.add_argument(
+        "--gen2-census",
+        action="store_true",
+        help="before each full collection, what it scans, by type (fleet_probe.py)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
         "--timeline",
@@ -675,6 +682,8 @@ def main() -> None:
         figures["first_view"] = ours["timeline"]
     if "frozen_garbage" in ours:
         figures["frozen_garbage"] = ours["frozen_garbage"]
+    if "gen2_census" in ours:
+        figures["gen2_census"] = ours["gen2_census"]
     figures["host_cpu"] = host_cpu()
     figures["pinned"] = args.pin
     for key, value in figures.items():

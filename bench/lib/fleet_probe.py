@@ -17,6 +17,9 @@ product code path:
 - with ``GPUFLEET_BENCH_FROZEN_GARBAGE=S``: once, S seconds after the heap froze at the
   settle, what a thaw would free (the cyclic garbage that a freeze kept resident), in
   ``STATS.json`` (``frozen_garbage``); that collection's pause is left out of ``gc``;
+- with ``GPUFLEET_BENCH_GEN2_CENSUS=1``: before each full collection, the objects it is
+  about to scan (the old generation, less what is frozen) counted by type, in
+  ``STATS.json`` (``gen2_census``); the count runs before the pause's timer starts;
 - with ``GPUFLEET_BENCH_TRACEMALLOC=N`` (debug mode): a tracemalloc snapshot every
   N seconds, and the top allocation sites that grew between the first and the last
   one in ``STATS.json`` (``memory_growth``), with gc object counts by type.
@@ -109,6 +112,33 @@ class GcPauses:
             wall = time.perf_counter() - self.started[0]
             cpu = time.thread_time() - self.started[1]
             self.records.add(time.time(), info["generation"], wall, cpu)
+
+
+class Gen2Census:
+    """What each full collection scans, by type: the objects of the old generation that
+    are not frozen, counted just before the collection starts (a ``gc.callbacks`` entry
+    ahead of :class:`GcPauses`, so the count is not timed as the pause)."""
+
+    TOP = 12
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase != "start" or info["generation"] != 2:
+            return
+        objects = gc.get_objects(2)
+        types = Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in objects)
+        young = len(gc.get_objects(0)) + len(gc.get_objects(1))
+        self.seen.append(
+            {
+                "at": time.time(),
+                "old": len(objects),
+                "young": young,
+                "types": types.most_common(self.TOP),
+            }
+        )
+        del objects
 
 
 class FrozenGarbage:
@@ -294,6 +324,9 @@ def _top(snap: tracemalloc.Snapshot, key: str, n: int) -> list[tuple[str, float,
 def run(stats_path: Path, argv: list[str]) -> int:
     from first_view import Timeline, process_started_at  # bench/lib, beside this file
 
+    census = Gen2Census() if os.environ.get("GPUFLEET_BENCH_GEN2_CENSUS") == "1" else None
+    if census is not None:
+        gc.callbacks.append(census)  # ahead of the timer: its count is not the pause
     pauses = GcPauses(stats_path.with_suffix(".gc"))
     gc.callbacks.append(pauses)
     timeline = Timeline() if os.environ.get("GPUFLEET_BENCH_TIMELINE") == "1" else None
@@ -337,6 +370,7 @@ def run(stats_path: Path, argv: list[str]) -> int:
             **(memory.report() if memory is not None else {}),
             **({"timeline": timeline.report()} if timeline is not None else {}),
             **({"frozen_garbage": frozen.found} if frozen is not None else {}),
+            **({"gen2_census": census.seen} if census is not None else {}),
         }
         stats_path.write_text(json.dumps(stats))
 
