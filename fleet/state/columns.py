@@ -17,6 +17,7 @@ import numpy as np
 
 from collectors.agent.fields import GPU_FIELDS
 from fleet.model import GpuColumns
+from fleet.state.capacity import grown
 from fleet.state.layout import FieldIndex, Row
 
 UTIL = GPU_FIELDS.index("util_gpu")
@@ -50,7 +51,7 @@ class GpuArena:
         """``count`` fresh slots; returns the first."""
         start = self.used
         if start + count > len(self.verdict):
-            self._grow(max(2 * len(self.verdict), start + count))
+            self._grow(grown(len(self.verdict), start + count))
         self.used = start + count
         return start
 

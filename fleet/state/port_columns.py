@@ -26,6 +26,7 @@ import numpy as np
 from collectors.agent.fields import counter_bits
 from fleet.counters import ceiling
 from fleet.settings.health_section import HealthSection
+from fleet.state.capacity import grown
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port_batch import RowBatch, RowPlan
 from fleet.state.port_tick import PortFrozen
@@ -90,7 +91,7 @@ class PortColumns:
         if self.used == len(self.applied):
             old = (self.last, self.last_at, self.delta, self.rate, self.total, self.top)
             flags, seen, applied = (self.saturated, self.tracked), self.seen, self.applied
-            self._allocate_arrays(2 * len(self.applied))
+            self._allocate_arrays(grown(len(self.applied), self.used + 1))
             for new, kept in zip(
                 (self.last, self.last_at, self.delta, self.rate, self.total, self.top),
                 old,
