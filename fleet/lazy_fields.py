@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -102,26 +101,25 @@ def copier(cls: type, raw: dict[str, Any]) -> Callable[[Any, Any, Any, Any], Any
     with those three fields set and its lazy fields PENDING, built from its new rows.
 
     The copy is written slot by slot, without ``__init__``: a frozen dataclass sets each
-    of its fields through ``object.__setattr__``, which costs twice the copy. ``cls``
-    must have no ``__post_init__``.
+    of its fields through ``object.__setattr__``, which costs twice the copy. The writes
+    are spelled out one per slot in a function made here (as ``dataclasses`` makes
+    ``__init__``): a loop over the slots cost a third more, once per node and tick.
+    ``cls`` must have no ``__post_init__``.
     """
     fresh = ("last_seen", "sampled_at", "rows")
     kept = [f.name for f in fields(cls) if f.name not in fresh and f.name not in raw]
-    read_kept = attrgetter(*kept)
-    write_kept = tuple(cls.__dict__[n].__set__ for n in kept)
-    write_lazy = tuple(slot.__set__ for slot in raw.values())
-    write_seen, write_sampled, write_rows = (cls.__dict__[n].__set__ for n in fresh)
-    new = object.__new__
-
-    def copy(obj: Any, last_seen: Any, sampled_at: Any, rows: Any) -> Any:
-        made: Any = new(cls)
-        for write, value in zip(write_kept, read_kept(obj)):  # noqa: B905 (equal by construction)
-            write(made, value)
-        for write in write_lazy:
-            write(made, PENDING)
-        write_seen(made, last_seen)
-        write_sampled(made, sampled_at)
-        write_rows(made, rows)
-        return made
-
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_PENDING": PENDING}
+    lines = ["def copy(obj, last_seen, sampled_at, rows):", "    made = _new(_cls)"]
+    for k, name in enumerate(kept):
+        scope[f"_kept{k}"] = cls.__dict__[name].__set__
+        lines.append(f"    _kept{k}(made, obj.{name})")
+    for k, slot in enumerate(raw.values()):
+        scope[f"_lazy{k}"] = slot.__set__
+        lines.append(f"    _lazy{k}(made, _PENDING)")
+    for name in fresh:
+        scope[f"_set_{name}"] = cls.__dict__[name].__set__
+        lines.append(f"    _set_{name}(made, {name})")
+    lines.append("    return made")
+    exec("\n".join(lines), scope)  # only the class's own field names (identifiers) go in
+    copy: Callable[[Any, Any, Any, Any], Any] = scope["copy"]
     return copy

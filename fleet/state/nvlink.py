@@ -186,13 +186,17 @@ class NodeLinks:
 
     def _counts(self, links: Sequence[LinkRows | None], count: int) -> np.ndarray | None:
         """The CRC counts (GPUs x links); a GPU's rows equal to last time are not read."""
-        seen = [_shared(rows) for rows in links[:count]]
         last, counts = self.rows, self.crc
-        self.rows = seen
-        if last is None or len(last) != count or counts.shape[0] != count:
-            return _counts(links[:count])
-        if seen == last:  # the usual slow tick: no GPU's link rows moved (one C compare)
+        sent = links[:count]
+        fits = last is not None and len(last) == count and counts.shape[0] == count
+        # The usual slow tick: no GPU's link rows moved. One C compare with the kept rows,
+        # before any is hashed to find its shared copy (which cost twice the compare).
+        if fits and last == list(sent):
             return counts
+        seen = [_shared(rows) for rows in sent]
+        self.rows = seen
+        if not fits or last is None:
+            return _counts(sent)
         for i, (now, before) in enumerate(zip(seen, last, strict=True)):
             if now == before:
                 continue
