@@ -6,7 +6,7 @@ them built ~17 objects per node per scrape, about half of its cost. Here the val
 GpuSnapshot or PortSnapshot would hold are read from the same parts, the way
 :mod:`fleet.state.build` builds them, straight into a :class:`KindTable`:
 
-- a GPU's identity and slow readings from its steady values, its fast readings from
+- a GPU's identity and slow readings from its steady parts, its fast readings from
   the decoded sample row (the exact numbers the node sent: ``fast`` columns are
   float64, which would write a reading of ``45`` as ``45.0`` and round integers
   beyond 2**53), its verdict from its brief;
@@ -19,7 +19,6 @@ from those objects by the caller; so is any node not backed by the state's rows.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from operator import add, attrgetter, call, itemgetter, mul
@@ -29,16 +28,15 @@ import numpy as np
 
 from collectors.protocol import Value
 from exporter.tables import KeyedValues, KindTable
-from fleet.model import GpuSnapshot, NodeSnapshot
+from fleet.model import NodeSnapshot
 from fleet.state.build import PortStatic
 from fleet.state.layout import FieldIndex, Row
 from fleet.state.port import IB_DATA_UNIT
 from fleet.state.port_tick import PortFrozen
 from fleet.state.rows import StateRows
+from history.steady_columns import STEADY_ATTRIBUTES, SteadyColumns
 
 _MIB = 1 << 20
-_AT = {f.name: i for i, f in enumerate(dataclasses.fields(GpuSnapshot))}
-_AT_INDEX, _AT_UUID, _AT_NAME = _AT["index"], _AT["uuid"], _AT["name"]
 
 
 def _as_int(value: Value) -> int | None:
@@ -67,8 +65,6 @@ _FAST: dict[str, tuple[str, Callable[[Value], Value]]] = {
     "pstate": ("pstate", _as_int),
 }
 _FROM_BRIEF = frozenset(("lost", "verdict", "reasons", "since", "probe_verdict"))
-_NOT_STEADY = frozenset(("field_errors",)) | _FROM_BRIEF | set(_FAST)
-_STEADY = {name: at for name, at in _AT.items() if name not in _NOT_STEADY}
 
 # PortSnapshot field: its source (brief attribute, or counter rate by port kind).
 _PORT_BRIEF = frozenset(("rate_gbps", "expected_rate_gbps", "link_downed", "verdict"))
@@ -90,7 +86,7 @@ _NIC_RATES: dict[str, tuple[str | None, int]] = {
 
 def reads_gpus(attrs: tuple[str, ...]) -> bool:
     """Whether :func:`add_gpu_rows` can supply every one of ``attrs``."""
-    return all(a in _FAST or a in _FROM_BRIEF or a in _STEADY for a in attrs)
+    return all(a in _FAST or a in _FROM_BRIEF or a in STEADY_ATTRIBUTES for a in attrs)
 
 
 def reads_ports(attrs: tuple[str, ...]) -> bool:
@@ -125,19 +121,15 @@ Run = list[tuple[str, StateRows]]
 """Consecutive nodes of a chunk read from their rows: (node name, rows)."""
 
 
-_INDEX, _UUID, _MODEL = itemgetter(_AT_INDEX), itemgetter(_AT_UUID), itemgetter(_AT_NAME)
-_STEADY_GET = {name: itemgetter(at) for name, at in _STEADY.items()}
-
-
 def add_gpu_run(table: KindTable, run: Run) -> None:
     """Add the GPUs of ``run``'s nodes, one list per attribute for the whole run.
 
-    A steady attribute is one C-level pass over the GPUs' steady values, the sample rows
-    become columns by one ``zip(*rows)``, so the interpreter loops per node and per
-    attribute, not per GPU.
+    A steady attribute is one pass over the GPUs' steady parts (no per-GPU list of every
+    field: :mod:`history.steady_columns`), the sample rows become columns by one
+    ``zip(*rows)``, so the interpreter loops per node and per attribute, not per GPU.
     """
     briefs: list[Any] = []
-    held: list[list[object]] = []
+    held = SteadyColumns()
     samples: list[Row | None] = []
     layouts: list[tuple[FieldIndex, int]] = []
     names: list[str] = []
@@ -145,35 +137,29 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
         fast = rows.fast
         if fast is None:  # no session layout: the state builds no GPU either
             continue
-        gpu_briefs, steady, fast_rows = rows.gpu_briefs, rows.steady, rows.fast_rows
+        gpu_briefs, steady, fast_rows = rows.gpu_briefs, rows.steady_parts, rows.fast_rows
         # As many GPUs as the state would build (its map stops at the shortest part).
         count = min(len(gpu_briefs), len(steady), len(fast_rows))
         if rows.errors:
             count = min(count, len(rows.errors))
         briefs.extend(gpu_briefs[:count])
-        held.extend(map(_steady_values, steady[:count]))
+        held.add(steady, count)
         samples.extend(fast_rows[:count])
         names.append(name)
         layouts.append((fast, count))
     node_names = chain.from_iterable(map(repeat, names, (c for _, c in layouts)))
-    gpu_keys = zip(node_names, map(_INDEX, held), map(_UUID, held), map(_MODEL, held), strict=True)
-    table.keys.extend(gpu_keys)
+    identity = (held.column("index"), held.column("uuid"), held.column("name"))
+    table.keys.extend(zip(node_names, *identity, strict=True))
     table.entities.extend(briefs)
     fast_columns = _fast_columns(samples, layouts)
     for attr, column in table.values.items():
-        at = _STEADY_GET.get(attr)
-        if at is not None:
-            column.extend(map(at, held))  # one C pass per attribute, no transposition
+        if attr in STEADY_ATTRIBUTES:
+            column.extend(held.column(attr))  # one pass per attribute, no per-GPU list
         elif attr in _FROM_BRIEF:
             column.extend(map(attrgetter(attr), briefs))
         else:
             field, convert = _FAST[attr]
             column.extend(_fast_values(samples, layouts, fast_columns, field, convert))
-
-
-def _steady_values(steady: Any) -> list[object]:
-    values: list[object] = steady.values()
-    return values
 
 
 def _fast_columns(
