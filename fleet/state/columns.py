@@ -1,7 +1,10 @@
 """The fleet's GPU readings as columns: one preallocated row per GPU slot.
 
-Ingest writes each sample's fast GPU values straight into ``fast`` (the canonical
-``GPU_FIELDS`` order, NaN for a missing value) at the node's slots; the state writes
+Ingest hands each sample's fast GPU values to ``fast`` (the canonical ``GPU_FIELDS``
+order, NaN for a missing value) at the node's slots. Rows already in that order, one
+per GPU, are staged and converted for the whole fleet at once before anything reads
+the columns (:meth:`GpuArena.flush`): one array per node cost twice the conversion at
+1,000 nodes (~9 ms a tick against ~4.5 ms). Other rows are written at once. The state writes
 each GPU's verdict rank when it changes. A tick copies the used rows once
 (:meth:`GpuArena.freeze`), so history and the utilization figure read arrays, not
 thousands of GpuSnapshot objects. Nodes get their slots when their first session
@@ -12,6 +15,7 @@ left unused: sessions seldom grow).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -46,9 +50,12 @@ class GpuArena:
         self.verdict = np.full(capacity, 1, dtype=np.uint8)  # VERDICT_RANK["unknown"]
         self.counted = np.zeros(capacity, dtype=bool)  # counts toward utilization now
         self.used = 0
+        # Whole canonical rows not yet in ``fast``: (first slot, rows), in ingest order.
+        self._staged: list[tuple[int, Sequence[Row]]] = []
 
     def allocate(self, count: int) -> int:
         """``count`` fresh slots; returns the first."""
+        self.flush()
         start = self.used
         if start + count > len(self.verdict):
             self._grow(grown(len(self.verdict), start + count))
@@ -66,7 +73,55 @@ class GpuArena:
 
     def clear(self, start: int, count: int) -> None:
         """Forget the readings of a range (a new session starts without values)."""
+        self.flush()  # rows staged before the new session must not land after the clear
         self.fast[start : start + count] = np.nan
+
+    def stage(self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan) -> bool:
+        """One sample's fast rows, as :meth:`write` takes them; rows in the canonical
+        order, one whole row per GPU, wait for :meth:`flush` (the usual sample).
+
+        Whole rows convert as :meth:`write` converts them: the decoder hands over only
+        64-bit ints, bounded floats and None, so a rectangle of them always converts.
+        """
+        if (
+            plan.canonical
+            and len(rows) == count
+            and count
+            and None not in rows
+            and all(map(_WIDTH.__eq__, map(len, rows)))  # type: ignore[arg-type]
+        ):
+            self._staged.append((start, rows))  # type: ignore[arg-type]  # None not in rows
+            return True
+        self.flush()  # in ingest order: an earlier staged sample of this node first
+        return self.write(start, count, rows, plan)
+
+    def flush(self) -> None:
+        """Convert every staged row in one pass and put each where its node's slots are."""
+        staged, self._staged = self._staged, []
+        if not staged:
+            return
+        counts = [len(rows) for _, rows in staged]
+        total = sum(counts)
+        values = chain.from_iterable(chain.from_iterable(rows for _, rows in staged))
+        try:
+            flat = np.fromiter(values, dtype=np.float64, count=total * _WIDTH)
+        except (ValueError, TypeError, OverflowError):  # not from the decoder: one by one
+            canonical = FastPlan(FieldIndex.of(GPU_FIELDS))
+            for start, rows in staged:
+                self.write(start, len(rows), rows, canonical)
+            return
+        matrix = flat.reshape(total, _WIDTH)
+        starts = [start for start, _ in staged]
+        if len(set(starts)) < len(starts):  # a node sampled twice: its rows in order
+            offset = 0
+            for start, count in zip(starts, counts, strict=True):
+                self.fast[start : start + count] = matrix[offset : offset + count]
+                offset += count
+            return
+        # Each row's slot: its node's first slot plus its place among the node's rows.
+        sizes = np.array(counts, dtype=np.intp)
+        firsts = np.array(starts, dtype=np.intp) - (np.cumsum(sizes) - sizes)
+        self.fast[np.repeat(firsts, sizes) + np.arange(total)] = matrix
 
     def write(self, start: int, count: int, rows: Sequence[Row | None], plan: FastPlan) -> bool:
         """One sample's fast rows of a node with ``count`` GPUs (None: GPU lost or absent).
@@ -98,11 +153,13 @@ class GpuArena:
 
     def freeze(self) -> GpuColumns:
         """This tick's rows, copied: later samples never change a snapshot's columns."""
+        self.flush()
         used = self.used
         return GpuColumns(self.fast[:used].copy(), self.verdict[:used].copy())
 
     def utilization_now(self) -> float | None:
         """Mean GPU utilization over the GPUs that count now (None: no reading)."""
+        self.flush()
         used = self.used
         util = self.fast[:used, UTIL][self.counted[:used]]
         util = util[~np.isnan(util)]

@@ -34,7 +34,7 @@ def take_gpus(node: NodeTrack, sample: Sample, layout: Layout, received: float) 
     rows = sample.gpus
     clean = False
     if node.fast_plan is not None:
-        clean = node.arena.write(node.gpu_start, len(node.gpus), rows, node.fast_plan)
+        clean = node.arena.stage(node.gpu_start, len(node.gpus), rows, node.fast_plan)
     if clean and node.fast_settled and not sample.lost and _full(rows, layout):
         node.fast_rows = rows
         quiet = _take_clocks(node, rows, layout.gpu["clock_reasons"], received)
