@@ -19,6 +19,13 @@ The node's own identity comes with each agent hello: a new kernel boot id is a
 ``reboot`` ("boot id a -> b"), a new machine id a ``node_replaced`` ("machine id a ->
 b"; then its GPUs' serials changing too is not a second one). The last ids seen are
 remembered in ``inventory.json``, so a reboot while the controller was down counts.
+
+What changes something already known (a swap, a reboot, a failure episode) is written
+on the tick it is seen. What is seen for the first time (a new node's inventory, slots
+and boot ids) is written at most every :data:`FIRST_SIGHTINGS_SAVE_S` and by
+:meth:`DriftTracker.flush` when the controller stops: a fleet connecting wrote the whole
+file on every tick a node came up, ~85 ms a write at 1,000 nodes with the indented
+encoder (bench/bench_drift_store.py).
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ log = logging.getLogger(__name__)
 FAILED = frozenset(("fail", "lost"))
 HEALTHY = frozenset(("ok", "warn"))
 STORE_NAME = "inventory.json"
+# Seconds between writes of first sightings alone; a crash loses at most this much of
+# what was first seen (it is learnt again at the next start).
+FIRST_SIGHTINGS_SAVE_S = 10.0
 _IDENTITY_KEY = attrgetter("index", "uuid", "serial", "verdict")
 _NAME = attrgetter("name")
 _LINKS = attrgetter("nvlink_active")
@@ -130,7 +140,9 @@ class DriftTracker:
     _identity: dict[str, dict[int, tuple[str, str | None]]] = field(default_factory=dict)
     _briefs: dict[str, tuple[GpuBrief, ...]] = field(default_factory=dict)
     _drift: dict[str, _NodeDrift] = field(default_factory=dict)
-    _dirty: bool = False
+    _dirty: bool = False  # something known changed: written this tick
+    _sighted: bool = False  # only first sightings since the last write
+    _saved_at: float = float("-inf")
     _identities: dict[str, tuple[object, ...]] = field(default_factory=dict)
     _flagged: dict[str, str] = field(default_factory=dict)  # failing offender -> reason
     # Per node, the boot id and machine id of its latest hello (kept across restarts).
@@ -168,9 +180,9 @@ class DriftTracker:
                 transitions.append(transition)
             nodes.append(judged)
             changed |= judged is not node
-        if self._learn(snapshot.nodes) or self._dirty:
-            self._dirty = False
-            self._save()
+        self._sighted |= self._learn(snapshot.nodes)
+        if self._dirty or (self._sighted and at - self._saved_at >= FIRST_SIGHTINGS_SAVE_S):
+            self._save(at)
         if not changed and not events:
             return snapshot
         return replace(
@@ -240,7 +252,7 @@ class DriftTracker:
             return None  # most ticks; or an agent that cannot say (old, unreadable)
         if before is None:
             self._boots[node.name] = now
-            self._dirty = True
+            self._sighted = True
             return None
         # An id that could not be read this time is no evidence: keep the last one known.
         kept = (now[0] or before[0], now[1] or before[1])
@@ -269,7 +281,11 @@ class DriftTracker:
             before = seen.get(gpu.index)
             if before != ident:
                 seen[gpu.index] = ident
-                self._dirty = True  # slots are remembered: a swap while we were down counts
+                # Slots are remembered, so a swap while we were down counts.
+                if before is None:
+                    self._sighted = True
+                else:
+                    self._dirty = True
             compared += before is not None
             if before is not None and _swapped(before, ident):
                 swapped += 1
@@ -365,7 +381,14 @@ class DriftTracker:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("%s unreadable (%s): expected inventories start afresh", path, exc)
 
-    def _save(self) -> None:
+    def flush(self) -> None:
+        """Write what was first seen and not yet written (the runtime's stop calls it)."""
+        if self._dirty or self._sighted:
+            self._save(self._saved_at)
+
+    def _save(self, at: float) -> None:
+        self._dirty = self._sighted = False
+        self._saved_at = at
         if self.store is None:
             return
         data = {
@@ -384,7 +407,8 @@ class DriftTracker:
         }
         tmp = self.store.with_suffix(".tmp")
         try:
-            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            # No indent: the C encoder (15 ms at 1,000 nodes, against 85 ms indented).
+            tmp.write_text(json.dumps(data), encoding="utf-8")
             os.replace(tmp, self.store)
         except OSError as exc:
             log.warning("cannot write %s: %s", self.store, exc)

@@ -373,6 +373,7 @@ class FleetRuntime(DeliveryView):
         await self.sla_refreshed()  # its thread reads the books that closing writes
         await self.ledgers_refreshed()
         self.tick()  # the last state of the fleet reaches history and listeners
+        self.drift.flush()  # first sightings not yet written (fleet.drift)
         self.history.close()
         self.desk.close()
 
