@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from itertools import compress, repeat
+from math import copysign
 from operator import is_not
 from typing import Any
 
@@ -28,6 +29,8 @@ from exporter.families import (
 )
 from exporter.patterns import ChunkLabels, Templates, pattern
 from exporter.tables import KindTable, keyed_attributes, read_attributes
+
+_INT, _FLOAT = {int}, {float}
 
 
 def _text(value: Any, scale: float | None) -> str | None:
@@ -115,6 +118,12 @@ class ColumnGroup:
             return template % labels.arguments(present, values)
         before, middle, end = self.pieces[i]
         count = len(values)
+        if values.count(values[0]) == count and self._one_text(i, values):
+            # One value for every entity (a fleet's zero error counts, its GPUs' memory
+            # and power limit): written once, the heads joined around it.
+            text = self.formats[i](values[0])
+            between = f"{middle}{text}{end}{before}"
+            return f"{before}{between.join(labels.chosen(present))}{middle}{text}{end}"
         slots: list[Any] = [None] * (4 * count + 1)
         slots[0] = before
         slots[1::4] = labels.chosen(present)
@@ -123,6 +132,19 @@ class ColumnGroup:
         slots[4::4] = (end + before,) * count
         slots[-1] = end
         return "".join(slots)
+
+    def _one_text(self, i: int, values: tuple[Any, ...]) -> bool:
+        """Whether equal plain ``values`` are written alike: ``%d`` writes 1 and True
+        alike, ``repr`` does not write 0 and 0.0, or 0.0 and -0.0, alike."""
+        if self.flags[i]:
+            return True
+        types = set(map(type, values))
+        if types == _INT:
+            return True
+        if types != _FLOAT:
+            return False
+        # Equal floats have one repr, except zeros of either sign: all +0.0 or all -0.0.
+        return values[0] != 0 or abs(sum(map(copysign, repeat(1.0), values))) == len(values)
 
     def _render_one_by_one(self, i: int, column: tuple[Any, ...], labels: ChunkLabels) -> str:
         scale, head = self.scales[i], self.head_formats[i]

@@ -4,6 +4,11 @@ Each ``FleetSnapshot.new_events`` holds what happened since the previous snapsho
 so the tally must see every snapshot, not just the ones a scrape happens to
 read: subscribe :meth:`XidTally.observe` to the runtime. Observing the same
 snapshot twice (the subscription and a scrape) or an older one counts nothing.
+
+A profile charges ``observe`` 4-12 ms a tick at 1,000 nodes: the tally holds the last
+snapshot (to tell it from a copy of it, whose events count again), so it is the
+previous fleet view's last owner and the view is freed there. Holding less would move
+that work to the runtime, not save it.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import threading
 
 from fleet.link_events import LINK_KINDS
-from fleet.model import EventRecord, FleetSnapshot
+from fleet.model import EventRecord, FleetSnapshot, NodeSnapshot
 
 XidKey = tuple[str, str, str, str, str]
 """(node, gpu index, uuid, model, xid code) as label values; unknown parts are ""."""
@@ -41,9 +46,12 @@ class XidTally:
             if snapshot is self._last or snapshot.taken_at < self._last_t:
                 return
             self._last, self._last_t = snapshot, snapshot.taken_at
+            nodes: dict[str, NodeSnapshot] | None = None  # by name, once per snapshot with XIDs
             for event in snapshot.new_events:
                 if event.kind == "xid" and event.code is not None:
-                    key = _key(snapshot, event)
+                    if nodes is None:
+                        nodes = {n.name: n for n in reversed(snapshot.nodes)}  # first wins
+                    key = _key(nodes.get(event.node), event)
                     self._counts[key] = self._counts.get(key, 0) + 1
                     if event.gpu is not None:
                         self._last_code.setdefault(event.node, {})[event.gpu] = event.code
@@ -67,9 +75,8 @@ class XidTally:
             return dict(self._last_code.get(node, {}))
 
 
-def _key(snapshot: FleetSnapshot, event: EventRecord) -> XidKey:
+def _key(node: NodeSnapshot | None, event: EventRecord) -> XidKey:
     uuid, model = event.uuid or "", ""
-    node = snapshot.node(event.node)
     if node is not None:
         model = node.model or ""
         for gpu in node.gpus:

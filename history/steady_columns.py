@@ -43,16 +43,18 @@ _INFO, _ROW, _INDEX, _LINKS = (attrgetter(a) for a in ("info", "row", "index", "
 class SteadyColumns:
     """The steady parts of a sequence of GPUs (node after node), read attribute by attribute."""
 
-    __slots__ = ("indexes", "infos", "nvlink", "rows")
+    __slots__ = ("_layout", "indexes", "infos", "nvlink", "rows")
 
     def __init__(self) -> None:
         self.infos: list[GpuInfo] = []
         self.rows: list[Row | None] = []
         self.indexes: list[FieldIndex] = []
         self.nvlink: list[tuple[float | None, int | None, int | None]] = []
+        self._layout: tuple[FieldIndex | None] | None = None  # see _one_layout
 
     def add(self, steady: Steady, count: int) -> None:
         """Add the first ``count`` GPUs of one node's steady parts."""
+        self._layout = None
         if isinstance(steady, QuietSteady) and len(steady.infos) == len(steady.rows):
             rows = steady.rows[:count]
             self.infos.extend(steady.infos[:count])
@@ -86,23 +88,23 @@ class SteadyColumns:
 
     def _one_layout(self) -> FieldIndex | None:
         """The slow field layout every GPU shares when each has a slow row (a fleet of one
-        agent version, as a rule), else None."""
-        indexes, rows = self.indexes, self.rows
-        if not indexes or None in rows:
-            return None
-        first = indexes[0]
-        return first if all(map(is_, indexes, repeat(first))) else None
+        agent version, as a rule), else None; worked out once for all the columns read."""
+        if self._layout is None:
+            indexes, rows = self.indexes, self.rows
+            first = indexes[0] if indexes and None not in rows else None
+            if first is not None and not all(map(is_, indexes, repeat(first))):
+                first = None
+            if first is not None and min(map(len, rows)) < len(first):  # type: ignore[arg-type]
+                first = None  # a row shorter than its declared fields: read field by field
+            self._layout = (first,)
+        return self._layout[0]
 
     def _picked(self, attr: str) -> list[Value]:
         """The field ``attr`` of every GPU's slow row as sent (None where absent)."""
         index = self._one_layout()
-        if index is not None and index[attr] is not None and self._padded(index):
+        if index is not None and index[attr] is not None:
             return list(map(itemgetter(index[attr]), self.rows))  # type: ignore[arg-type]
         return [pick(row, index[attr]) for row, index in zip(self.rows, self.indexes, strict=True)]
-
-    def _padded(self, index: FieldIndex) -> bool:
-        """Every row holds every field ``index`` declares (ingest pads slow rows)."""
-        return min(map(len, self.rows)) >= len(index)  # type: ignore[arg-type]
 
     def _slow(self, attr: str, convert: Callable[[Any], Value]) -> list[Any]:
         """A slow field converted, or the GpuSnapshot default where the GPU has no slow row
