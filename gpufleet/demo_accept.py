@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from collectors.demo import start_demo_fleet
-from gpufleet.commands.accept import accept
+from gpufleet.accept_campaign import accept
 from gpufleet.config import Config, parse_config
 
 DEMO_NODES, DEMO_GPUS = 8, 2

@@ -23,7 +23,7 @@ from campaign.engine import StateListener
 from campaign.fabric_launch import FabricOptions
 from campaign.model import CampaignState
 from collectors.ssh import SshOptions
-from gpufleet.commands.accept import accept
+from gpufleet.accept_campaign import accept
 from gpufleet.config import parse_config
 from testkit.loopback import LoopbackFleet
 

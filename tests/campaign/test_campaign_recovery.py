@@ -20,7 +20,7 @@ import pytest
 from campaign.fabric_launch import KILL_GRACE_S, FabricLauncher, FabricOptions
 from campaign.ladder import Ladder
 from collectors.ssh import NodeTarget, SshOptions, connect_node
-from gpufleet.commands.accept import accept
+from gpufleet.accept_campaign import accept
 from gpufleet.config import parse_config
 from testkit.loopback import LoopbackFleet
 
@@ -97,7 +97,7 @@ async def test_a_hanging_node_ends_by_the_step_timeout_and_is_isolated(tmp_path:
 CHILD = """
 import asyncio, json, sys
 from collectors.ssh import NodeTarget, SshOptions
-from gpufleet.commands.accept import accept
+from gpufleet.accept_campaign import accept
 from gpufleet.config import parse_config
 from campaign.fabric_launch import FabricOptions
 
