@@ -34,7 +34,7 @@ from fleet.state.layout import FieldIndex, Row
 from fleet.state.port import IB_DATA_UNIT
 from fleet.state.port_tick import PortFrozen
 from fleet.state.rows import StateRows
-from history.steady_columns import STEADY_ATTRIBUTES, SteadyColumns
+from history.steady_columns import STEADY_ATTRIBUTES, SteadyColumns, built_gpus
 
 _MIB = 1 << 20
 
@@ -134,17 +134,12 @@ def add_gpu_run(table: KindTable, run: Run) -> None:
     layouts: list[tuple[FieldIndex, int]] = []
     names: list[str] = []
     for name, rows in run:
-        fast = rows.fast
+        fast, count = rows.fast, built_gpus(rows)  # as many GPUs as the state would build
         if fast is None:  # no session layout: the state builds no GPU either
             continue
-        gpu_briefs, steady, fast_rows = rows.gpu_briefs, rows.steady_parts, rows.fast_rows
-        # As many GPUs as the state would build (its map stops at the shortest part).
-        count = min(len(gpu_briefs), len(steady), len(fast_rows))
-        if rows.errors:
-            count = min(count, len(rows.errors))
-        briefs.extend(gpu_briefs[:count])
-        held.add(steady, count)
-        samples.extend(fast_rows[:count])
+        briefs.extend(rows.gpu_briefs[:count])
+        held.add(rows.steady_parts, count)
+        samples.extend(rows.fast_rows[:count])
         names.append(name)
         layouts.append((fast, count))
     node_names = chain.from_iterable(map(repeat, names, (c for _, c in layouts)))

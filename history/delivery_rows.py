@@ -27,7 +27,7 @@ from fleet.model import NodeSnapshot
 from fleet.state.layout import pick
 from fleet.state.rows import StateRows
 from history.layout import DELIVERY_MINUTES, PORT_MINUTES, SCHEMAS
-from history.steady_columns import SteadyColumns
+from history.steady_columns import SteadyColumns, built_gpus, state_rows_of
 
 MIB = 1 << 20
 U8_MAX, U16_MAX, U64_MAX = 255, 65_535, (1 << 64) - 1
@@ -78,14 +78,11 @@ class _GpuReadings:
 
     def add_rows(self, node: NodeSnapshot, rows: StateRows) -> None:
         """One node's GPUs from its tick's rows, as ``StateRows.build`` would build them."""
-        fast = rows.fast
+        fast, count = rows.fast, built_gpus(rows)
         if fast is None:  # no session layout: the state builds no GPU either
             return
-        briefs, steady, samples = rows.gpu_briefs, rows.steady_parts, rows.fast_rows
-        count = min(len(briefs), len(steady), len(samples))
-        if rows.errors:
-            count = min(count, len(rows.errors))
-        self._steady.add(steady, count)
+        briefs, samples = rows.gpu_briefs, rows.fast_rows
+        self._steady.add(rows.steady_parts, count)
         self.lost.extend(map(attrgetter("lost"), briefs[:count]))
         for name in _FAST_READS:
             at = fast[name]
@@ -122,19 +119,11 @@ class _GpuReadings:
         return {name: list(compress(values, keep)) for name, values in self.columns.items()}
 
 
-def _rows_of(node: NodeSnapshot) -> StateRows | None:
-    """``node``'s rows when its GPUs are read from them (not replaced on a copy)."""
-    rows = node.rows
-    if isinstance(rows, StateRows) and node.gpu_briefs is rows.gpu_briefs:
-        return rows
-    return None
-
-
 def delivery_rows(nodes: Iterable[NodeSnapshot], minute_ms: int) -> pl.DataFrame:
     """One row per reporting GPU of ``nodes`` for the minute starting at ``minute_ms``."""
     readings = _GpuReadings()
     for node in nodes:
-        rows = _rows_of(node)
+        rows = state_rows_of(node)
         if rows is not None:
             readings.add_rows(node, rows)
         else:

@@ -1,6 +1,6 @@
 """``HistoryRecorder``: the fleet's memory, in RAM (ring, minute series) and on disk.
 
-Once per tick :meth:`HistoryRecorder.record` writes one columnar frame into the
+Once per tick :meth:`HistoryRecorder.record` writes the tick's columns into the
 ring's preallocated arrays and folds it into the minute's sums; a minute boundary
 turns the sums into ``gpu_minutes`` rows. Node transitions, events and coverage are
 written every ``flush_interval_s``. With no data directory, or when another process holds the
@@ -42,7 +42,7 @@ from history.layout import (
 from history.ledger import LedgerInputs, last_observation_ms, load_ledger
 from history.lock import RecorderLock, lock_is_held, write_heartbeat
 from history.reader import load_coverage, load_state_files, recent_days
-from history.ring import U8_NULL, ColumnReader, GpuRegistry, TickFrame, tick_frame
+from history.ring import U8_NULL, ColumnReader, GpuRegistry, TickFrame, tick_columns
 from history.rollup import MinuteAccumulator
 from history.sample_ring import RING_COLUMNS, SampleRing
 from history.section import HistorySection
@@ -203,9 +203,9 @@ class HistoryRecorder:
             self._minute.minute_ms = minute_ms
         self._minute.add(tick)
         self._minute_nodes = snapshot.nodes  # the minute's last readings, for delivery rows
-        self.ring.append(tick.t, tick.layout, {c: tick.frame[c].to_numpy() for c in RING_COLUMNS})
+        self.ring.append(tick.t, tick.layout, {c: tick.columns[c] for c in RING_COLUMNS})
         self.last_tick = tick
-        util = tick.frame["util"].to_numpy()
+        util = tick.columns["util"]
         known = util[util != U8_NULL]
         self._latest_util = float(known.mean()) if known.size else None
         blind = self.blindness.observe(snapshot.taken_at, self._last_t, self.coverage, self.gaps)
@@ -222,14 +222,14 @@ class HistoryRecorder:
         last = self.last_tick
         if last is not None and snapshot.nodes is self._last_nodes:
             # FleetState hands over the very same tuple when no node changed: same values.
-            return TickFrame(snapshot.taken_at, last.layout, last.frame)
+            return TickFrame(snapshot.taken_at, last.layout, last.columns)
         self._last_nodes = snapshot.nodes
         layout = self.registry.layout_of(snapshot.nodes)
         # The state's snapshots carry columns; ones built from objects (tests) do not.
-        frame = self._columns.frame(snapshot, layout)
-        if frame is None:
-            frame = tick_frame(snapshot.nodes)
-        return TickFrame(snapshot.taken_at, layout, frame)
+        columns = self._columns.frame(snapshot, layout)
+        if columns is None:
+            columns = tick_columns(snapshot.nodes)
+        return TickFrame(snapshot.taken_at, layout, columns)
 
     def _close_minute(self) -> None:
         minute_ms = self._minute.minute_ms

@@ -46,19 +46,19 @@ class MinuteAccumulator:
         if keys.size and int(keys.max()) >= self._size:
             self._grow(max(self._size * 2, int(keys.max()) + 1))
         where: slice | np.ndarray = slice(0, len(keys)) if tick.layout.contiguous else keys
-        a, f = self._arrays, tick.frame
+        a, f = self._arrays, tick.columns
         # Widened so that -1 ("no reading") cannot wrap around to 255 in a uint8.
-        util = f["util"].to_numpy().astype(np.int16)
-        temp = f["temp_c"].to_numpy().astype(np.int16)
-        power = f["power_w"].to_numpy()
+        util = f["util"].astype(np.int16)
+        temp = f["temp_c"].astype(np.int16)
+        power = f["power_w"]
         known = {
             "util": util != U8_NULL,
-            "sm_active": ~np.isnan(f["sm_active"].to_numpy()),
-            "mem_mib": f["mem_mib"].to_numpy() != MEM_NULL,
+            "sm_active": ~np.isnan(f["sm_active"]),
+            "mem_mib": f["mem_mib"] != MEM_NULL,
             "power_w": ~np.isnan(power),
         }
         for column in _SUMS:
-            values = f[column].to_numpy()
+            values = f[column]
             a[f"sum_{column}"][where] += np.where(known[column], values, 0)
             a[f"n_{column}"][where] += known[column]
         a["max_util"][where] = np.maximum(a["max_util"][where], np.where(known["util"], util, -1))
@@ -66,7 +66,7 @@ class MinuteAccumulator:
         a["max_temp_c"][where] = np.maximum(
             a["max_temp_c"][where], np.where(temp != U8_NULL, temp, -1)
         )
-        a["worst"][where] = np.maximum(a["worst"][where], f["verdict"].to_numpy())
+        a["worst"][where] = np.maximum(a["worst"][where], f["verdict"])
         a["samples"][where] += 1
 
     def partial(self) -> tuple[int, float, float] | None:

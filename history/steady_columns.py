@@ -19,9 +19,10 @@ from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 from collectors.protocol import GpuInfo, Value
-from fleet.model import GpuSnapshot
+from fleet.model import GpuSnapshot, NodeSnapshot
 from fleet.state.build import _SLOW_FLAGS, _SLOW_FLOATS, _SLOW_INTS, QuietSteady, Steady
 from fleet.state.layout import FieldIndex, Row, pick
+from fleet.state.rows import StateRows
 
 _DEFAULTS: dict[str, object] = {
     f.name: None if f.default is dataclasses.MISSING else f.default
@@ -38,6 +39,24 @@ _CONVERT: dict[str, Callable[[Any], Value]] = {
 STEADY_ATTRIBUTES = frozenset((*_FROM_INFO, *_NVLINK, *_CONVERT, "power_limit_w"))
 """Every GpuSnapshot field a GPU's steady readings set."""
 _INFO, _ROW, _INDEX, _LINKS = (attrgetter(a) for a in ("info", "row", "index", "crc_rate"))
+
+
+def built_gpus(rows: StateRows) -> int:
+    """How many GPUs ``StateRows.build`` builds from ``rows`` (its map stops at the
+    shortest part; none without a session layout)."""
+    if rows.fast is None:
+        return 0
+    count = min(len(rows.gpu_briefs), len(rows.steady_parts), len(rows.fast_rows))
+    return min(count, len(rows.errors)) if rows.errors else count
+
+
+def state_rows_of(node: NodeSnapshot) -> StateRows | None:
+    """``node``'s rows when its GPUs are read from them (not replaced on a copy: a probe
+    verdict, a flagged reason), else None (read its objects)."""
+    rows = node.rows
+    if isinstance(rows, StateRows) and node.gpu_briefs is rows.gpu_briefs:
+        return rows
+    return None
 
 
 class SteadyColumns:

@@ -166,7 +166,7 @@ def test_an_unchanged_fleet_view_reuses_the_previous_frame() -> None:
     for snap in (first, replace(first, taken_at=T0 + 1), snapshot(T0 + 2, 2, 2)):
         recorder.record(snap)  # the second is the same tuple (same values), the third is new
         assert recorder.last_tick is not None
-        frames.append(recorder.last_tick.frame)
+        frames.append(recorder.last_tick.columns)
     assert frames[1] is frames[0] and frames[2] is not frames[0]
     assert recorder.gpu_series(node_name(1), 1, 3).util == (
         float(sample_util(1, 1, T0)),
