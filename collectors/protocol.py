@@ -104,9 +104,10 @@ class Hello(msgspec.Struct, frozen=True, tag_field="type", tag="hello"):
 # Integers are checked against uint64/int64 after decoding (msgspec bounds stop at
 # int64); floats are bounded here.
 Value = int | Annotated[float, msgspec.Meta(ge=-MAX_FLOAT, le=MAX_FLOAT)] | None
-# Rows decode as tuples: a tuple of numbers drops out of the garbage collector's view at
-# its first collection, where a list stays tracked and is scanned by every full
-# collection for as long as the state keeps the latest rows (17 per node).
+# Rows decode as tuples, and a sample's sequences of rows too: a tuple of numbers drops
+# out of the garbage collector's view at its first collection (a tuple of such tuples at
+# its second), where a list stays tracked and is scanned by every full collection for as
+# long as the state keeps the latest rows (17 rows and ~6 sequences per node).
 Row = Annotated[tuple[Value, ...], msgspec.Meta(max_length=512)]
 
 
@@ -116,18 +117,18 @@ class Sample(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="sampl
     v: int
     t: Time
     seq: Count
-    gpus: Annotated[list[Row | None], msgspec.Meta(max_length=MAX_GPUS)]
-    ports: Annotated[list[Row], msgspec.Meta(max_length=MAX_PORTS)] = []
-    nics: Annotated[list[Row], msgspec.Meta(max_length=MAX_PORTS)] = []
+    gpus: Annotated[tuple[Row | None, ...], msgspec.Meta(max_length=MAX_GPUS)]
+    ports: Annotated[tuple[Row, ...], msgspec.Meta(max_length=MAX_PORTS)] = ()
+    nics: Annotated[tuple[Row, ...], msgspec.Meta(max_length=MAX_PORTS)] = ()
     # GPU indexes that raised NVMLError_GpuIsLost
-    lost: Annotated[list[Index], msgspec.Meta(max_length=MAX_GPUS)] = []
+    lost: Annotated[tuple[Index, ...], msgspec.Meta(max_length=MAX_GPUS)] = ()
     # {"<gpu index>": {"<field>": "NVMLError_Xxx"}} for fields that failed this tick.
     errs: Annotated[
         dict[Word, Annotated[dict[Word, Word], msgspec.Meta(max_length=512)]],
         msgspec.Meta(max_length=MAX_GPUS),
     ] = {}
     # Present on slow ticks only: per GPU, values in ``Hello.gpu_slow_fields`` order.
-    slow: Annotated[list[Row | None], msgspec.Meta(max_length=MAX_GPUS)] | None = None
+    slow: Annotated[tuple[Row | None, ...], msgspec.Meta(max_length=MAX_GPUS)] | None = None
     # Present on slow ticks only: per GPU, per link, values in NVLINK_FIELDS order.
     links: (
         Annotated[

@@ -52,12 +52,12 @@ class SampleMaker:
     """Builds one node's ``sample`` lines; values are fixed, ``t`` and ``seq`` advance."""
 
     def __init__(self, gpus: int, ports: int = 8) -> None:
-        self._gpus: list[tuple[int | float | None, ...] | None] = [
+        self._gpus: tuple[tuple[int | float | None, ...] | None, ...] = tuple(
             (87, 41, 72.5, 30.1, 61000, 512.3, 64, 1980, 0, 0) for _ in range(gpus)
-        ]
-        self._ports: list[tuple[int | float | None, ...]] = [
+        )
+        self._ports: tuple[tuple[int | float | None, ...], ...] = tuple(
             (4, 5, 400.0, *([0] * (len(PORT_FIELDS) - 3))) for _ in range(ports)
-        ]
+        )
         self.seq = 0
 
     def line(self, t: float) -> bytes:

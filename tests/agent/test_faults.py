@@ -21,7 +21,7 @@ def test_xid79_gives_an_xid_event_and_a_lost_gpu_while_the_others_stream(agent_r
     before, after = run.samples[:3], run.samples[3:]
     assert all(not s.lost and s.gpus[5] is not None for s in before)
     for sample in after:
-        assert sample.lost == [5] and sample.gpus[5] is None
+        assert sample.lost == (5,) and sample.gpus[5] is None
         others = [row for i, row in enumerate(sample.gpus) if i != 5]
         assert all(row is not None and row[0] is not None for row in others)
     # Slow ticks (0 and 5) leave the lost GPU's slow entry null too.
@@ -116,7 +116,7 @@ def test_a_recovered_gpu_leaves_lost_on_the_next_slow_tick(agent_run) -> None:  
     run = agent_run(scenario, samples=9, slow_interval=3.0)
     lost = [s.lost for s in run.samples]
     # Lost from 2 s; the recovery at 5 s is noticed at the slow tick of 6 s.
-    assert lost == [[], [], [5], [5], [5], [5], [], [], []]
+    assert lost == [(), (), (5,), (5,), (5,), (5,), (), (), ()]
     assert run.gpu(run.samples[6], 5, "util_gpu") is not None
     assert [e.gpu for e in run.events if e.kind == "gpu_lost"] == [5]
 
@@ -126,7 +126,7 @@ def test_a_gpu_lost_before_start_is_listed_and_fully_read_once_it_answers(agent_
         fault("xid79", "0s", gpu=5) + fault("recover", "2s"), samples=5, slow_interval=3.0
     )
     assert [g.index for g in run.hello.gpus] == list(range(8))
-    assert [s.lost for s in run.samples] == [[5], [5], [5], [], []]
+    assert [s.lost for s in run.samples] == [(5,), (5,), (5,), (), ()]
     back = run.samples[3]
     assert all(value is not None for value in back.gpus[5])  # type: ignore[union-attr]
     assert back.slow is not None and back.slow[5] is not None and not back.errs

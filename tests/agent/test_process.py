@@ -105,7 +105,7 @@ def test_without_nvml_hello_error_and_port_counters_still_come(tmp_path: Path) -
         assert hello.gpus == [] and hello.driver is None
         errors = [m for m in messages if isinstance(m, Error)]
         assert [e.code for e in errors] == ["NVMLError_LibraryNotFound"]
-        assert all(s.gpus == [] for s in samples)
+        assert all(s.gpus == () for s in samples)
     else:  # a real GPU node: its GPUs stream
         assert hello.gpus and all(len(s.gpus) == len(hello.gpus) for s in samples)
 
@@ -172,5 +172,5 @@ def test_the_event_thread_delivers_an_xid_while_samples_stream(tmp_path: Path) -
     xids = [m for m in messages if isinstance(m, Event) and m.kind == "xid"]
     assert [(e.gpu, e.code) for e in xids] == [(2, 79)]
     samples = [m for m in messages if isinstance(m, Sample)]
-    assert samples[-1].lost == [2] and samples[-1].gpus[3] is not None
+    assert samples[-1].lost == (2,) and samples[-1].gpus[3] is not None
     assert isinstance(messages[-1], Bye)

@@ -57,7 +57,7 @@ def test_uint64_counters_at_the_top_of_their_range_still_decode() -> None:
     line = b'{"v":1,"type":"sample","t":1,"seq":0,"gpus":[[18446744073709551615,-5,0.5]]}'
     sample = decode_line(line)
     assert isinstance(sample, Sample)
-    assert sample.gpus == [((1 << 64) - 1, -5, 0.5)]  # rows decode as tuples
+    assert sample.gpus == (((1 << 64) - 1, -5, 0.5),)  # rows and their list decode as tuples
 
 
 def test_escape_sequences_in_node_strings_are_made_visible() -> None:

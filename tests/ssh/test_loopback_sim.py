@@ -88,4 +88,4 @@ async def test_agents_share_the_fleets_scenario_clock(tmp_path: Path) -> None:
         async with SshFleet(loopback.targets(), rec, SshOptions(ssh_config=None)):
             await rec.wait_until(lambda: rec.samples["node-001"] >= 1, 60)
             first = rec.last_sample["node-001"]
-    assert first.lost == [1]
+    assert first.lost == (1,)
