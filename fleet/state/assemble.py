@@ -238,7 +238,7 @@ def _node_snapshot(
     ):
         node.events_view = tuple(node.events)
     assert node.state is not None
-    rows = StateRows(
+    rows = StateRows.of(
         node.gpu_start,
         node.gpu_briefs,
         (

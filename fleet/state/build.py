@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
+import msgspec
+
 from collectors.protocol import GpuInfo, Value
 from fleet.briefs import PortAlarms
 from fleet.model import GpuBrief, GpuSnapshot, PortBrief, PortSnapshot
@@ -73,26 +75,23 @@ _AT_LOST, _AT_ERRORS, _AT_VERDICT, _AT_REASONS, _AT_SINCE = (
 _AT_MEM, _AT_CLOCK, _AT_PSTATE = (_GPU_AT[n] for n in ("mem_used_bytes", "clock_reasons", "pstate"))
 
 
-class SteadyGpu:
+class SteadyGpu(msgspec.Struct, gc=False, eq=False):
     """A GPU's identity and slow-tick readings as of its latest slow sample.
 
     Taken when a slow row, NVLink counters or a new session arrive (references only);
-    the GpuSnapshot field values are worked out on the first build and kept.
+    the GpuSnapshot field values are worked out on the first build and kept. ``crc_rate``,
+    ``replay`` and ``recovery``: the CRC rate and the replay and recovery increments of
+    the row. Not tracked by the cyclic collector (it refers to nothing that refers back
+    to it): one per GPU, kept until the next slow row (fleet.state.rows says why).
     """
 
-    __slots__ = ("_values", "crc_rate", "index", "info", "recovery", "replay", "row")
-
-    def __init__(
-        self,
-        info: GpuInfo,
-        row: Row | None,
-        index: FieldIndex,
-        nvlink: tuple[float | None, int | None, int | None],
-    ) -> None:
-        """``nvlink``: the CRC rate and the replay and recovery increments of the row."""
-        self.info, self.row, self.index = info, row, index
-        self.crc_rate, self.replay, self.recovery = nvlink
-        self._values: list[object] | None = None
+    info: GpuInfo
+    row: Row | None
+    index: FieldIndex
+    crc_rate: float | None
+    replay: int | None
+    recovery: int | None
+    _values: list[object] | None = None
 
     def values(self) -> list[object]:
         """Identity and slow-tick fields in GpuSnapshot order (a list never written again)."""
@@ -134,26 +133,27 @@ def steady_of(track: GpuTrack, slow: FieldIndex) -> SteadyGpu:
     """The track's steady readings (the same object until the next slow row)."""
     steady = track.slow_values
     if steady is None:
-        nvlink = (track.crc.rate, track.replay.delta, track.recovery.delta)
-        steady = track.slow_values = SteadyGpu(track.info, track.slow, slow, nvlink)
+        steady = track.slow_values = SteadyGpu(
+            track.info, track.slow, slow, track.crc.rate, track.replay.delta, track.recovery.delta
+        )
     return steady
 
 
 _QUIET_NVLINK = (0.0, 0, 0)
 
 
-class QuietSteady:
+class QuietSteady(msgspec.Struct, gc=False, eq=False):
     """A node's steady readings after a slow tick that moved no health fact and no NVLink
     count (:mod:`fleet.state.slow_ingest`): every GPU's CRC rate is 0 and its replay and
     recovery increments are 0, so the node's rows are all they need. The SteadyGpu
-    objects are built on first read: most slow ticks nobody reads them.
+    objects are built on first read: most slow ticks nobody reads them. Not tracked by
+    the cyclic collector, as :class:`SteadyGpu`.
     """
 
-    __slots__ = ("_built", "index", "infos", "rows")
-
-    def __init__(self, infos: Sequence[GpuInfo], rows: Sequence[Row], index: FieldIndex) -> None:
-        self.infos, self.rows, self.index = infos, rows, index
-        self._built: tuple[SteadyGpu, ...] | None = None
+    infos: Sequence[GpuInfo]
+    rows: Sequence[Row]
+    index: FieldIndex
+    _built: tuple[SteadyGpu, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -163,7 +163,7 @@ class QuietSteady:
         if self._built is None:
             index = self.index
             self._built = tuple(
-                SteadyGpu(info, row, index, _QUIET_NVLINK)
+                SteadyGpu(info, row, index, *_QUIET_NVLINK)
                 for info, row in zip(self.infos, self.rows, strict=True)
             )
         return self._built

@@ -143,8 +143,8 @@ class NodeTrack:
         # This session's last slow tick (fleet.state.slow_ingest): the fields the rules
         # read and the NVLink counts of each GPU (None: not every GPU sent a whole row),
         # and its time when every NVLink counter moved by 0 at a known rate of 0.
-        self.slow_facts: list[tuple[Value, ...]] | None = None
-        self.slow_counts: list[tuple[Value, ...]] | None = None
+        self.slow_facts: tuple[tuple[Value, ...], ...] | None = None
+        self.slow_counts: tuple[tuple[Value, ...], ...] | None = None
         self.slow_quiet_at: float | None = None
         self.quiet_slow_rows: Sequence[Row] | None = None  # the last slow rows, when quiet
         # The latest sample's port (NIC) rows while they cover every port (NIC), as the

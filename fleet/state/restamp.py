@@ -55,7 +55,7 @@ def restamped(node: NodeTrack, now: float, tick: PortFrozen) -> NodeSnapshot | N
         return None
     node.until = min(stale_at, unreachable_at, earliest)
     node.dirty = False
-    new_rows = StateRows(
+    new_rows = StateRows.of(
         rows.gpu_start,
         rows.gpu_briefs,
         (rows.fast, node.fast_rows, _steady(node, rows)),

@@ -48,8 +48,10 @@ def take_slow(
     whole = _whole(rows, len(tracks), len(index))
     facts = counts = None
     if whole:
-        facts = list(map(index.getter(SLOW_FACTS), rows))  # type: ignore[arg-type]
-        counts = list(map(index.getter(NVLINK_COUNTS), rows))  # type: ignore[arg-type]
+        # Tuples: kept until they change, and a tuple of numbers is not tracked by the
+        # cyclic collector (a list is, two a node).
+        facts = tuple(map(index.getter(SLOW_FACTS), rows))  # type: ignore[arg-type]
+        counts = tuple(map(index.getter(NVLINK_COUNTS), rows))  # type: ignore[arg-type]
         quiet_at = node.slow_quiet_at
         if (
             node.fast_settled  # no GPU lost: a slow tick judges a lost one again
@@ -68,7 +70,7 @@ def take_slow(
     for track, srow in zip(tracks, rows, strict=False):
         track.apply_slow(srow, t, received, index)
     if facts is not None and counts is not None:  # kept to the next change: shared copies
-        facts, counts = list(map(_KEPT.one, facts)), list(map(_KEPT.one, counts))
+        facts, counts = tuple(map(_KEPT.one, facts)), tuple(map(_KEPT.one, counts))
     node.slow_facts, node.slow_counts = facts, counts
     node.slow_quiet_at = t if whole and all(map(_counters_quiet, tracks)) else None
     return False
