@@ -1,21 +1,27 @@
 """What a full collection scans once the fleet has settled, in one process without SSH.
 
 A real ``FleetRuntime`` is fed N canned nodes (bench/lib/fleet_nodes.py: 8 GPUs, 8 IB
-ports, every value moving each tick, a slow sample with every port's hw counters every
-tenth tick; a jobs message per node every 30 ticks, staggered; an application XID on one
-node in 50 per tick; /metrics rendered every 15th tick, as a scrape would; ``--bare`` for
-samples only), the heap is collected and frozen as the runtime does when the fleet settles,
-and more ticks run under the runtime's thresholds (no automatic full collection). Then:
+ports and a NIC, every value moving each tick, a slow sample with every port's hw
+counters every tenth tick), with bench/bench_fleet.py's traffic (a jobs message per node
+every 300 ticks, staggered; an application XID per node-hour) and /metrics rendered
+every 15th tick, as a scrape would (``--bare``: samples only). The runtime's own heap
+freezer is left out: the bench collects and freezes where the runtime would, so each
+pause is measured whole.
 
-- the old generation that is not frozen (what every scheduled full collection scans),
-  by type, and the CPU time of a full collection over it (the first, and best of three);
-- what one tick leaves tracked: with automatic collection off, a steady tick and a
+- The settle: every node says hello and 7 ticks run, then a full collection and a
+  freeze, as when the fleet settles, timed as if nothing had been frozen in steps while
+  the fleet connected (every session's tracks are scanned; the runtime's steps scan a
+  sixteenth at a time).
+- The schedule: ``FULL_COLLECT_S`` more ticks under the runtime's thresholds (no
+  automatic full collection), then the old generation that is not frozen (what the
+  scheduled full collection scans), by type, and that collection's CPU time (the
+  first, and the best of three).
+- What one tick leaves tracked: with automatic collection off, a steady tick and a
   slow tick are run, a young collection follows, and what survived it is counted by
-  type (objects that will be promoted and scanned by the next full collection unless
-  they die first).
+  type (promoted, and scanned by the next full collection unless it dies first).
 
-Counts do not depend on the machine's load; the collection's time does (give ``uptime``).
-Run it against two trees of ``fleet`` for before/after in the same sitting:
+Counts do not depend on the machine's load; times do (give ``uptime``). Run it against
+two trees of ``fleet`` for before/after in the same sitting:
 
     PYTHONPATH=. .venv/bin/python bench/bench_gc_tracked.py --nodes 1000 3000
     PYTHONPATH=/tmp/before:. .venv/bin/python bench/bench_gc_tracked.py --nodes 3000
@@ -44,8 +50,9 @@ from gpufleet.runtime import FleetRuntime
 
 T0 = 1.8e9
 SLOW_EVERY = 10  # CannedNode sends a slow sample when seq % 10 == 1
-JOBS_EVERY = 30  # ticks between a node's jobs messages (the agent's refresh period)
-XID_EVERY = 50  # one node in this many sends an XID each tick
+# bench/lib/fleet_nodes.py's defaults: a jobs message every 300 s, an XID per node-hour.
+JOBS_EVERY = 300  # ticks between a node's jobs messages, staggered across nodes
+XID_EVERY = 3600  # one node in this many sends an XID each tick
 SCRAPE_EVERY = 15
 
 
@@ -53,6 +60,14 @@ class _Runtime(FleetRuntime):
     @property
     def ready(self) -> bool:
         return True
+
+
+class _HeapLeftAlone:
+    """In place of the runtime's HeapFreezer: the bench collects and freezes itself, as
+    the runtime would, at the points it measures."""
+
+    def observe(self, *_args: object, **_kwargs: object) -> None:
+        return None
 
 
 def _type_name(obj: object) -> str:
@@ -75,8 +90,12 @@ class Fleet:
         data_dir = Path(tempfile.mkdtemp(prefix="bench-gc-"))
         self.runtime = _Runtime(Config(), targets, data_dir=data_dir, clock=lambda: T0)
         self.state = self.runtime._state  # fed directly, no SSH
+        self.runtime.heap = _HeapLeftAlone()  # type: ignore[assignment]
         self.nodes = [CannedNode(i, 8, 8, 1.0) for i in range(nodes)]
         self.k = 0
+
+    def hello(self) -> None:
+        """Every node's session starts: its tracks are built."""
         for name, node in zip(self.names, self.nodes, strict=True):
             self.state.ingest(NodeMessage(name, decode_line(node.hello(T0)), T0))
 
@@ -137,13 +156,17 @@ def _tick_survivors(fleet: Fleet, slow: bool, top: int) -> dict[str, Any]:
 def run(nodes: int, ticks: int, top: int, bare: bool) -> dict[str, Any]:
     gc.collect()
     fleet = Fleet(nodes, bare)
-    gc.freeze()
+    gc.freeze()  # as start() does first
     gc.set_threshold(*gpufleet.runtime.gc_thresholds(gc.get_threshold()))
+    fleet.hello()
     for _ in range(7):
         fleet.tick()
+    at_settle = gc.get_objects()
+    settle = {"scanned": len(at_settle), "by_type": _by_type(at_settle, top)}
+    del at_settle
     t0 = time.thread_time()
     gc.collect()
-    gc.freeze()  # the settle's collection and freeze
+    gc.freeze()  # the settle's collection and freeze (no freeze in steps before it)
     settle_ms = (time.thread_time() - t0) * 1000
     for _ in range(ticks):
         fleet.tick()
@@ -157,6 +180,7 @@ def run(nodes: int, ticks: int, top: int, bare: bool) -> dict[str, Any]:
         "bare": bare,
         "ticks_after_settle": ticks,
         "settle_collect_ms": round(settle_ms, 1),
+        "settle": settle,
         "census": census,
         "full_collect_ms_first": first_ms,
         "full_collect_ms_best_of_3": best_ms,
@@ -172,7 +196,12 @@ def run(nodes: int, ticks: int, top: int, bare: bool) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 3000])
-    parser.add_argument("--ticks", type=int, default=35, help="ticks after the settle")
+    parser.add_argument(
+        "--ticks",
+        type=int,
+        default=int(gpufleet.runtime.FULL_COLLECT_S),
+        help="ticks between the settle and the full collection (the runtime's schedule)",
+    )
     parser.add_argument("--top", type=int, default=15, help="types listed")
     parser.add_argument("--bare", action="store_true", help="samples only: no jobs, XIDs, scrapes")
     args = parser.parse_args()
@@ -183,11 +212,15 @@ def main() -> None:
 def _show(result: dict[str, Any]) -> None:
     """One line of figures, then each census by type, one type a line."""
     tables = {
+        "the settle's collection (nothing frozen since start)": result["settle"],
         "old generation, not frozen": result["census"],
         "a steady tick's survivors of a young collection": result["steady_tick"],
         "a slow tick's survivors of a young collection": result["slow_tick"],
     }
-    head = {k: v for k, v in result.items() if k not in ("census", "steady_tick", "slow_tick")}
+    head = {
+        k: v for k, v in result.items() if k not in ("settle", "census", "steady_tick", "slow_tick")
+    }
+    head["settle_scanned"] = result["settle"]["scanned"]
     head["old_unfrozen"] = result["census"]["old_unfrozen"]
     head["steady_tick_survivors"] = result["steady_tick"]["survivors"]
     head["slow_tick_survivors"] = result["slow_tick"]["survivors"]
