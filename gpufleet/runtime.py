@@ -406,6 +406,11 @@ class FleetRuntime(DeliveryView):
             next_at += self._tick_s
             await asyncio.sleep(max(0.0, next_at - loop.time()))
             try:
+                # Lines read in this loop turn count in this tick, not the next one.
+                self._ssh.take_queued_lines()
+            except Exception:  # a line's handler failed; the tick runs all the same
+                log.exception("lines queued before the tick failed")
+            try:
                 self.tick()
             except Exception:  # a bug in one tick must not freeze the dashboard forever
                 log.exception("fleet tick failed")

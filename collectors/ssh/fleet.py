@@ -45,6 +45,7 @@ class SshFleet:
         self._clock = clock
         self._sessions: dict[str, NodeSession] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._pacer = LinePacer()  # one for the fleet: the slice bounds all nodes' lines together
 
     async def start(self) -> None:
         """Start one task per node; returns at once."""
@@ -54,7 +55,7 @@ class SshFleet:
         if bundle is None:
             bundle = await asyncio.to_thread(_build_agent_bundle)
         connects = asyncio.Semaphore(self._options.max_concurrent_connects)
-        pacer = LinePacer()  # one for the fleet: the slice bounds all nodes' lines together
+        pacer = self._pacer
         for target in self._targets:
             session = NodeSession(
                 target, self._sink, self._options, bundle, connects, self._clock, pacer
@@ -68,6 +69,10 @@ class SshFleet:
         """Close every channel and connection; no task is left running afterwards."""
         tasks, self._tasks = self._tasks, []
         await cancel_all(tasks, STOP_GRACE_S)
+
+    def take_queued_lines(self) -> None:
+        """Handle the lines already read and queued, before a tick (one slice at most)."""
+        self._pacer.drain_now()
 
     def statuses(self) -> Mapping[str, NodeStatusChange]:
         """The latest status change of every node that has one."""

@@ -69,8 +69,20 @@ class LinePacer:
             self._loop.call_soon(self._drain)
             self._scheduled = True
 
+    def drain_now(self) -> None:
+        """Hand back queued lines now, for at most one slice (the tick calls it first).
+
+        Lines read in the loop turn that runs a tick would otherwise be handled by a
+        drain callback after the tick, and wait for the next one.
+        """
+        if self._queue:
+            self._hand_back()
+
     def _drain(self) -> None:
         self._scheduled = False
+        self._hand_back()
+
+    def _hand_back(self) -> None:
         queue, clock = self._queue, self._clock
         deadline = clock() + self._slice_s
         done = self._head_done

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from gpufleet import event_loop
 from gpufleet.config import ConfigError
 from gpufleet.config_file import read_config
 from gpufleet.runtime import FleetRuntime
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         ssh_options=options,
     )
     theme = args.theme or config.ui.theme
-    return asyncio.run(
+    return event_loop.run(
         run_dashboard(runtime, theme=theme, metrics_addr=metrics_addr_for(args, config))
     )
 
