@@ -47,10 +47,25 @@ def _port_active(port: PortSnapshot) -> bool | None:
     return None if port.state is None else port.state.upper() in ("ACTIVE", "UP")
 
 
-def _port_info(port: PortSnapshot) -> tuple[tuple[tuple[str, ...], int], ...]:
+PortInfo = tuple[tuple[tuple[str, ...], int], ...]
+# One shared value per (state, phys_state): every port's own nested tuples were ~9 a node
+# that the cyclic collector kept tracked until a full collection (three levels deep, they
+# outlive the young collections that untrack a tuple of strings). Bounded, as node data
+# may be anything.
+_PORT_INFOS: dict[tuple[str, str], PortInfo] = {}
+_PORT_INFOS_MAX = 256
+
+
+def _port_info(port: PortSnapshot) -> PortInfo:
     if port.state is None:
         return ()
-    return (((port.state, port.phys_state or ""), 1),)
+    key = (port.state, port.phys_state or "")
+    info = _PORT_INFOS.get(key)
+    if info is None:
+        if len(_PORT_INFOS) >= _PORT_INFOS_MAX:
+            _PORT_INFOS.clear()
+        info = _PORT_INFOS[key] = ((key, 1),)
+    return info
 
 
 P = PORT_LABELS
