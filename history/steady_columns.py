@@ -20,7 +20,7 @@ from typing import Any
 
 from collectors.protocol import GpuInfo, Value
 from fleet.model import GpuSnapshot, NodeSnapshot
-from fleet.state.build import _SLOW_FLAGS, _SLOW_FLOATS, _SLOW_INTS, QuietSteady, Steady
+from fleet.state.build import SLOW_FLAGS, SLOW_FLOATS, SLOW_INTS, QuietSteady, Steady
 from fleet.state.layout import FieldIndex, Row, pick
 from fleet.state.rows import StateRows
 
@@ -32,9 +32,9 @@ _FROM_INFO = frozenset(("index", "uuid", "name", "serial", "pci_bus_id", "memory
 _NVLINK = {"nvlink_crc_rate": 0, "nvlink_replay_delta": 1, "nvlink_recovery_delta": 2}
 _QUIET_NVLINK = (0.0, 0, 0)  # a quiet slow tick moved no NVLink count (fleet.state.build)
 _CONVERT: dict[str, Callable[[Any], Value]] = {
-    **dict.fromkeys(_SLOW_INTS, int),
-    **dict.fromkeys(_SLOW_FLAGS, bool),
-    **dict.fromkeys(_SLOW_FLOATS, float),
+    **dict.fromkeys(SLOW_INTS, int),
+    **dict.fromkeys(SLOW_FLAGS, bool),
+    **dict.fromkeys(SLOW_FLOATS, float),
 }
 STEADY_ATTRIBUTES = frozenset((*_FROM_INFO, *_NVLINK, *_CONVERT, "power_limit_w"))
 """Every GpuSnapshot field a GPU's steady readings set."""

@@ -28,7 +28,7 @@ _FAST_NUMBERS = (
     "temp_c",
     "sm_clock_mhz",
 )
-_SLOW_INTS = (
+SLOW_INTS = (
     "ecc_corr_vol",
     "ecc_unc_vol",
     "ecc_corr_agg",
@@ -54,8 +54,8 @@ _SLOW_INTS = (
     "fabric_health_summary",
     "fabric_health_mask",
 )
-_SLOW_FLAGS = ("retired_pending", "remap_pending", "remap_failure")
-_SLOW_FLOATS = ("power_mgmt_limit_w",)
+SLOW_FLAGS = ("retired_pending", "remap_pending", "remap_failure")
+SLOW_FLOATS = ("power_mgmt_limit_w",)
 
 
 def _float(value: object) -> float | None:
@@ -114,13 +114,13 @@ class SteadyGpu(msgspec.Struct, gc=False, eq=False):
             "nvlink_recovery_delta": self.recovery,
         }
         if srow is not None:  # slow rows are padded to the declared length at ingest
-            for name, i in slow.plan(_SLOW_INTS):
+            for name, i in slow.plan(SLOW_INTS):
                 value = srow[i]
                 steady[name] = None if value is None else int(value)
-            for name, i in slow.plan(_SLOW_FLAGS):
+            for name, i in slow.plan(SLOW_FLAGS):
                 value = srow[i]
                 steady[name] = None if value is None else bool(value)
-            for name, i in slow.plan(_SLOW_FLOATS):
+            for name, i in slow.plan(SLOW_FLOATS):
                 steady[name] = _float(srow[i])
         limit = pick(srow, slow["power_limit_w"])
         steady["power_limit_w"] = _float(limit) if limit is not None else info.power_limit_w
