@@ -8,6 +8,7 @@ Log lines go to stderr as ``key=value`` pairs (``--log-format json`` for JSON).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import sys
@@ -20,7 +21,6 @@ from cluster.shards import ShardSpec, parse_shard
 from exporter.addr import parse_addr
 from exporter.web_config import WebConfig, WebConfigError, load_web_config
 from fleet.model import FleetSnapshot
-from gpufleet import event_loop
 from gpufleet.config import ConfigError, default_config_path
 from gpufleet.runtime import FleetRuntime
 from gpufleet.session import (
@@ -130,9 +130,7 @@ def run(args: argparse.Namespace) -> int:
             auth=auth,
             takeover=takeover,
         )
-    return event_loop.run(
-        serve(runtime, addr, gzip=config.metrics.gzip, publisher=publisher, web=web)
-    )
+    return asyncio.run(serve(runtime, addr, gzip=config.metrics.gzip, publisher=publisher, web=web))
 
 
 def load_web_config_for(name: str | None, config_path: Path | None) -> WebConfig | None:

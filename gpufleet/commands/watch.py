@@ -7,7 +7,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from gpufleet import event_loop
 from gpufleet.config import ConfigError
 from gpufleet.config_file import read_config
 from gpufleet.runtime import FleetRuntime
@@ -67,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         ssh_options=options,
     )
     theme = args.theme or config.ui.theme
-    return event_loop.run(
+    return asyncio.run(
         run_dashboard(runtime, theme=theme, metrics_addr=metrics_addr_for(args, config))
     )
 
