@@ -7,19 +7,21 @@ of building and walking every GpuSnapshot and PortSnapshot each tick.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
+
+import msgspec
 
 if TYPE_CHECKING:
     from fleet.model import GpuSnapshot, PortSnapshot, ProbeVerdict, Verdict
 
 
-@dataclass(frozen=True, slots=True)
-class GpuBrief:
+class GpuBrief(msgspec.Struct, frozen=True, gc=False):
     """What the per-tick readers (links, drift, the event log) need of one GPU.
 
     The state hands out the same brief object while none of these fields changes, so a
     reader compares a node's briefs by identity instead of building every GpuSnapshot.
+    Numbers and strings only: the cyclic collector need not track it (one per GPU, kept
+    for the session, scanned by every full collection that did not freeze it).
     """
 
     index: int
@@ -49,8 +51,12 @@ class GpuBrief:
         )
 
 
-class PortBrief(NamedTuple):
-    """What the per-tick readers need of one port or NIC (its link, not its traffic)."""
+class PortBrief(msgspec.Struct, frozen=True, gc=False):
+    """What the per-tick readers need of one port or NIC (its link, not its traffic).
+
+    Numbers and strings only, so not tracked by the cyclic collector (a NamedTuple is:
+    the collector untracks plain tuples only).
+    """
 
     name: str
     kind: str

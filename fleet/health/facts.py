@@ -11,6 +11,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import msgspec
+
 from fleet.model import Verdict
 from fleet.xid import XID_RECENT_MAX
 
@@ -54,9 +56,14 @@ class XidMark:
         return sum(1 for t in self.recent if t > start)
 
 
-@dataclass(slots=True)
-class GpuFacts:
-    """The health-relevant readings of one GPU identity (one UUID)."""
+class GpuFacts(msgspec.Struct, gc=False):
+    """The health-relevant readings of one GPU identity (one UUID).
+
+    Made once a GPU identity and updated in place. It refers to numbers, strings, tuples
+    of floats and its XID marks, none of which refers back, so the cyclic collector need
+    not track it (its ``xids`` dict is tracked on its own once it holds a mark): 8,000
+    objects at 1,000 nodes that the settle's full collection scanned.
+    """
 
     sampled: bool = False  # at least one sample carried this GPU
     lost: bool = False
@@ -77,12 +84,15 @@ class GpuFacts:
     # Last NVLink replay / recovery increment: when, and what it was ("replay +3").
     nvlink_error_at: float | None = None
     nvlink_error_note: str = ""
-    xids: dict[int, XidMark] = field(default_factory=dict)
+    xids: dict[int, XidMark] = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class PortFacts:
-    """The health-relevant readings of one InfiniBand / RoCE / EFA port or NIC."""
+class PortFacts(msgspec.Struct, gc=False):
+    """The health-relevant readings of one InfiniBand / RoCE / EFA port or NIC.
+
+    Made once a port and updated in place; numbers and strings, and a dict of tuples of
+    numbers: not tracked by the cyclic collector, as :class:`GpuFacts`.
+    """
 
     name: str
     kind: str
@@ -96,4 +106,4 @@ class PortFacts:
     rcv_error_rate: float | None = None
     xmit_discard_rate: float | None = None
     # Fatal counters (e.g. link_downed): name -> (time of the last increment, increments).
-    fatal: dict[str, tuple[float, int]] = field(default_factory=dict)
+    fatal: dict[str, tuple[float, int]] = msgspec.field(default_factory=dict)

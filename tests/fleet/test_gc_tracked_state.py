@@ -76,3 +76,18 @@ def test_a_steady_fleet_keeps_few_tracked_objects_per_node(frozen_heap: None) ->
     kept = _tracked_since_freeze() - base
     assert snapshot.nodes_streaming == NODES
     assert kept <= 2 * NODES, f"{kept / NODES:.1f} tracked objects kept per node"
+
+
+def test_a_connected_fleet_keeps_few_tracked_objects_per_port_and_gpu(frozen_heap: None) -> None:
+    # What the settle's collection scans: everything the state built since start, while
+    # nodes connected (their sessions: tracks, facts, briefs), as long as it is kept.
+    gc.collect()
+    gc.freeze()
+    fleet = Fleet()
+    snapshot = fleet.tick()
+    for _ in range(3):
+        snapshot = fleet.tick()
+    kept = _tracked_since_freeze()
+    assert snapshot.nodes_streaming == NODES
+    # A node has 8 GPUs, 8 ports and a NIC: 17 tracks.
+    assert kept <= 60 * NODES, f"{kept / NODES:.1f} tracked objects kept per node"
