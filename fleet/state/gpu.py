@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import msgspec
 import numpy as np
 
 from collectors.protocol import GpuInfo, Value
@@ -64,56 +65,39 @@ def _reset_between(before: Row, after: Row, index: FieldIndex) -> bool:
     return bool(total and old_active is not None and old_active < total and new_active == total)
 
 
-class GpuTrack:
-    """Latest readings, counter baselines, XID marks and the verdict of one GPU."""
+class GpuTrack(msgspec.Struct, gc=False, eq=False):
+    """Latest readings, counter baselines, XID marks and the verdict of one GPU.
 
-    __slots__ = (
-        "brief",
-        "crc",
-        "errors",
-        "facts",
-        "fast",
-        "info",
-        "link_at",
-        "link_value",
-        "links_shown",
-        "reasons",
-        "recovery",
-        "rejudge",
-        "replay",
-        "session_started",
-        "since",
-        "slow",
-        "slow_values",
-        "until",
-        "verdict",
-    )
+    Made when a GPU identity first says hello and kept for it. What it refers to (rows,
+    facts, counters, arrays, briefs) never refers back to a track, so it can be in no
+    cycle and the cyclic collector need not track it: 8 objects a node that the settle's
+    full collection scanned (bench/bench_gc_tracked.py). Compared by identity.
+    """
 
-    def __init__(self, info: GpuInfo) -> None:
-        self.info = info
-        self.facts = GpuFacts()
-        # The last fast row of the GPU's previous session: a new session's columns start
-        # from it (the current session's rows stay with the node, NodeTrack.fast_rows).
-        self.fast: Row | None = None
-        self.slow: Row | None = None
-        # Snapshot fields that change only with hello or a slow tick (see state.build).
-        self.slow_values: SteadyGpu | None = None
-        self.errors: tuple[tuple[str, str], ...] = ()
-        self.replay = Counter()
-        self.recovery = Counter()
-        self.crc = Counter()
-        # Per-link CRC baselines (flit + data): last good value and its time, NaN: none.
-        self.link_value = _NO_LINKS
-        self.link_at = _NO_LINKS
-        self.session_started: float | None = None
-        self.verdict: Verdict = "unknown"
-        self.reasons: tuple[str, ...] = ()
-        self.since: float | None = None
-        self.until = math.inf
-        self.rejudge = True  # health facts changed: evaluate the rules again
-        self.brief: GpuBrief | None = None  # None: identity, verdict or links changed
-        # NVLink active/total of this session's latest slow row (what its snapshot shows).
-        self.links_shown: tuple[int | None, int | None] = (None, None)
+    info: GpuInfo
+    facts: GpuFacts = msgspec.field(default_factory=GpuFacts)
+    # The last fast row of the GPU's previous session: a new session's columns start
+    # from it (the current session's rows stay with the node, NodeTrack.fast_rows).
+    fast: Row | None = None
+    slow: Row | None = None
+    # Snapshot fields that change only with hello or a slow tick (see state.build).
+    slow_values: SteadyGpu | None = None
+    errors: tuple[tuple[str, str], ...] = ()
+    replay: Counter = msgspec.field(default_factory=Counter)
+    recovery: Counter = msgspec.field(default_factory=Counter)
+    crc: Counter = msgspec.field(default_factory=Counter)
+    # Per-link CRC baselines (flit + data): last good value and its time, NaN: none.
+    link_value: np.ndarray = _NO_LINKS
+    link_at: np.ndarray = _NO_LINKS
+    session_started: float | None = None
+    verdict: Verdict = "unknown"
+    reasons: tuple[str, ...] = ()
+    since: float | None = None
+    until: float = math.inf
+    rejudge: bool = True  # health facts changed: evaluate the rules again
+    brief: GpuBrief | None = None  # None: identity, verdict or links changed
+    # NVLink active/total of this session's latest slow row (what its snapshot shows).
+    links_shown: tuple[int | None, int | None] = (None, None)
 
     def new_session(self, info: GpuInfo, at: float) -> None:
         """The agent said hello again: hardware XIDs clear once this GPU answers."""

@@ -305,11 +305,11 @@ class NodeTrack:
         index = layout.nic if info.kind == "eth" else layout.port
         track = self.port_by_name.get(info.name)
         if track is None or track.info.kind != info.kind:
-            track = PortTrack(info, index, self.port_columns, best, self.ports_changed)
+            track = PortTrack.of(info, index, self.port_columns, best, self.ports_changed)
             self.port_by_name[info.name] = track
         else:
             track.node_max = best
-            track.relayout(info, index)
+            track.relayout(info, index, self.port_columns)
         return track
 
     def expected_rate(self, kind: str) -> float | None:

@@ -8,10 +8,12 @@ verdict and the latest raw row, and is called back only when its facts may chang
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+
+import msgspec
 
 from collectors.agent.fields import IB_PHYS_STATES, IB_PORT_STATES
-from collectors.protocol import PortInfo
+from collectors.protocol import PortInfo, Value
 from fleet.health import Judgement, PortFacts
 from fleet.model import PortBrief, Verdict
 from fleet.state.kept import KeptCopies
@@ -40,6 +42,13 @@ def _known(value: float) -> float | None:
 _FACTS_KEYS: KeptCopies[tuple[object, ...]] = KeptCopies(1024)
 
 
+def _configure(columns: PortColumns, slot: int, info: PortInfo, index: FieldIndex) -> RowPlan:
+    """The plan of a session's field list, with ``slot``'s counters set up for it."""
+    plan = columns.plan(index, info.kind == "eth")
+    columns.configure(slot, plan, info.data_bits)
+    return plan
+
+
 class PortsChanged:
     """A node's flag: a flush changed what its ports' judgements or briefs read."""
 
@@ -49,68 +58,67 @@ class PortsChanged:
         self.since_refresh = True
 
 
-class PortTrack:
-    """The facts, verdict and latest raw row of one port or NIC; counters in columns."""
+# Shared by every port not judged yet (a NamedTuple is tracked: one, not one a port).
+_UNJUDGED = Judgement("unknown", (), math.inf)
 
-    __slots__ = (
-        "brief",
-        "changed",
-        "columns",
-        "counter_names",
-        "counter_values",
-        "expected",
-        "facts",
-        "facts_key",
-        "hw",
-        "index",
-        "info",
-        "is_nic",
-        "judgement",
-        "link_downed",
-        "node_max",
-        "plan",
-        "rejudge",
-        "row",
-        "since",
-        "slot",
-    )
 
-    def __init__(
-        self,
+class PortTrack(msgspec.Struct, gc=False, eq=False):
+    """The facts, verdict and latest raw row of one port or NIC; counters in columns.
+
+    Made by :meth:`of` when a port first says hello and kept for it. What it refers to
+    never refers back to a track (the fleet's columns, which stage tracks until a flush,
+    are handed to each call instead), so it can be in no cycle and the cyclic collector
+    need not track it: 9 objects a node that the settle's full collection scanned
+    (bench/bench_gc_tracked.py). Compared by identity.
+    """
+
+    info: PortInfo
+    index: FieldIndex
+    slot: int  # the port's row in the fleet's PortColumns
+    plan: RowPlan
+    # Both from the index, which every session declaring the same fields shares: a
+    # names tuple and a reader per port were ~4 MiB at 1,000 nodes (9,000 ports).
+    counter_names: tuple[str, ...]
+    counter_values: Callable[[Row], tuple[Value, ...]]
+    # The node's best rate per port kind (None: a NIC list, which sets no best).
+    node_max: dict[str, float] | None
+    changed: PortsChanged
+    facts: PortFacts
+    is_nic: bool
+    row: Row | None = None
+    hw: Mapping[str, int] = msgspec.field(default_factory=dict)
+    brief: PortBrief | None = None  # None: link state, rate or verdict changed
+    link_downed: int | None = None  # the cumulative link_downed counter (IB)
+    judgement: Judgement = _UNJUDGED
+    since: float | None = None
+    rejudge: bool = True  # health facts changed: evaluate the rules again
+    facts_key: tuple[object, ...] = ()
+    expected: float | None = None  # the expected rate of the last judgement
+
+    @classmethod
+    def of(
+        cls,
         info: PortInfo,
         index: FieldIndex,
         columns: PortColumns,
         node_max: dict[str, float] | None,
         changed: PortsChanged,
-    ) -> None:
-        self.info = info
-        self.is_nic = info.kind == "eth"
-        self.facts = PortFacts(info.name, info.kind)
-        self.row: Row | None = None
-        self.hw: Mapping[str, int] = {}
-        self.columns = columns
-        self.slot = columns.allocate()
-        # The node's best rate per port kind (None: a NIC list, which sets no best).
-        self.node_max = node_max
-        self.changed = changed
-        self.brief: PortBrief | None = None  # None: link state, rate or verdict changed
-        self.link_downed: int | None = None  # the cumulative link_downed counter (IB)
-        self.relayout(info, index)
-        self.judgement = Judgement("unknown", (), math.inf)
-        self.since: float | None = None
-        self.rejudge = True  # health facts changed: evaluate the rules again
-        self.facts_key: tuple[object, ...] = ()
-        self.expected: float | None = None  # the expected rate of the last judgement
+    ) -> PortTrack:
+        """A new port's track, with a slot of ``columns`` for its counters."""
+        slot = columns.allocate()
+        is_nic = info.kind == "eth"
+        plan = _configure(columns, slot, info, index)
+        names = index.without(_NOT_COUNTERS)
+        facts = PortFacts(info.name, info.kind)
+        getter = index.getter(names)
+        return cls(info, index, slot, plan, names, getter, node_max, changed, facts, is_nic)
 
-    def relayout(self, info: PortInfo, index: FieldIndex) -> None:
+    def relayout(self, info: PortInfo, index: FieldIndex, columns: PortColumns) -> None:
         """A new session may declare other fields: keep baselines of counters that remain."""
         self.info = info
         self.index = index
         self.is_nic = info.kind == "eth"
-        self.plan: RowPlan = self.columns.plan(index, self.is_nic)
-        self.columns.configure(self.slot, self.plan, info.data_bits)
-        # Both from the index, which every session declaring the same fields shares: a
-        # names tuple and a reader per port were ~4 MiB at 1,000 nodes (9,000 ports).
+        self.plan = _configure(columns, self.slot, info, index)
         self.counter_names = index.without(_NOT_COUNTERS)
         self.counter_values = index.getter(self.counter_names)
         self.brief = None
@@ -155,7 +163,7 @@ class PortTrack:
             name = columns.names[col]
             delta = columns.delta_of(slot, name)
             if delta:
-                self._note_fatal(name, delta, received, self.hold)
+                self._note_fatal(name, delta, received, columns.fatal_hold_s)
         downed = columns.value_of(slot, "link_downed")
         if downed != self.link_downed:
             self.link_downed, self.brief = downed, None
@@ -166,10 +174,6 @@ class PortTrack:
         if shown > best.get(facts.kind, 0):
             best[facts.kind] = shown  # the best this node's ports of this kind have shown
             self.changed.since_refresh = True  # other ports' expected rate moved
-
-    @property
-    def hold(self) -> float:
-        return self.columns.fatal_hold_s
 
     def _facts_key(self) -> tuple[object, ...]:
         # Everything the port rules read; a healthy port's key holds still between ticks.
