@@ -117,7 +117,8 @@ class GcPauses:
 class Gen2Census:
     """What each full collection scans, by type: the objects of the old generation that
     are not frozen, counted just before the collection starts (a ``gc.callbacks`` entry
-    ahead of :class:`GcPauses`, so the count is not timed as the pause)."""
+    ahead of :class:`GcPauses`, so the count is not timed as the pause), and how many it
+    then found unreachable."""
 
     TOP = 12
 
@@ -125,7 +126,12 @@ class Gen2Census:
         self.seen: list[dict[str, Any]] = []
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
-        if phase != "start" or info["generation"] != 2:
+        if info["generation"] != 2:
+            return
+        if phase == "stop":
+            if self.seen:  # what it found unreachable (freed, or uncollectable)
+                self.seen[-1]["collected"] = info["collected"]
+                self.seen[-1]["uncollectable"] = info["uncollectable"]
             return
         objects = gc.get_objects(2)
         types = Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in objects)
