@@ -27,7 +27,7 @@ from campaign.render import report_html, report_junit, report_markdown
 from campaign.report import EXIT_COULD_NOT_RUN, exit_status, report_dict
 from collectors.ssh import NodeTarget, SshOptions, connect_node
 from fleet.model import FleetSnapshot
-from gpufleet.commands.accept import contract_of
+from fleet.settings.contract_section import ContractSection
 from gpufleet.config import Config
 from gpufleet.runtime import FleetRuntime
 from gpufleet.session import fail
@@ -126,6 +126,11 @@ async def accept(
     print(report_markdown(report), file=out, end="")
     print(f"reports: {', '.join(str(p) for p in paths)}", file=out)
     return status if status is not None else exit_status(report)
+
+
+def contract_of(config: Config) -> ContractSection:
+    """The configured contract; without one, its defaults (8 GPUs per node, nothing else)."""
+    return config.contract or ContractSection()
 
 
 def fabric_options(config: Config, targets: Sequence[NodeTarget]) -> FabricOptions:

@@ -106,7 +106,7 @@ def parse_duration(text: str) -> float:
 
 def plan_text(config: Config, targets: Sequence[NodeTarget], soak_s: float) -> str:
     """What the campaign would do, stage by stage, without touching a node."""
-    a, c = config.acceptance, contract_of(config)
+    a, c = config.acceptance, config.contract or ContractSection()  # unset: its defaults
     # The pair round measures 2 nodes at once; the rungs above it run one group each.
     above = ", ".join(map(str, rung_sizes(len(targets))[1:]))
     rungs = f"pairs, then {above} nodes" if above else "pairs" if len(targets) > 1 else "none"
@@ -121,8 +121,3 @@ def plan_text(config: Config, targets: Sequence[NodeTarget], soak_s: float) -> s
         f"{a.fabric_denominator} denominator; step timeout {a.step_timeout_s:g} s; bisection\n"
         f"5. soak: {soak_s:g} s of GEMM and all-reduce while the monitor records\n"
     )
-
-
-def contract_of(config: Config) -> ContractSection:
-    """The configured contract; without one, its defaults (8 GPUs per node, nothing else)."""
-    return config.contract or ContractSection()

@@ -25,3 +25,18 @@ def test_a_decoded_sample_leaves_nothing_for_the_collector_to_scan() -> None:
     rows += [link for links in sample.links or [] if links for link in links]
     assert len(rows) == 7
     assert [row for row in rows if row is not None and gc.is_tracked(row)] == []
+
+
+def test_a_decoded_samples_sequences_of_rows_are_untracked_too() -> None:
+    """A sample's GPU, port, NIC, lost and slow sequences decode as tuples: as lists, the
+    state kept ~6 a node that every full collection scanned (5,866 of the 6,875 objects
+    not frozen in a 1,000-node fleet)."""
+    sample = decode_line(LINE)
+    assert isinstance(sample, Sample)
+    # The first collection untracks the rows, the second their tuple (which the first
+    # may look at before the rows it holds).
+    gc.collect()
+    gc.collect()
+    kept = [sample.gpus, sample.ports, sample.nics, sample.lost, sample.slow]
+    assert [gc.is_tracked(part) for part in kept] == [False] * len(kept)
+    assert sample.gpus[1] is None and sample.lost == ()
