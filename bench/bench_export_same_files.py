@@ -14,12 +14,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
-import os
-import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
@@ -50,23 +46,10 @@ def digests() -> dict[str, str]:
 
 
 def _digests_of(rev: str) -> dict[str, str]:
-    with tempfile.TemporaryDirectory(prefix="same-files-tree-") as tmp:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
-        ).stdout
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")
-        code = f"import sys; sys.path.insert(0, {tmp!r}); import runpy; " + (
-            f"runpy.run_path({str(Path(__file__))!r}, run_name='__main__')"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", code],
-            env={**os.environ, "PYTHONPATH": tmp},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    result: dict[str, str] = json.loads(done.stdout.splitlines()[-1])
+    # Imported here: the other tree runs this script too, and may not have the module.
+    from bench.lib.other_tree import run_script_in
+
+    result: dict[str, str] = run_script_in(rev, Path(__file__), ROOT)
     return result
 
 

@@ -232,15 +232,10 @@ class ColumnReader:
         return None if self._rows is None else columns_frame(columns, self._rows)
 
 
-def _frame(  # the frame-per-tick ring's (bench/bench_ring.py's baseline)
-    util: np.ndarray,
-    sm_active: np.ndarray,
-    mem: np.ndarray,
-    power: np.ndarray,
-    temp: np.ndarray,
-    verdict: np.ndarray,
-) -> pl.DataFrame:
-    return pl.DataFrame(_columns(util, sm_active, mem, power, temp, verdict))
+def _frame(*arrays: np.ndarray) -> pl.DataFrame:
+    """:func:`_columns`' arrays as a frame: the frame-per-tick ring's (bench/bench_ring.py's
+    baseline)."""
+    return pl.DataFrame(_columns(*arrays))
 
 
 def _columns(
