@@ -11,6 +11,13 @@ import asyncio
 from collectors.ssh.pacing import LinePacer
 
 
+async def _next_turn() -> None:
+    """Return once the callbacks already scheduled (the pacer's drain) have run."""
+    turned = asyncio.Event()
+    asyncio.get_running_loop().call_soon(turned.set)  # after every callback queued before it
+    await asyncio.wait_for(turned.wait(), 5.0)
+
+
 class Lines:
     def __init__(self) -> None:
         self.got: list[bytes] = []
@@ -26,7 +33,7 @@ async def test_queued_lines_are_taken_before_the_tick_not_after() -> None:
     pacer.drain_now()  # what the tick does first
     assert channel.got == [b"a", b"b"]
     assert pacer.waiting == 0
-    await asyncio.sleep(0)  # the scheduled drain finds nothing left
+    await _next_turn()  # the scheduled drain finds nothing left
     assert channel.got == [b"a", b"b"]
 
 
@@ -38,5 +45,5 @@ async def test_a_long_queue_is_taken_one_slice_at_a_time() -> None:
     pacer.drain_now()  # the slice's deadline passes after three lines
     assert channel.got == [b"a", b"b", b"c"]
     assert pacer.waiting == 2
-    await asyncio.sleep(0)  # the rest in the next turn, as the drain callback does
+    await _next_turn()  # the rest in the next turn, as the drain callback does
     assert channel.got == [b"a", b"b", b"c", b"d", b"e"]
