@@ -45,14 +45,6 @@ def digests() -> dict[str, str]:
         }
 
 
-def _digests_of(rev: str) -> dict[str, str]:
-    # Imported here: the other tree runs this script too, and may not have the module.
-    from bench.lib.other_tree import run_script_in
-
-    result: dict[str, str] = run_script_in(rev, Path(__file__), ROOT)
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", metavar="REV", help="compare with the files at REV")
@@ -61,7 +53,10 @@ def main() -> None:
     if not args.against:
         print(json.dumps(ours))
         return
-    theirs = _digests_of(args.against)
+    # Imported here: the other tree runs this script too, and may not have the module.
+    from bench.lib.other_tree import run_script_in
+
+    theirs: dict[str, str] = run_script_in(args.against, Path(__file__), ROOT)
     differ = sorted(p for p in ours.keys() | theirs.keys() if ours.get(p) != theirs.get(p))
     print(f"{len(ours)} files compared with {args.against}: {len(differ)} differ {differ}")
     sys.exit(1 if differ else 0)

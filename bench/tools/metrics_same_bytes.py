@@ -84,14 +84,6 @@ def digests() -> dict[str, list[str]]:
     return out
 
 
-def _digests_of(rev: str) -> dict[str, list[str]]:
-    # Imported here: the other tree runs this script too, and may not have the module.
-    from bench.lib.other_tree import run_script_in
-
-    result: dict[str, list[str]] = run_script_in(rev, Path(__file__), ROOT)
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", metavar="REV", help="compare with the bodies at REV")
@@ -100,7 +92,10 @@ def main() -> None:
     if not args.against:
         print(json.dumps(ours))
         return
-    theirs = _digests_of(args.against)
+    # Imported here: the other tree runs this script too, and may not have the module.
+    from bench.lib.other_tree import run_script_in
+
+    theirs: dict[str, list[str]] = run_script_in(args.against, Path(__file__), ROOT)
     differ = [
         f"{way} #{i}"
         for way in ours
