@@ -55,10 +55,9 @@ class SshFleet:
         if bundle is None:
             bundle = await asyncio.to_thread(_build_agent_bundle)
         connects = asyncio.Semaphore(self._options.max_concurrent_connects)
-        pacer = self._pacer
         for target in self._targets:
             session = NodeSession(
-                target, self._sink, self._options, bundle, connects, self._clock, pacer
+                target, self._sink, self._options, bundle, connects, self._clock, self._pacer
             )
             self._sessions[target.name] = session
             task = asyncio.create_task(session.run(), name=f"ssh-node:{target.name}")
