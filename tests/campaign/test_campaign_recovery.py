@@ -149,7 +149,7 @@ def child_spec(targets: list[NodeTarget], data_dir: Path, soak_s: float) -> str:
 async def test_sigkill_mid_soak_then_resume_gives_a_complete_honest_report(
     tmp_path: Path,
 ) -> None:
-    data_dir, soak_s = tmp_path / "data", 15.0
+    data_dir, soak_s = tmp_path / "data", 5.0
     healthy = tmp_path / "healthy.toml"
     healthy.write_text("gpus = 2\n", encoding="utf-8")  # the default scenario is for 8 GPUs
     async with LoopbackFleet(2, gpus=2, mode="agent", scenario=healthy) as fleet:
