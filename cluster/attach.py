@@ -27,7 +27,7 @@ from nats.js.api import DeliverPolicy
 from cluster.auth import NatsAuth, redact
 from cluster.board import ShardBoard
 from cluster.bus import connect
-from cluster.fleet_sla import FleetSla
+from cluster.fleet_sla import FIRST_FIGURE_MS, FleetSla
 from cluster.process_wire import decode_answer
 from cluster.publisher import SeriesRequest
 from cluster.remote_export import export_from_folders, export_through_shards
@@ -86,6 +86,7 @@ class AttachedFleet:
             viewer can read it (same host or shared filesystem): the export dialog
             exports from it; without it, every shard exports its part over NATS.
         sla_refresh_s: seconds between asking the shards for their SLA ledgers.
+        sla_first_figure_s: monitored time before the header's first SLA figure.
         auth: credentials and trust for NATS (``[cluster]``'s ``nats_*`` keys).
         keys: the shards' public keys (``[cluster] shard_public_keys``): only what the
             owning shard signed is shown; the rest is dropped and counted (``dropped``).
@@ -104,6 +105,7 @@ class AttachedFleet:
         clock: Callable[[], float] = time.time,
         history_dir: Path | None = None,
         sla_refresh_s: float = SLA_REFRESH_S,
+        sla_first_figure_s: float = FIRST_FIGURE_MS / 1000,
         auth: NatsAuth | None = None,
         keys: ShardKeys | None = None,
         hints: Sequence[str] = (),
@@ -115,7 +117,7 @@ class AttachedFleet:
         self.history_dir = history_dir
         self.read_only = read_only
         self.board = ShardBoard(stale_intervals)
-        self.sla = FleetSla()
+        self.sla = FleetSla(round(sla_first_figure_s * 1000))
         self._sla_refresh_s = sla_refresh_s
         self._sla_due = float("-inf")
         self._sla_task: asyncio.Task[object] | None = None

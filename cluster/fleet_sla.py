@@ -111,7 +111,8 @@ def decode_ledger(data: bytes) -> ShardLedger:
 class FleetSla:
     """The newest ledger of every shard, and the fleet's month to date from them."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_figure_ms: int = FIRST_FIGURE_MS) -> None:
+        self._first_figure_ms = first_figure_ms  # monitored time before the first figure
         self.latest: SlaSummary | None = None  # as of the last refresh
         self.ledgers: dict[int, ShardLedger] = {}
         self._fresh: set[int] = set()
@@ -223,7 +224,7 @@ class FleetSla:
         if contract is None or not self.ledgers:
             return None
         inputs = self.inputs()
-        if sum(e - s for s, e in inputs.coverage) < FIRST_FIGURE_MS:
+        if sum(e - s for s, e in inputs.coverage) < self._first_figure_ms:
             inputs = replace(inputs, coverage=[], observed_until_ms=None)
         return sla_summary(inputs, contract, now)
 

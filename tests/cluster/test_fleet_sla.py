@@ -195,3 +195,19 @@ def test_the_first_figure_of_shards_just_started_is_not_measured_never_zero(
     viewer.take(later, start / 1000 + 31)
     judged = viewer.summary(start / 1000 + 31)
     assert judged is not None and judged.availability_pct is not None
+
+
+def test_a_viewer_told_a_shorter_first_figure_threshold_judges_after_it() -> None:
+    """``first_figure_ms`` (the attached viewer's ``sla_first_figure_s``) moves the point
+    where the month gets a figure; below it the figure is still "not measured"."""
+    start = ledger_request(T0).start_ms + 86_400_000
+    rows = (IntervalRow("node-001", "up", start, None),)
+    terms = contract().model_dump_json()
+    viewer = FleetSla(first_figure_ms=3000)
+    viewer.count = 1
+    viewer.take(ShardLedger(1, terms, ((start, start + 2000),), rows, True), start / 1000 + 2)
+    early = viewer.summary(start / 1000 + 2)
+    assert early is not None and early.availability_pct is None
+    viewer.take(ShardLedger(1, terms, ((start, start + 3000),), rows, True), start / 1000 + 3)
+    judged = viewer.summary(start / 1000 + 3)
+    assert judged is not None and judged.availability_pct is not None
