@@ -15,11 +15,8 @@ demo: $(BIN)/gpufleet
 	$(BIN)/gpufleet demo
 
 # The test command sets up everything the tests start (sshd, Prometheus, VictoriaMetrics,
-# NATS, tmux) before running them, so it works as is on a fresh Debian machine. The wheel's
-# check runs beside the suite: it waits mostly on pip and its 15 s demo, which the suite's
-# own waits leave room for (each target's output is printed whole when it ends).
-test: system-deps $(BIN)/gpufleet check
-	$(MAKE) --no-print-directory -j2 --output-sync=target pytest wheel-check
+# NATS, tmux) before running them, so it works as is on a fresh Debian machine.
+test: system-deps $(BIN)/gpufleet check pytest wheel-check
 
 system-deps:
 	bash scripts/install-system-deps.sh
