@@ -41,25 +41,17 @@ from typing import Any
 
 import gpufleet.runtime
 from bench.lib.fleet_nodes import CannedNode
+from bench.lib.fleet_tick import SCRAPE_EVERY, T0, BenchRuntime
 from collectors.protocol import decode_line
 from collectors.ssh.target import NodeTarget
 from collectors.updates import NodeMessage
 from exporter.text import ExpositionRenderer
 from gpufleet.config import Config
-from gpufleet.runtime import FleetRuntime
 
-T0 = 1.8e9
 SLOW_EVERY = 10  # CannedNode sends a slow sample when seq % 10 == 1
 # bench/lib/fleet_nodes.py's defaults: a jobs message every 300 s, an XID per node-hour.
 JOBS_EVERY = 300  # ticks between a node's jobs messages, staggered across nodes
 XID_EVERY = 3600  # one node in this many sends an XID each tick
-SCRAPE_EVERY = 15
-
-
-class _Runtime(FleetRuntime):
-    @property
-    def ready(self) -> bool:
-        return True
 
 
 class _HeapLeftAlone:
@@ -88,7 +80,7 @@ class Fleet:
         self.names = [f"node-{i:05d}" for i in range(1, nodes + 1)]
         targets = [NodeTarget(name=n, host=n) for n in self.names]
         data_dir = Path(tempfile.mkdtemp(prefix="bench-gc-"))
-        self.runtime = _Runtime(Config(), targets, data_dir=data_dir, clock=lambda: T0)
+        self.runtime = BenchRuntime(Config(), targets, data_dir=data_dir, clock=lambda: T0)
         self.state = self.runtime._state  # fed directly, no SSH
         self.runtime.heap = _HeapLeftAlone()  # type: ignore[assignment]
         self.nodes = [CannedNode(i, 8, 8, 1.0) for i in range(nodes)]
