@@ -260,6 +260,8 @@ def run_ours(args: argparse.Namespace, work: Path, announce: dict[str, Any]) -> 
         env["GPUFLEET_BENCH_FROZEN_GARBAGE"] = str(args.frozen_garbage)
     if args.gen2_census:
         env["GPUFLEET_BENCH_GEN2_CENSUS"] = "1"
+    if args.young is not None:
+        env["GPUFLEET_BENCH_YOUNG"] = str(args.young)
     if args.timeline:
         env["GPUFLEET_BENCH_TIMELINE"] = "1"
         env["GPUFLEET_BENCH_SIM_PID"] = str(announce["pid"])
@@ -584,6 +586,12 @@ def main() -> None:
         help="before each full collection, what it scans, by type (fleet_probe.py)",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--young",
+        type=int,
+        metavar="N",
+        help="collect the young generation every N new objects (the runtime's default: 200)",
+    )
     parser.add_argument(
         "--timeline",
         action="store_true",

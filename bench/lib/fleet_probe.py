@@ -20,6 +20,9 @@ product code path:
 - with ``GPUFLEET_BENCH_GEN2_CENSUS=1``: before each full collection, the objects it is
   about to scan (the old generation, less what is frozen) counted by type, in
   ``STATS.json`` (``gen2_census``); the count runs before the pause's timer starts;
+- with ``GPUFLEET_BENCH_YOUNG=N``: the runtime collects its young generation every N
+  net new objects instead of ``gpufleet.runtime.GC_YOUNG_THRESHOLD`` (an A/B of the
+  threshold on one tree);
 - with ``GPUFLEET_BENCH_TRACEMALLOC=N`` (debug mode): a tracemalloc snapshot every
   N seconds, and the top allocation sites that grew between the first and the last
   one in ``STATS.json`` (``memory_growth``), with gc object counts by type.
@@ -46,7 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import gpufleet  # noqa: F401  (first, as for the CLI: it configures malloc before polars)
+import gpufleet  # first, as for the CLI: it configures malloc before polars
+import gpufleet.runtime
 from fleet.model import FleetSnapshot
 from gpufleet.cli import main
 from gpufleet.runtime import FleetRuntime
@@ -330,6 +334,9 @@ def _top(snap: tracemalloc.Snapshot, key: str, n: int) -> list[tuple[str, float,
 def run(stats_path: Path, argv: list[str]) -> int:
     from first_view import Timeline, process_started_at  # bench/lib, beside this file
 
+    if young := os.environ.get("GPUFLEET_BENCH_YOUNG"):
+        # gc_thresholds reads the constant when the runtime starts
+        gpufleet.runtime.GC_YOUNG_THRESHOLD = int(young)
     census = Gen2Census() if os.environ.get("GPUFLEET_BENCH_GEN2_CENSUS") == "1" else None
     if census is not None:
         gc.callbacks.append(census)  # ahead of the timer: its count is not the pause
