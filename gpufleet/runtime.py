@@ -86,9 +86,10 @@ def _ledger_sla_summary(
 # Most objects the young collections see are the decoded rows of the messages just read
 # (tuples of numbers, untracked at their first collection). Collecting them 200 at a time
 # instead of CPython's 700 finds them still in the cache: at 1,000 nodes `serve` spent
-# 5.2-5.7 % of its CPU in the collector against 6.7-7.3 %, and 17.6-19.7 % of a core
-# against 19.8-21.6 % in five alternated pairs (bench/bench_fleet.py --no-floor). Larger
-# thresholds cost more (2,000: 7.9 %; 5,000: 7.9 %), and a 20,000 one let each collection
+# 5.2-5.8 % of its CPU in the collector against 6.7-7.7 % in every one of seven
+# alternated pairs, and less CPU in all in six of them (bench/bench_fleet.py --no-floor
+# against the same with --young 700; bench/results/fleet.md). Larger thresholds cost
+# more (2,000: 7.9 %; 5,000: 7.9 %), and a 20,000 one let each collection
 # scan what a whole message burst left alive (30-100 ms). The generation-2 trigger is
 # pushed out of reach: a full collection scans every live sample of the tick (hundreds of
 # ms) and the HeapFreezer runs it on a schedule instead (gc.freeze skips the long-lived
