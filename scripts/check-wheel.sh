@@ -11,7 +11,7 @@ set -euo pipefail
 python="${1:-python3}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap '[ -z "${pipx_pid:-}" ] || kill "$pipx_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 unset PYTHONPATH
 
 # Debian's python3 has no pip (python3-venv brings it only into virtualenvs): build with
@@ -21,6 +21,15 @@ echo "check-wheel: building the wheel"
 "$work/build/bin/pip" wheel -q --no-deps -w "$work/dist" "$src"
 wheel="$(ls "$work"/dist/gpufleet-*.whl)"
 "$python" "$src/scripts/check_wheel_contents.py" "$wheel"
+
+# pipx's install (a second virtualenv and every dependency: half a minute of unpacking)
+# runs while the first virtualenv is installed and runs the demo.
+pipx_pid=""
+if command -v pipx >/dev/null 2>&1; then
+  export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin"
+  pipx install --python "$python" "$wheel" >"$work/pipx.log" 2>&1 &
+  pipx_pid=$!
+fi
 
 echo "check-wheel: installing $(basename "$wheel") into a fresh virtualenv"
 "$python" -m venv "$work/venv"
@@ -51,12 +60,11 @@ run_demo() {  # $1: the installed gpufleet
 }
 
 run_demo "$work/venv/bin/gpufleet" venv
-if command -v pipx >/dev/null 2>&1; then
+if [ -n "$pipx_pid" ]; then
   # The same wheel's code ran the demo above; what pipx adds is its own install and entry
   # point, so its run is the commands that read the wheel's data files, not a second demo
   # (that took a minute of the CI budget).
-  export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin"
-  pipx install --python "$python" "$wheel" >"$work/pipx.log" 2>&1 || { cat "$work/pipx.log" >&2; exit 1; }
+  wait "$pipx_pid" || { cat "$work/pipx.log" >&2; exit 1; }
   (cd "$work" && "$PIPX_BIN_DIR/gpufleet" help config | grep -q '^## \[metrics\]') || {
     echo "check-wheel: gpufleet help config does not print the shipped docs (pipx)" >&2
     exit 1
