@@ -7,6 +7,7 @@ session wrote it: that is how a restart resumes intervals left open.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -21,6 +22,16 @@ from history.layout import NODE_STATES, SCHEMAS, day_of_ms
 
 # Closed intervals older than this are no longer kept in memory (never rewritten again).
 KEEP_CLOSED_DAYS = 62
+
+# A broken interval keeps every cause seen while it held, up to this many: the lost GPU's
+# sample and its XID 79 come from two threads of the agent and can fall a tick apart.
+MAX_INTERVAL_REASONS = 24
+# The figures of a reason that measure (a rate, a count, a total), not the ones that name
+# (a GPU's index, an XID's code, a port): ``symbol_error 45/s``, ``7 of 8``, ``= 2``,
+# ``+3``, ``(x4 within 60 s)``, ``12 retired pages``.
+_MEASURES = re.compile(
+    r"(?<=[=+] )\d+|(?<=\+)\d+|\(x\d+|\d+(?:\.\d+)?(?= ?(?:/s|Gb/s|s\b|of\b|rows|retired|links?\b))"
+)
 
 # What history records per node. ``unmonitored`` is the monitor's blindness, not the
 # node's: no connection attempt of this controller run has concluded yet, or the
@@ -106,6 +117,8 @@ class NodeStateBook:
                 state = "unmonitored"
             current = self.open.get(node.name)
             if current is not None and current.state == state:
+                if state == "broken" and node.broken_reasons != current.reasons:
+                    self._add_reasons(current, node.broken_reasons)
                 continue
             since = snapshot.taken_at
             if node.state_since is not None and (
@@ -127,6 +140,24 @@ class NodeStateBook:
         self.files.setdefault(relpath, []).append(interval)
         self.open[node] = interval
         self.dirty.add(relpath)
+
+    def _add_reasons(self, interval: StateInterval, reasons: Iterable[str]) -> None:
+        """Add the causes that joined while ``interval`` held, one of each shape.
+
+        A reason whose text differs from one already kept only in its figures (a rate, a
+        count) is the same cause measured again; the first measure stays.
+        """
+        shapes = {_shape(r) for r in interval.reasons}
+        added = list(interval.reasons)
+        for reason in reasons:
+            if len(added) >= MAX_INTERVAL_REASONS:
+                break
+            if (shape := _shape(reason)) not in shapes:
+                shapes.add(shape)
+                added.append(reason)
+        if len(added) > len(interval.reasons):
+            interval.reasons = tuple(added)
+            self.dirty.add(interval.file)
 
     def _close(self, interval: StateInterval, at_ms: int) -> int:
         if interval.resumed and self.resume_end_ms is not None:
@@ -189,6 +220,10 @@ def from_frame(frame: pl.DataFrame) -> list[StateInterval]:
 def relpath_of(data_dir: Path, path: Path) -> str:
     """``path`` relative to the data directory, as the book names files."""
     return path.relative_to(data_dir).as_posix()
+
+
+def _shape(reason: str) -> str:
+    return _MEASURES.sub("#", reason)
 
 
 def _start(interval: StateInterval) -> int:
