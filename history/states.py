@@ -69,6 +69,7 @@ class StateInterval:
     reasons: tuple[str, ...] = ()
     resumed: bool = False  # left open by an earlier session
     file: str = ""  # the data-directory-relative file it is written to
+    last_seen: tuple[str, ...] = ()  # the node's reasons when last merged (not written)
 
 
 @dataclass(slots=True)
@@ -117,7 +118,7 @@ class NodeStateBook:
                 state = "unmonitored"
             current = self.open.get(node.name)
             if current is not None and current.state == state:
-                if state == "broken" and node.broken_reasons != current.reasons:
+                if state == "broken" and node.broken_reasons != current.last_seen:
                     self._add_reasons(current, node.broken_reasons)
                 continue
             since = snapshot.taken_at
@@ -136,7 +137,8 @@ class NodeStateBook:
                 return
             at_ms = max(at_ms, self._close(current, at_ms))
         relpath = self._file_of_day(day_of_ms(at_ms))
-        interval = StateInterval(node, state, at_ms, None, tuple(reasons), file=relpath)
+        reasons = tuple(reasons)
+        interval = StateInterval(node, state, at_ms, None, reasons, file=relpath, last_seen=reasons)
         self.files.setdefault(relpath, []).append(interval)
         self.open[node] = interval
         self.dirty.add(relpath)
@@ -147,9 +149,10 @@ class NodeStateBook:
         A reason whose text differs from one already kept only in its figures (a rate, a
         count) is the same cause measured again; the first measure stays.
         """
+        interval.last_seen = tuple(reasons)
         shapes = {_shape(r) for r in interval.reasons}
         added = list(interval.reasons)
-        for reason in reasons:
+        for reason in interval.last_seen:
             if len(added) >= MAX_INTERVAL_REASONS:
                 break
             if (shape := _shape(reason)) not in shapes:
