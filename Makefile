@@ -16,10 +16,11 @@ demo: $(BIN)/gpufleet
 
 # The test command sets up everything the tests start (sshd, Prometheus, VictoriaMetrics,
 # NATS, tmux) before running them, so it works as is on a fresh Debian machine.
-# The static checks (mypy: one core) run beside the wheel check (mostly waiting on PyPI,
-# then a 4-node demo); the tests run alone after both, since they keep both cores busy
-# and their timing-sensitive ones failed with the wheel check beside them.
-test: system-deps $(BIN)/gpufleet
+# The virtualenv's install and the static checks (mypy: one core) run beside the wheel
+# check (its own two installs, then a 4-node demo), which needs nothing of .venv; the
+# tests run alone after both, since they keep both cores busy and their timing-sensitive
+# ones failed with the wheel check beside them.
+test: system-deps
 	$(MAKE) --no-print-directory -j2 --output-sync=target check wheel-check
 	$(MAKE) --no-print-directory pytest
 
@@ -27,6 +28,8 @@ system-deps:
 	bash scripts/install-system-deps.sh
 
 check: lint types layers
+
+lint types layers pytest pytest-fast: $(BIN)/gpufleet
 
 # The edit loop: lint, types, layers and the unit tests that start no server of their own
 # (no sshd, Prometheus, NATS, tmux or loopback fleet): whole directories of pure tests, less
