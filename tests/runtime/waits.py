@@ -14,25 +14,32 @@ async def wait_for_snapshot(
     runtime: FleetRuntime, accept: Callable[[FleetSnapshot], bool], within_s: float = 30.0
 ) -> FleetSnapshot:
     """The first snapshot ``accept`` takes, waiting at most ``within_s`` seconds."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
+    taken: list[FleetSnapshot] = []
+
+    def accepted() -> bool:
         snap = runtime.latest()
         if snap is not None and accept(snap):
-            return snap
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"no accepted snapshot in {within_s} s; last: {runtime.latest()}")
+            taken.append(snap)
+        return bool(taken)
+
+    await wait_until(
+        accepted, within_s, lambda: f"no accepted snapshot; last: {runtime.latest()}", every_s=0.1
+    )
+    return taken[0]
 
 
 async def wait_until(
-    condition: Callable[[], bool], within_s: float = 30.0, what: str = ""
+    condition: Callable[[], bool],
+    within_s: float = 30.0,
+    what: str | Callable[[], str] = "",
+    every_s: float = 0.05,
 ) -> float:
     """Poll ``condition`` until it holds; the seconds it took. Fails after ``within_s``."""
-    started = time.monotonic()
-    while not condition():
-        if time.monotonic() - started > within_s:
-            raise AssertionError(f"not within {within_s} s: {what or 'condition not met'}")
-        await asyncio.sleep(0.05)
-    return time.monotonic() - started
+
+    async def holds() -> bool:
+        return condition()
+
+    return await wait_until_async(holds, within_s, what, every_s)
 
 
 async def wait_until_async(

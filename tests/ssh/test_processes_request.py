@@ -32,7 +32,7 @@ if "processes" in sys.argv:
         {"gpu": 0, "pid": 4242, "uid": 0, "user": "r\\x1b[31moot",
          "memory_used_bytes": 1073741824, "command": evil}]}))
     sys.exit(0)
-time.sleep(600)  # a process list that never comes: the stimulus
+sys.stdin.read()  # streams nothing until its session closes: the stimulus
 """
 
 
