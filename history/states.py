@@ -143,16 +143,16 @@ class NodeStateBook:
         self.open[node] = interval
         self.dirty.add(relpath)
 
-    def _add_reasons(self, interval: StateInterval, reasons: Iterable[str]) -> None:
+    def _add_reasons(self, interval: StateInterval, reasons: tuple[str, ...]) -> None:
         """Add the causes that joined while ``interval`` held, one of each shape.
 
         A reason whose text differs from one already kept only in its figures (a rate, a
         count) is the same cause measured again; the first measure stays.
         """
-        interval.last_seen = tuple(reasons)
+        interval.last_seen = reasons
         shapes = {_shape(r) for r in interval.reasons}
         added = list(interval.reasons)
-        for reason in interval.last_seen:
+        for reason in reasons:
             if len(added) >= MAX_INTERVAL_REASONS:
                 break
             if (shape := _shape(reason)) not in shapes:
