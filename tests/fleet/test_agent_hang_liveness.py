@@ -10,7 +10,6 @@ and history's node states must say the same at every tick.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from fleet.state import FleetState, NodeSpec
 from gpufleet.config import parse_config
 from history.states import NodeStateBook, recorded_state
 from testkit.loopback.fleet import LoopbackFleet
+from tests.runtime.waits import wait_until
 
 NODE = "node-001"
 INTERVAL = 0.25
@@ -72,15 +72,17 @@ async def test_a_hung_agent_is_streaming_then_stale_then_unreachable(tmp_path: P
     async with LoopbackFleet(nodes=1, gpus=2, scenario=scenario, seed=3) as loopback:
         targets = loopback.targets(interval=INTERVAL, slow_interval=1.0)
         options = SshOptions(ssh_config=None, connect_timeout=5.0)
+
+        def ticked_to_unreachable() -> bool:
+            """One tick of every reader; True once they call the node unreachable."""
+            observed = _tick(state, board, book, len(seen))
+            if observed is not None:
+                seen.append(observed)
+            return observed is not None and observed.state == "unreachable"
+
         async with SshFleet(targets, state.ingest, options):
-            deadline = time.monotonic() + 90.0
-            while time.monotonic() < deadline:
-                observed = _tick(state, board, book, len(seen))
-                if observed is not None:
-                    seen.append(observed)
-                    if observed.state == "unreachable":
-                        break
-                await asyncio.sleep(TICK_S)  # the readers' tick cadence (bounded by the deadline)
+            # The readers' tick cadence is the poll step.
+            await wait_until(ticked_to_unreachable, 90.0, lambda: str(seen[-5:]), every_s=TICK_S)
     assert seen and seen[-1].state == "unreachable", seen[-5:]
     stale_after = STALE_INTERVALS * INTERVAL
     # Every reader says the same thing at every tick.
